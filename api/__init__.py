@@ -1,0 +1,1 @@
+"""The edges: GraphQL schema, ASGI app, CLI."""

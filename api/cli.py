@@ -1,0 +1,462 @@
+"""The `kernelindex` command: init, add, validate, digest, show, log, import (and serve, cite).
+
+Errors are one line per problem (`file: $.json.path: reason`) on stderr with exit status 1;
+usage errors exit 2; no command prints a traceback (set KERNELINDEX_DEBUG=1 to see one).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+import registry
+from api.settings import Settings
+from registry import lookup
+from registry.importers import import_export, import_seed_pages
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="kernelindex",
+    help="A registry of GPU-kernel benchmark results: content-addressed manifests in git.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # usage errors as one plain line, not a box
+)
+import_app = typer.Typer(help="Import manifests from upstream sources.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(import_app, name="import")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+RepoOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--repo",
+        help="The registry (a git repository). Default: $KERNELINDEX_REPO, ./manifests.git, "
+        "or the embedded registry.",
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+AtOption = Annotated[str | None, typer.Option("--at", help="A commit, branch or tag (default: main).")]
+
+
+def _settings() -> Settings:
+    return Settings.from_env()
+
+
+def _repo_path(repo: Path | None) -> Path:
+    return repo if repo is not None else _settings().repo_path
+
+
+def _open(repo: Path | None) -> registry.GitStore:
+    path = _repo_path(repo)
+    if not path.exists():
+        raise registry.StoreNotFound(str(path), "no such directory; create one with `kernelindex init`")
+    return registry.GitStore(path)
+
+
+def _err(line: str) -> None:
+    typer.echo(line, err=True)
+
+
+def _guard(fn: F) -> F:
+    """Turn the registry's errors into located lines and exit status 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (registry.InvalidManifest, registry.RejectedChange) as exc:
+            for problem in exc.problems:
+                _err(str(problem))
+            raise typer.Exit(1) from None
+        except registry.RegistryError as exc:
+            _err(f"kernelindex: {exc}")
+            raise typer.Exit(1) from None
+        except OSError as exc:
+            _err(f"kernelindex: {exc.filename or ''}: {exc.strerror or exc}")
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _emit_json(value: Any) -> None:
+    typer.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
+    """A progress bar on stderr when it is a terminal; silent otherwise."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        yield lambda stage, done, total: None
+        return
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update
+
+
+def _read_manifests(files: list[Path]) -> list[tuple[str, registry.Manifest]]:
+    """Load every file, collecting every problem of every file before failing."""
+    loaded: list[tuple[str, registry.Manifest]] = []
+    problems: list[registry.Problem] = []
+    for file in files:
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            problems.append(registry.Problem(str(file), "", f"cannot read: {exc.strerror or exc}"))
+            continue
+        try:
+            loaded.append((str(file), registry.load_manifest(data, str(file))))
+        except registry.InvalidManifest as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise registry.InvalidManifest(problems)
+    return loaded
+
+
+# Commands ---------------------------------------------------------------------------------------------
+
+
+@app.command()
+@_guard
+def init(repo: RepoOption = None) -> None:
+    """Create an empty registry (a bare git repository whose main branch is the publication record)."""
+    path = _repo_path(repo)
+    existed = path.exists() and any(path.iterdir())
+    if existed and not (path / "HEAD").exists():
+        raise registry.StoreNotFound(str(path), "exists and is not an empty directory or a git repository")
+    store = registry.GitStore.init(path)
+    typer.echo(f"{'reusing' if existed else 'created'} registry {store.path}")
+
+
+@app.command()
+@_guard
+def digest(
+    files: Annotated[list[Path], typer.Argument(help="Manifest files (JSON or YAML).")],
+    as_json: JsonOption = False,
+) -> None:
+    """Print the digest (identity) of each manifest."""
+    loaded = _read_manifests(files)
+    if as_json:
+        _emit_json([{"file": f, "kind": m.kind, "digest": m.digest} for f, m in loaded])
+        return
+    for file, manifest in loaded:
+        typer.echo(f"{manifest.digest}  {file}")
+
+
+@app.command()
+@_guard
+def validate(
+    files: Annotated[list[Path], typer.Argument(help="Manifest files (JSON or YAML).")],
+    repo: RepoOption = None,
+    at: AtOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Check manifests: each file alone, then, when a registry is present, that their references
+    resolve in it (or among the files) and that each run measures one operation."""
+    problems: list[registry.Problem] = []
+    loaded: list[tuple[str, registry.Manifest]] = []
+    try:
+        loaded = _read_manifests(files)
+    except registry.InvalidManifest as exc:
+        problems.extend(exc.problems)
+    path = _repo_path(repo)
+    if loaded and (path / "HEAD").exists():
+        from registry.validate import check_additions
+
+        store = registry.GitStore(path)
+        commit = store.resolve(at) if at else store.head()
+        existing = _StoreView(store, commit)
+        problems.extend(check_additions(loaded, existing))
+    if as_json:
+        _emit_json(
+            {
+                "ok": not problems,
+                "manifests": [{"file": f, "kind": m.kind, "digest": m.digest} for f, m in loaded],
+                "problems": [{"file": p.source, "path": p.path, "reason": p.reason} for p in problems],
+            }
+        )
+    else:
+        for problem in problems:
+            _err(str(problem))
+        if not problems:
+            for file, manifest in loaded:
+                typer.echo(f"ok  {manifest.digest}  {manifest.kind}  {file}")
+    if problems:
+        raise typer.Exit(1)
+
+
+class _StoreView:
+    def __init__(self, store: registry.GitStore, commit: str | None) -> None:
+        self._store = store
+        self._commit = commit
+
+    def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, Any] | None:
+        return self._store.read_document(self._commit, digest, kinds) if self._commit else None
+
+
+def _identity(value: str | None, settings: Settings, which: str) -> tuple[str, str]:
+    if value:
+        name, _, rest = value.partition("<")
+        if not rest.endswith(">") or not name.strip():
+            raise typer.BadParameter(f"{value!r}: expected 'Name <email>'", param_hint=f"--{which}")
+        return name.strip(), rest[:-1].strip()
+
+    def config(key: str) -> str:
+        result = subprocess.run(["git", "config", "--get", key], capture_output=True, text=True, check=False)
+        return result.stdout.strip()
+
+    name, email = config("user.name"), config("user.email")
+    if not name or not email:
+        raise typer.BadParameter(
+            "no identity: pass --author 'Name <email>' or set git config user.name/user.email",
+            param_hint=f"--{which}",
+        )
+    return name, email
+
+
+@app.command()
+@_guard
+def add(
+    files: Annotated[list[Path], typer.Argument(help="Manifest files (JSON or YAML).")],
+    repo: RepoOption = None,
+    source: Annotated[str, typer.Option(help="Where the results come from (Source: trailer).")] = "community",
+    source_url: Annotated[str | None, typer.Option(help="Source-URL: trailer.")] = None,
+    license_: Annotated[
+        str | None, typer.Option("--license", help="Licence of the data (License: trailer).")
+    ] = None,
+    message: Annotated[str | None, typer.Option("--message", "-m", help="Commit subject.")] = None,
+    author: Annotated[str | None, typer.Option(help="'Name <email>' (default: git config user.*).")] = None,
+    signoff: Annotated[bool, typer.Option("--signoff", "-s", help="Add a Signed-off-by: trailer.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Validate manifests and publish them as one commit on main, with provenance trailers."""
+    settings = _settings()
+    loaded = _read_manifests(files)
+    store = _open(repo)
+    name, email = _identity(author, settings, "author")
+    now = int(time.time())
+    author_time, author_offset = settings.author_date or (now, 0)
+    committer_time, committer_offset = settings.committer_date or (author_time, author_offset)
+    trailers = [("Source", source), ("Source-URL", source_url), ("License", license_)]
+    if signoff:
+        trailers.append(("Signed-off-by", f"{name} <{email}>"))
+    kinds = sorted({m.kind for _, m in loaded})
+    meta = registry.CommitMeta(
+        author=registry.Person(name, email, author_time, author_offset),
+        committer=registry.Person(name, email, committer_time, committer_offset),
+        subject=message
+        or f"Add {len(loaded)} manifest{'s' if len(loaded) != 1 else ''} ({', '.join(kinds)})",
+        trailers=tuple((k, v) for k, v in trailers if v),
+    )
+    result = store.add(loaded, meta)
+    if as_json:
+        _emit_json(
+            {
+                "commit": result.commit,
+                "added": [{"kind": m.kind, "digest": m.digest, "path": m.path} for m in result.added],
+                "unchanged": [{"kind": m.kind, "digest": m.digest, "path": m.path} for m in result.unchanged],
+            }
+        )
+        return
+    for manifest in result.added:
+        typer.echo(f"added      {manifest.digest}  {manifest.kind}  {manifest.path}")
+    for manifest in result.unchanged:
+        typer.echo(f"unchanged  {manifest.digest}  {manifest.kind}  (already published)")
+    if result.commit:
+        typer.echo(f"commit {result.commit} on main")
+    else:
+        typer.echo("nothing to commit: every manifest is already published")
+
+
+@app.command()
+@_guard
+def show(
+    ident: Annotated[
+        str, typer.Argument(metavar="ID", help="A digest, a hex prefix (>= 12) or a metadata.name.")
+    ],
+    repo: RepoOption = None,
+    at: AtOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Print one manifest as stored, with its publication and any integrity warnings."""
+    store = _open(repo)
+    commit = store.resolve(at) if at else store.head()
+    if commit is None:
+        raise registry.ManifestNotFound(ident, "an empty registry")
+    found = lookup.get_manifest(store, commit, ident)
+    published = lookup.publication(store, found.entry.path)
+    warnings = lookup.integrity_warnings(store, commit, found)
+    if as_json:
+        _emit_json(
+            {
+                "kind": found.entry.kind,
+                "digest": found.entry.digest,
+                "name": found.document["metadata"]["name"],
+                "path": found.entry.path,
+                "commit": commit,
+                "published": None
+                if published is None
+                else {
+                    "commit": published.id,
+                    "at": published.committer.when_utc,
+                    "source": published.trailer("Source"),
+                },
+                "warnings": warnings,
+                "manifest": found.document,
+            }
+        )
+        return
+    rows = [
+        ("kind", found.entry.kind),
+        ("digest", found.entry.digest),
+        ("name", found.document["metadata"]["name"]),
+        ("path", found.entry.path),
+        ("at", commit),
+        (
+            "published",
+            "no (not on main)"
+            if published is None
+            else f"{published.committer.when_utc} in {published.id[:12]} "
+            f"(source: {published.trailer('Source') or 'unknown'})",
+        ),
+    ]
+    rows.extend(("warning", w) for w in warnings)
+    for key, value in rows:
+        typer.echo(f"{key + ':':<11}{value}")
+    typer.echo("")
+    sys.stdout.write(found.data.decode())
+
+
+@app.command()
+@_guard
+def log(
+    repo: RepoOption = None,
+    at: AtOption = None,
+    limit: Annotated[int, typer.Option("-n", "--limit", min=1, help="At most this many commits.")] = 50,
+    as_json: JsonOption = False,
+) -> None:
+    """The publication record: main's first-parent history, newest first, with sources and counts."""
+    store = _open(repo)
+    commit = store.resolve(at) if at else store.head()
+    chain = store.first_parents(commit)[:limit] if commit else []
+    entries = []
+    for current in chain:
+        info = store.commit_info(current)
+        parent = info.parents[0] if info.parents else None
+        added = sum(1 for change in store.diff(parent, current) if change.status == "added")
+        entries.append((info, added))
+    if as_json:
+        _emit_json(
+            [
+                {
+                    "commit": info.id,
+                    "committedAt": info.committer.when_utc,
+                    "author": {"name": info.author.name, "email": info.author.email},
+                    "committer": {"name": info.committer.name, "email": info.committer.email},
+                    "subject": info.subject,
+                    "trailers": [[k, v] for k, v in info.trailers],
+                    "filesAdded": added,
+                }
+                for info, added in entries
+            ]
+        )
+        return
+    for info, added in entries:
+        source = info.trailer("Source") or "-"
+        typer.echo(f"{info.id[:12]}  {info.committer.when_utc}  +{added:<6} {source:<18} {info.subject}")
+
+
+@import_app.command("kernelindex-export")
+@_guard
+def import_kernelindex_export(
+    export: Annotated[Path, typer.Argument(help="The catalog export, a .jsonl.zst file.")],
+    repo: RepoOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Import the upstream catalog export: one commit per source; a second import changes nothing."""
+    store = _open(repo)
+    started = time.perf_counter()
+    with _progress(not as_json) as progress:
+        results = import_export(store, export, progress)
+    _report_import(results, time.perf_counter() - started, as_json)
+
+
+@import_app.command("kernelindex-seeds")
+@_guard
+def import_kernelindex_seeds(
+    directory: Annotated[Path, typer.Argument(help="A directory of run pages (*.txt) and manifests/.")],
+    repo: RepoOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Import KernelIndex run pages (bundles and reconstructed implementations), dated as published."""
+    store = _open(repo)
+    started = time.perf_counter()
+    results = import_seed_pages(store, directory)
+    _report_import(results, time.perf_counter() - started, as_json)
+
+
+def _report_import(results: list[registry.AddResult], seconds: float, as_json: bool) -> None:
+    if as_json:
+        _emit_json(
+            {
+                "commits": [r.commit for r in results if r.commit],
+                "added": sum(len(r.added) for r in results),
+                "unchanged": sum(len(r.unchanged) for r in results),
+                "seconds": round(seconds, 3),
+            }
+        )
+        return
+    for result in results:
+        if result.commit:
+            typer.echo(
+                f"commit {result.commit}: +{len(result.added)} manifests "
+                f"({len(result.unchanged)} already there)"
+            )
+    added = sum(len(r.added) for r in results)
+    if not added:
+        typer.echo("nothing new: every manifest is already published")
+    typer.echo(f"done in {seconds:.1f} s")
+
+
+def main() -> None:
+    """Entry point: no traceback reaches a user unless KERNELINDEX_DEBUG is set."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        _err("kernelindex: interrupted")
+        raise SystemExit(130) from None
+    except Exception as exc:  # the last line of defence: report, never dump a traceback
+        if _settings().debug:
+            raise
+        _err(
+            f"kernelindex: internal error: {type(exc).__name__}: {exc} (set KERNELINDEX_DEBUG=1 for details)"
+        )
+        raise SystemExit(1) from None

@@ -1,0 +1,67 @@
+"""Settings read from the environment once; the only module that reads `os.environ`."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["EMBEDDED_REPO", "Settings", "parse_git_date"]
+
+EMBEDDED_REPO = Path(__file__).resolve().parent.parent / "manifests.git"
+"""The registry committed with the project (real data), served when nothing else is named."""
+
+_GIT_DATE = re.compile(r"@?(\d+)(?:\s+([+-])(\d\d)(\d\d))?")
+
+
+def parse_git_date(text: str) -> tuple[int, int] | None:
+    """`"1700000000 +0100"` (git's internal format, as in GIT_AUTHOR_DATE) -> (seconds, offset minutes)."""
+    match = _GIT_DATE.fullmatch(text.strip())
+    if not match:
+        return None
+    offset = 0
+    if match.group(2):
+        offset = int(match.group(3)) * 60 + int(match.group(4))
+        offset = -offset if match.group(2) == "-" else offset
+    return int(match.group(1)), offset
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the CLI and the server take from their environment."""
+
+    repo_path: Path = EMBEDDED_REPO
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 1
+    base_url: str | None = None
+    poll_seconds: float = 2.0
+    graph_cache: bool = True
+    author_date: tuple[int, int] | None = None
+    committer_date: tuple[int, int] | None = None
+    debug: bool = False
+    environ: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
+        env = dict(os.environ if environ is None else environ)
+        repo = env.get("KERNELINDEX_REPO")
+        local = (cwd or Path.cwd()) / "manifests.git"
+        repo_path = Path(repo) if repo else (local if local.exists() else EMBEDDED_REPO)
+        return cls(
+            repo_path=repo_path,
+            host=env.get("KERNELINDEX_HOST", "127.0.0.1"),
+            port=int(env.get("KERNELINDEX_PORT", "8000")),
+            workers=int(env.get("KERNELINDEX_WORKERS", "1")),
+            base_url=env.get("KERNELINDEX_BASE_URL") or None,
+            poll_seconds=float(env.get("KERNELINDEX_POLL_SECONDS", "2")),
+            graph_cache=env.get("KERNELINDEX_GRAPH_CACHE", "1") != "0",
+            author_date=parse_git_date(env["GIT_AUTHOR_DATE"]) if env.get("GIT_AUTHOR_DATE") else None,
+            committer_date=parse_git_date(env["GIT_COMMITTER_DATE"])
+            if env.get("GIT_COMMITTER_DATE")
+            else None,
+            debug=env.get("KERNELINDEX_DEBUG", "") not in ("", "0"),
+            environ=env,
+        )

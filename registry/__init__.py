@@ -1,0 +1,53 @@
+"""The KernelIndex registry domain: manifests, identity, the git store. No HTTP, no GraphQL."""
+
+from __future__ import annotations
+
+from registry.canonical import Digest, canonical_json, json_digest, manifest_digest, parse_digest, stored_json
+from registry.errors import (
+    AmbiguousName,
+    InvalidManifest,
+    ManifestNotFound,
+    Problem,
+    RegistryError,
+    RejectedChange,
+    RevisionNotFound,
+    StoreBusy,
+    StoreCorrupt,
+    StoreNotFound,
+)
+from registry.kinds import KINDS, KindInfo
+from registry.manifest import Manifest, load_manifest, manifest_from_document, manifest_path
+from registry.provenance import CommitInfo, CommitMeta, Person, SignatureCheck
+from registry.store import AddResult, Entry, GitStore
+
+__all__ = [
+    "KINDS",
+    "AddResult",
+    "AmbiguousName",
+    "CommitInfo",
+    "CommitMeta",
+    "Digest",
+    "Entry",
+    "GitStore",
+    "InvalidManifest",
+    "KindInfo",
+    "Manifest",
+    "ManifestNotFound",
+    "Person",
+    "Problem",
+    "RegistryError",
+    "RejectedChange",
+    "RevisionNotFound",
+    "SignatureCheck",
+    "StoreBusy",
+    "StoreCorrupt",
+    "StoreNotFound",
+    "canonical_json",
+    "json_digest",
+    "load_manifest",
+    "manifest_digest",
+    "manifest_from_document",
+    "manifest_path",
+    "parse_digest",
+    "stored_json",
+]

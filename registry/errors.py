@@ -1,0 +1,119 @@
+"""The registry's errors: one base class, each subclass also a builtin, each carrying its facts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "AmbiguousName",
+    "InvalidManifest",
+    "ManifestNotFound",
+    "Problem",
+    "RegistryError",
+    "RejectedChange",
+    "RevisionNotFound",
+    "StoreBusy",
+    "StoreCorrupt",
+    "StoreNotFound",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with one input: where (file, JSON path) and why.
+
+    `source` names the file (or the git path) the problem is in, `path` is a JSON path
+    into its document (`$.spec.timing.latencyNs.mean`), empty when the problem is the
+    whole file, and `reason` says what is wrong in words a contributor can act on.
+    """
+
+    source: str
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        if self.path:
+            return f"{self.source}: {self.path}: {self.reason}"
+        return f"{self.source}: {self.reason}"
+
+
+class RegistryError(Exception):
+    """Base of every error the registry raises on purpose."""
+
+
+class _ProblemsError(RegistryError):
+    """An error that is a list of located problems, all found in one pass."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        if not problems:
+            raise ValueError("an error needs at least one problem")
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @property
+    def source(self) -> str:
+        return self.problems[0].source
+
+    @property
+    def path(self) -> str:
+        return self.problems[0].path
+
+    @property
+    def reason(self) -> str:
+        return self.problems[0].reason
+
+
+class InvalidManifest(_ProblemsError, ValueError):
+    """A document is not a valid manifest (syntax, schema, refinement or normalization)."""
+
+
+class RejectedChange(_ProblemsError, ValueError):
+    """A set of valid manifests cannot be written together: dangling references,
+    operation mismatches, conflicts with what is already published."""
+
+
+class ManifestNotFound(RegistryError, LookupError):
+    def __init__(self, name: str, at: str | None = None) -> None:
+        self.name = name
+        self.at = at
+        where = f" at {at}" if at else ""
+        super().__init__(f"manifest not found: {name!r}{where}")
+
+
+class AmbiguousName(RegistryError, LookupError):
+    def __init__(self, name: str, candidates: Sequence[str]) -> None:
+        self.name = name
+        self.candidates = tuple(candidates)
+        shown = ", ".join(self.candidates[:5]) + (" ..." if len(self.candidates) > 5 else "")
+        super().__init__(
+            f"name {name!r} is ambiguous: {len(self.candidates)} manifests match ({shown}); use a digest"
+        )
+
+
+class RevisionNotFound(RegistryError, LookupError):
+    def __init__(self, rev: str, reason: str = "no such commit, branch or tag") -> None:
+        self.rev = rev
+        self.reason = reason
+        super().__init__(f"revision not found: {rev!r}: {reason}")
+
+
+class StoreNotFound(RegistryError, FileNotFoundError):
+    def __init__(self, path: str, reason: str = "not a git repository") -> None:
+        self.store_path = path
+        super().__init__(f"registry not found: {path}: {reason}")
+
+
+class StoreCorrupt(RegistryError):
+    def __init__(self, where: str, reason: str) -> None:
+        self.where = where
+        self.reason = reason
+        super().__init__(f"registry corrupt: {where}: {reason}")
+
+
+class StoreBusy(RegistryError):
+    """main kept moving under us: compare-and-swap lost more races than we retry."""
+
+    def __init__(self, attempts: int) -> None:
+        self.attempts = attempts
+        super().__init__(f"main moved {attempts} times while writing; nothing was written, try again")

@@ -1,0 +1,252 @@
+"""What a valid manifest is: each kind's strict model, its folder in git, and the digests it references."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import pydantic
+
+from registry.errors import InvalidManifest, Problem
+from registry.kinds import kernel, lifecycle, serving
+from registry.kinds.common import API_VERSION, DIGEST_PATTERN, Strict
+from registry.parse import json_path
+
+__all__ = [
+    "API_VERSION",
+    "DIGEST_PATTERN",
+    "KINDS",
+    "KIND_BY_FOLDER",
+    "KindInfo",
+    "Reference",
+    "validate_document",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A field of a kind that names another manifest by digest, and the kinds it may name."""
+
+    path: tuple[str, ...]
+    targets: tuple[str, ...]
+
+    def read(self, document: dict[str, Any]) -> str | None:
+        value: Any = document
+        for key in self.path:
+            if not isinstance(value, dict) or key not in value:
+                return None
+            value = value[key]
+        return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True, slots=True)
+class KindInfo:
+    name: str
+    model: type[Strict]
+    folder: str
+    references: tuple[Reference, ...] = ()
+    lifecycle: bool = False
+
+
+def _ref(*path: str, to: tuple[str, ...]) -> Reference:
+    return Reference(tuple(path), to)
+
+
+_WORKLOADS = ("WorkloadCase", "WorkloadSuite")
+
+KINDS: dict[str, KindInfo] = {
+    info.name: info
+    for info in (
+        KindInfo("OperationSpec", kernel.OperationSpec, "operation-specs"),
+        KindInfo(
+            "WorkloadCase",
+            kernel.WorkloadCase,
+            "workload-cases",
+            (_ref("spec", "operationSpecDigest", to=("OperationSpec",)),),
+        ),
+        KindInfo(
+            "WorkloadSuite",
+            kernel.WorkloadSuite,
+            "workload-suites",
+            (_ref("spec", "operationSpecDigest", to=("OperationSpec",)),),
+        ),
+        KindInfo("SoftwareProject", kernel.SoftwareProject, "software-projects"),
+        KindInfo(
+            "ImplementationRevision",
+            kernel.ImplementationRevision,
+            "implementation-revisions",
+            (_ref("spec", "operation", "specDigest", to=("OperationSpec",)),),
+        ),
+        KindInfo("BenchmarkProtocol", kernel.BenchmarkProtocol, "benchmark-protocols"),
+        KindInfo("ExecutionEnvironment", kernel.ExecutionEnvironment, "execution-environments"),
+        KindInfo(
+            "BenchmarkRun",
+            kernel.BenchmarkRun,
+            "benchmark-runs",
+            (
+                _ref("spec", "implementationDigest", to=("ImplementationRevision",)),
+                _ref("spec", "workloadDigest", to=_WORKLOADS),
+                _ref("spec", "protocolDigest", to=("BenchmarkProtocol",)),
+                _ref("spec", "environmentDigest", to=("ExecutionEnvironment",)),
+            ),
+        ),
+        KindInfo("ModelRevision", serving.ModelRevision, "model-revisions"),
+        KindInfo("ServingStackRevision", serving.ServingStackRevision, "serving-stack-revisions"),
+        KindInfo(
+            "ServingConfiguration",
+            serving.ServingConfiguration,
+            "serving-configurations",
+            (_ref("spec", "stackDigest", to=("ServingStackRevision",)),),
+        ),
+        KindInfo("ServingWorkload", serving.ServingWorkload, "serving-workloads"),
+        KindInfo(
+            "ServingRun",
+            serving.ServingRun,
+            "serving-runs",
+            (
+                _ref("spec", "modelDigest", to=("ModelRevision",)),
+                _ref("spec", "configurationDigest", to=("ServingConfiguration",)),
+                _ref("spec", "workloadDigest", to=("ServingWorkload",)),
+            ),
+        ),
+        KindInfo(
+            "Attestation",
+            lifecycle.Attestation,
+            "attestations",
+            (_ref("spec", "runDigest", to=("BenchmarkRun",)),),
+            lifecycle=True,
+        ),
+        KindInfo(
+            "Retraction",
+            lifecycle.Retraction,
+            "retractions",
+            (_ref("spec", "runDigest", to=("BenchmarkRun",)),),
+            lifecycle=True,
+        ),
+        KindInfo(
+            "Supersession",
+            lifecycle.Supersession,
+            "supersessions",
+            (
+                _ref("spec", "runDigest", to=("BenchmarkRun",)),
+                _ref("spec", "supersedesDigest", to=("BenchmarkRun",)),
+            ),
+            lifecycle=True,
+        ),
+        KindInfo(
+            "Verification",
+            lifecycle.Verification,
+            "verifications",
+            (
+                _ref("spec", "runDigest", to=("BenchmarkRun",)),
+                _ref("spec", "rerunDigest", to=("BenchmarkRun",)),
+            ),
+            lifecycle=True,
+        ),
+    )
+}
+KIND_BY_FOLDER: dict[str, KindInfo] = {info.folder: info for info in KINDS.values()}
+
+_ENVELOPE = ("apiVersion", "kind", "metadata", "spec")
+
+
+def validate_document(document: Any, source: str) -> KindInfo:
+    """Check a parsed document against the model of its kind; return that kind.
+
+    Every problem is reported at once, each with its JSON path.
+
+    Raises:
+        InvalidManifest: the envelope is wrong, the kind or apiVersion unknown, or the
+            document breaks its kind's schema or refinements.
+    """
+    if not isinstance(document, dict):
+        raise InvalidManifest(
+            [Problem(source, "$", f"a manifest is a JSON object, not {_type_name(document)}")]
+        )
+    problems = [
+        Problem(source, "$", f"missing required field {key!r}") for key in _ENVELOPE if key not in document
+    ]
+    api_version, kind = document.get("apiVersion"), document.get("kind")
+    if "apiVersion" in document and api_version != API_VERSION:
+        problems.append(
+            Problem(source, "$.apiVersion", f"unknown apiVersion {api_version!r}; expected {API_VERSION!r}")
+        )
+    info = KINDS.get(kind) if isinstance(kind, str) else None
+    if "kind" in document and info is None:
+        known = ", ".join(sorted(KINDS))
+        problems.append(Problem(source, "$.kind", f"unknown kind {kind!r}; expected one of {known}"))
+    if problems or info is None:
+        raise InvalidManifest(problems or [Problem(source, "$", "not a manifest")])
+    problems.extend(_nulls(document, source))
+    try:
+        # JSON mode: tuples accept arrays, floats accept integers, nothing else is coerced.
+        info.model.model_validate_json(orjson.dumps(document))
+    except pydantic.ValidationError as exc:
+        problems.extend(_problem(source, error) for error in exc.errors(include_url=False))
+    if problems:
+        raise InvalidManifest(_merge(problems))
+    return info
+
+
+def _nulls(value: Any, source: str, path: tuple[str | int, ...] = ()) -> list[Problem]:
+    """No upstream schema admits null: an absent field is omitted, never null."""
+    if value is None:
+        return [Problem(source, json_path(path), "null is not allowed (omit the field instead)")]
+    found: list[Problem] = []
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found.extend(_nulls(child, source, (*path, key)))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            found.extend(_nulls(child, source, (*path, index)))
+    return found
+
+
+def _problem(source: str, error: Any) -> Problem:
+    loc: tuple[str | int, ...] = tuple(error["loc"])
+    kind = error["type"]
+    # Unions add a branch label (`int`, `constrained-str`) to the location; it means nothing to authors.
+    loc = tuple(part for part in loc if not (isinstance(part, str) and _is_branch_label(part)))
+    if kind == "extra_forbidden":
+        return Problem(source, json_path(loc[:-1]), f"unknown field {loc[-1]!r}")
+    if kind == "missing":
+        return Problem(source, json_path(loc[:-1]), f"missing required field {loc[-1]!r}")
+    message = str(error["msg"])
+    if kind == "value_error":
+        message = message.removeprefix("Value error, ")
+    if (
+        "input" in error
+        and kind not in ("model_type", "dict_type")
+        and not isinstance(error["input"], dict | list)
+    ):
+        message = f"{message} (got {error['input']!r})"
+    return Problem(source, json_path(loc), message)
+
+
+def _is_branch_label(part: str) -> bool:
+    return part in {
+        "int",
+        "str",
+        "float",
+        "bool",
+        "constrained-str",
+        "constrained-int",
+        "function-after",
+    } or (part.startswith(("function-", "constrained-", "tagged-union[")))
+
+
+def _merge(problems: list[Problem]) -> list[Problem]:
+    """One line per location: a union's branches each report the same spot, so say "or"."""
+    reasons: dict[tuple[str, str], list[str]] = {}
+    for problem in problems:
+        found = reasons.setdefault((problem.source, problem.path), [])
+        if problem.reason not in found:
+            found.append(problem.reason)
+    return [Problem(source, path, "; or ".join(found)) for (source, path), found in reasons.items()]
+
+
+def _type_name(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(value), "null"
+    )

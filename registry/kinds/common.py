@@ -1,0 +1,143 @@
+"""Building blocks shared by every manifest model: the strict base, constrained scalars, metadata.
+
+Patterns are the upstream JSON Schemas' patterns with `\\d` spelled `[0-9]`: the schemas are
+ECMAScript regexes, where `\\d` is ASCII only, and pydantic's Rust engine would otherwise
+accept any Unicode digit.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StringConstraints
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "API_VERSION",
+    "DIGEST_PATTERN",
+    "DURATION_PATTERN",
+    "Author",
+    "DigestStr",
+    "Duration",
+    "GitCommit",
+    "Identifier",
+    "Metadata",
+    "MetadataName",
+    "NonNegativeFloat",
+    "PositiveFloat",
+    "PositiveSafeInt",
+    "Ratio",
+    "SafeInt",
+    "SignedSafeInt",
+    "Slug",
+    "SourceRef",
+    "Str50",
+    "Str100",
+    "Str120",
+    "Str200",
+    "Str500",
+    "Str1000",
+    "Str2000",
+    "Strict",
+    "Timestamp",
+    "UriDigest",
+]
+
+API_VERSION = "kernelindex.dev/v1alpha1"
+MAX_SAFE_INTEGER = 2**53 - 1
+
+DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
+DURATION_PATTERN = r"^[0-9]+(\.[0-9]+)?\s?(ns|us|µs|ms|s)$"
+# RFC 3339 UTC timestamps with a real calendar date (leap years included), `Z` only:
+# upstream's pattern, verbatim but for [0-9].
+TIMESTAMP_PATTERN = (
+    r"^(?:(?:[0-9][0-9][2468][048]|[0-9][0-9][13579][26]|[0-9][0-9]0[48]|[02468][048]00|[13579][26]00)-02-29"
+    r"|[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
+    r"|(?:02)-(?:0[1-9]|1[0-9]|2[0-8])))"
+    r"T(?:(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]+)?)?(?:Z))$"
+)
+
+
+class Strict(BaseModel):
+    """Every manifest object: frozen, unknown fields refused, JSON names in camelCase."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=False,
+        serialize_by_alias=True,
+        regex_engine="rust-regex",
+    )
+
+
+# Strings of at most N characters (code points, as JSON Schema counts them).
+Str50 = Annotated[str, StringConstraints(max_length=50)]
+Str100 = Annotated[str, StringConstraints(max_length=100)]
+Str120 = Annotated[str, StringConstraints(max_length=120)]
+Str200 = Annotated[str, StringConstraints(max_length=200)]
+Str500 = Annotated[str, StringConstraints(max_length=500)]
+Str1000 = Annotated[str, StringConstraints(max_length=1000)]
+Str2000 = Annotated[str, StringConstraints(max_length=2000)]
+
+
+Identifier = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=100)]
+MetadataName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=200)]
+DigestStr = Annotated[str, StringConstraints(pattern=DIGEST_PATTERN)]
+GitCommit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
+Timestamp = Annotated[str, StringConstraints(pattern=TIMESTAMP_PATTERN)]
+
+SafeInt = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
+PositiveSafeInt = Annotated[int, Field(gt=0, le=MAX_SAFE_INTEGER)]
+SignedSafeInt = Annotated[int, Field(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
+NonNegativeFloat = Annotated[float, Field(ge=0)]
+PositiveFloat = Annotated[float, Field(gt=0)]
+Ratio = Annotated[float, Field(ge=0, le=1)]
+
+_DURATION = re.compile(DURATION_PATTERN.removeprefix("^").removesuffix("$"))
+
+
+def _check_duration(value: object) -> int | str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if 0 <= value <= MAX_SAFE_INTEGER:
+            return value
+        raise ValueError("a duration in nanoseconds must be between 0 and 2^53-1")
+    if isinstance(value, str) and _DURATION.fullmatch(value):
+        return value
+    raise ValueError('a duration is whole nanoseconds (8120) or a string with a unit ("8.12 us", "0.008 ms")')
+
+
+# A duration as authored: integer nanoseconds, or a string such as "0.008 ms".
+# normalize.py turns both into integer nanoseconds before hashing.
+Duration = Annotated[int | str, PlainValidator(_check_duration)]
+
+
+class UriDigest(Strict):
+    """An external artifact: where it is and what its bytes hash to."""
+
+    uri: Str2000
+    digest: DigestStr
+
+
+class Author(Strict):
+    name: Str200 | None = None
+    github: Str100 | None = None
+
+
+class SourceRef(Strict):
+    url: Str2000
+
+
+class Metadata(Strict):
+    """Editorial facts about a manifest. Never part of its identity."""
+
+    name: MetadataName
+    title: Str200 | None = None
+    description: Str2000 | None = None
+    labels: dict[Identifier, Str200] | None = None
+    authors: tuple[Author, ...] | None = None
+    source_refs: tuple[SourceRef, ...] | None = None

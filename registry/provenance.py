@@ -1,0 +1,141 @@
+"""Provenance from commits: who and when, the message's trailers, and how a commit message is written.
+
+>>> message = format_message("Add a run", "", [("Source", "community"), ("Signed-off-by", "A <a@x>")])
+>>> print(message, end="")
+Add a run
+<BLANKLINE>
+Source: community
+Signed-off-by: A <a@x>
+>>> parse_trailers(message)
+(('Source', 'community'), ('Signed-off-by', 'A <a@x>'))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, timezone
+
+__all__ = [
+    "CommitInfo",
+    "CommitMeta",
+    "Person",
+    "SignatureCheck",
+    "format_message",
+    "parse_trailers",
+    "trailer_pairs",
+]
+
+_TRAILER = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]*): (.*)")
+_TRAILER_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """A git identity at a moment: `time` is seconds since the epoch, `offset` minutes east of UTC."""
+
+    name: str
+    email: str
+    time: int
+    offset: int = 0
+
+    @property
+    def when(self) -> datetime:
+        return datetime.fromtimestamp(self.time, timezone(timedelta(minutes=self.offset)))
+
+    @property
+    def when_utc(self) -> str:
+        """ISO 8601 in UTC with a `Z`, as manifests write instants."""
+        return datetime.fromtimestamp(self.time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class SignatureCheck:
+    """The outcome of checking a commit's SSH signature against `policy/maintainers`."""
+
+    signed: bool
+    verified: bool
+    signer: str | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CommitMeta:
+    """What a writer says about a new commit: the people, and the message with its trailers."""
+
+    author: Person
+    committer: Person
+    subject: str
+    body: str = ""
+    trailers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def message(self) -> str:
+        return format_message(self.subject, self.body, self.trailers)
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    """A commit as the registry reports it."""
+
+    id: str
+    parents: tuple[str, ...]
+    author: Person
+    committer: Person
+    message: str
+    trailers: tuple[tuple[str, str], ...] = field(default=())
+    signature: bytes | None = None
+    signed_payload: bytes | None = None
+
+    @property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0]
+
+    def trailer(self, key: str) -> str | None:
+        """The first value of a trailer, keys compared case-insensitively as git does."""
+        return next((value for k, value in self.trailers if k.lower() == key.lower()), None)
+
+    def trailer_values(self, key: str) -> list[str]:
+        return [value for k, value in self.trailers if k.lower() == key.lower()]
+
+
+def format_message(subject: str, body: str, trailers: Iterable[tuple[str, str]]) -> str:
+    """subject, blank line, body, blank line, `Key: value` trailers; always ends in a newline.
+
+    Raises:
+        ValueError: a subject or trailer that would not survive a round trip through git.
+    """
+    subject = subject.strip()
+    if not subject or "\n" in subject:
+        raise ValueError("a commit subject is one non-empty line")
+    parts = [subject]
+    if body.strip():
+        parts.append(body.strip())
+    lines = []
+    for key, value in trailers:
+        if not _TRAILER_KEY.fullmatch(key) or "\n" in value or not value.strip():
+            raise ValueError(f"bad trailer {key!r}: {value!r}")
+        lines.append(f"{key}: {value.strip()}")
+    if lines:
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+def parse_trailers(message: str) -> tuple[tuple[str, str], ...]:
+    """The trailers of a message: its last paragraph, if every line of it is `Key: value`."""
+    paragraphs = [p for p in re.split(r"\n\s*\n", message.strip()) if p.strip()]
+    if len(paragraphs) < 2:
+        return ()
+    found: list[tuple[str, str]] = []
+    for line in paragraphs[-1].splitlines():
+        match = _TRAILER.fullmatch(line.strip())
+        if not match:
+            return ()
+        found.append((match.group(1), match.group(2).strip()))
+    return tuple(found)
+
+
+def trailer_pairs(pairs: Sequence[tuple[str, str | None]]) -> tuple[tuple[str, str], ...]:
+    """Drop trailers whose value is missing, keep the order."""
+    return tuple((key, value) for key, value in pairs if value)

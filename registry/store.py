@@ -1,0 +1,548 @@
+"""GitStore: manifests in a bare git repository. Reads at any revision, one checked commit per write.
+
+Layout: `<kind-folder>/<hh>/<hex>.json`, the stored bytes of `canonical.stored_json`.
+A write validates the whole batch against the current head, writes the objects (a pack
+through `git fast-import` for bulk work, loose objects for a handful), writes one commit
+and moves `refs/heads/main` by compare-and-swap with `git update-ref <new> <old>`,
+retrying from the new head when another writer got there first. Objects are written
+before the ref moves, so a crash at any moment leaves main at the old or the new commit.
+
+This module is the only one that imports pygit2. A `GitStore` must not be shared
+between threads (libgit2 repositories are not thread-safe): open one per thread.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pygit2
+
+from registry.errors import (
+    Problem,
+    RegistryError,
+    RejectedChange,
+    RevisionNotFound,
+    StoreBusy,
+    StoreCorrupt,
+    StoreNotFound,
+)
+from registry.kinds import KIND_BY_FOLDER, KINDS
+from registry.manifest import Manifest, manifest_path
+from registry.provenance import CommitInfo, CommitMeta, Person, parse_trailers
+from registry.validate import check_additions
+
+__all__ = [
+    "MAIN",
+    "AddResult",
+    "Entry",
+    "GitStore",
+    "TreeChange",
+]
+
+MAIN = "refs/heads/main"
+_FILE = pygit2.enums.FileMode.BLOB
+_TREE = pygit2.enums.FileMode.TREE
+_ZERO = "0" * 40
+_PACK_THRESHOLD = 64  # from this many new blobs on, one pack beats loose objects (DESIGN section 10)
+_ATTEMPTS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A manifest file in a tree, named by where it lives."""
+
+    kind: str
+    hexdigest: str
+    oid: str
+
+    @property
+    def digest(self) -> str:
+        return "sha256:" + self.hexdigest
+
+    @property
+    def path(self) -> str:
+        return f"{KINDS[self.kind].folder}/{self.hexdigest[:2]}/{self.hexdigest}.json"
+
+
+@dataclass(frozen=True, slots=True)
+class TreeChange:
+    """One path that differs between two trees. `old`/`new` are blob ids (None when absent);
+    `mode` is the new entry's file mode (or the old one's for a deletion)."""
+
+    path: str
+    old: str | None
+    new: str | None
+    mode: int
+
+    @property
+    def status(self) -> str:
+        if self.old is None:
+            return "added"
+        if self.new is None:
+            return "deleted"
+        return "modified"
+
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    """What a write did: the new commit (None when everything was already there)."""
+
+    commit: str | None
+    added: tuple[Manifest, ...]
+    unchanged: tuple[Manifest, ...]
+
+
+class GitStore:
+    """A manifests repository on disk."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        """Open an existing repository (bare or with a work tree).
+
+        Raises:
+            StoreNotFound: there is no git repository at `path`.
+        """
+        self._path = Path(path)
+        try:
+            self._repo = pygit2.Repository(str(self._path))
+        except (pygit2.GitError, KeyError) as exc:
+            raise StoreNotFound(str(self._path)) from exc
+
+    @classmethod
+    def init(cls, path: str | os.PathLike[str]) -> GitStore:
+        """Create an empty bare repository whose HEAD is `main` (or open the one already there)."""
+        target = Path(path)
+        if not (target / "HEAD").exists() and not (target / ".git").exists():
+            pygit2.init_repository(str(target), bare=True, initial_head="main")
+        return cls(target)
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def git_dir(self) -> Path:
+        return Path(self._repo.path)
+
+    # Revisions ------------------------------------------------------------------------------------
+
+    def head(self) -> str | None:
+        """The commit main points at, or None for an empty registry."""
+        try:
+            ref = self._repo.references.get(MAIN)
+        except pygit2.GitError as exc:  # pragma: no cover - a broken ref file
+            raise StoreCorrupt(MAIN, str(exc)) from exc
+        return None if ref is None else str(ref.target)
+
+    def resolve(self, rev: str) -> str:
+        """The full id of the commit a full or abbreviated id, branch or tag names.
+
+        Raises:
+            RevisionNotFound: no such commit, or `rev` names something that is not a commit.
+        """
+        if not rev or len(rev) > 256 or rev.startswith("-") or any(c in rev for c in "\0\n :^~?*["):
+            raise RevisionNotFound(rev, "not a commit id, branch or tag name")
+        candidates = [rev, f"refs/heads/{rev}", f"refs/tags/{rev}"] if not rev.startswith("refs/") else [rev]
+        for name in candidates:
+            ref = self._lookup_ref(name)
+            if ref is not None:
+                return self._peel_commit(ref, rev)
+        if all(c in "0123456789abcdef" for c in rev) and 4 <= len(rev) <= 40:
+            try:
+                obj = self._repo.get(rev) if len(rev) == 40 else self._repo.revparse_single(rev)
+            except (KeyError, ValueError, pygit2.GitError) as exc:
+                reason = "ambiguous abbreviated commit id" if "ambiguous" in str(exc) else "no such commit"
+                raise RevisionNotFound(rev, reason) from None
+            if obj is not None:
+                return self._peel_commit(obj.id, rev)
+        raise RevisionNotFound(rev)
+
+    def _lookup_ref(self, name: str) -> Any:
+        try:
+            ref = self._repo.references.get(name)
+        except (pygit2.GitError, pygit2.InvalidSpecError, ValueError):
+            return None
+        return None if ref is None else ref.resolve().target
+
+    def _peel_commit(self, oid: Any, rev: str) -> str:
+        obj = self._repo.get(oid)
+        while isinstance(obj, pygit2.Tag):
+            obj = self._repo.get(obj.target)
+        if not isinstance(obj, pygit2.Commit):
+            raise RevisionNotFound(rev, "names something that is not a commit")
+        return str(obj.id)
+
+    def branches(self) -> dict[str, str]:
+        """Every branch and tag of the repository and the commit it reaches: `refs/...` -> id."""
+        found = {}
+        for name in self._repo.references:
+            if name.startswith(("refs/heads/", "refs/tags/")):
+                try:
+                    found[name] = self._peel_commit(self._repo.references[name].resolve().target, name)
+                except RevisionNotFound:
+                    continue
+        return found
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """True when `ancestor` is `descendant` or reachable from it."""
+        if ancestor == descendant:
+            return True
+        return bool(self._repo.descendant_of(pygit2.Oid(hex=descendant), pygit2.Oid(hex=ancestor)))
+
+    def first_parents(self, commit: str, *, stop: str | None = None) -> list[str]:
+        """`commit`, its first parent, that one's first parent... oldest last; stops after `stop`."""
+        chain = []
+        current: str | None = commit
+        while current is not None:
+            chain.append(current)
+            if current == stop:
+                break
+            obj = self._commit(current)
+            current = str(obj.parent_ids[0]) if obj.parent_ids else None
+        return chain
+
+    def commit_info(self, commit: str) -> CommitInfo:
+        """Who, when and why of one commit, with its trailers and raw SSH signature, if any."""
+        obj = self._commit(commit)
+        message = obj.message
+        signature = payload = None
+        if obj.gpg_signature[0]:
+            signature, payload = obj.gpg_signature
+        return CommitInfo(
+            id=str(obj.id),
+            parents=tuple(str(p) for p in obj.parent_ids),
+            author=_person(obj.author),
+            committer=_person(obj.committer),
+            message=message,
+            trailers=parse_trailers(message),
+            signature=signature,
+            signed_payload=payload,
+        )
+
+    def _commit(self, commit: str) -> pygit2.Commit:
+        try:
+            obj = self._repo.get(commit)
+        except (ValueError, pygit2.GitError) as exc:
+            raise RevisionNotFound(commit) from exc
+        if not isinstance(obj, pygit2.Commit):
+            raise RevisionNotFound(commit, "not a commit")
+        return obj
+
+    def tree_id(self, commit: str) -> str:
+        return str(self._commit(commit).tree_id)
+
+    # Reading manifests ----------------------------------------------------------------------------
+
+    def entries(self, commit: str) -> Iterator[Entry]:
+        """Every manifest file at a commit, from the tree alone (no blob is read)."""
+        root = self._commit(commit).tree
+        for folder_entry in root:
+            info = KIND_BY_FOLDER.get(folder_entry.name or "")
+            if info is None or folder_entry.filemode != _TREE:
+                continue
+            for fan_entry in self._repo[folder_entry.id]:  # type: ignore[attr-defined]
+                if fan_entry.filemode != _TREE:
+                    continue
+                for file_entry in self._repo[fan_entry.id]:  # type: ignore[attr-defined]
+                    name = file_entry.name
+                    if name is not None and name.endswith(".json") and file_entry.filemode == _FILE:
+                        yield Entry(info.name, name[:-5], str(file_entry.id))
+
+    def read_blob(self, oid: str) -> bytes:
+        """The bytes of a blob.
+
+        Raises:
+            StoreCorrupt: the object is missing or not a blob.
+        """
+        try:
+            obj = self._repo.get(oid)
+        except (ValueError, pygit2.GitError) as exc:
+            raise StoreCorrupt(oid, str(exc)) from exc
+        if not isinstance(obj, pygit2.Blob):
+            raise StoreCorrupt(oid, "missing blob")
+        return obj.data
+
+    def read_blobs(self, oids: Sequence[str]) -> Iterator[bytes]:
+        """Bytes of many blobs, in order; the bulk-load path (packed objects, no subprocess)."""
+        odb_read = self._repo.odb.read
+        for oid in oids:
+            yield odb_read(oid)[1]
+
+    def find_entry(self, commit: str, digest: str, kinds: Collection[str] | None = None) -> Entry | None:
+        """The file of `digest` at `commit` if one of `kinds` (default: all) holds it."""
+        hexdigest = digest.removeprefix("sha256:")
+        if len(hexdigest) != 64:
+            return None
+        tree = self._commit(commit).tree
+        for kind in kinds or KINDS:
+            try:
+                entry = tree[manifest_path(kind, digest)]
+            except KeyError:
+                continue
+            return Entry(kind, hexdigest, str(entry.id))
+        return None
+
+    def find_path(self, commit: str, path: str) -> tuple[str, int] | None:
+        """(object id, file mode) of any path at a commit, or None."""
+        try:
+            entry = self._commit(commit).tree[path]
+        except KeyError:
+            return None
+        return str(entry.id), int(entry.filemode)
+
+    def read_document(
+        self, commit: str, digest: str, kinds: Collection[str] | None = None
+    ) -> dict[str, Any] | None:
+        entry = self.find_entry(commit, digest, kinds)
+        if entry is None:
+            return None
+        return orjson.loads(self.read_blob(entry.oid))  # type: ignore[no-any-return]
+
+    # Diffs ----------------------------------------------------------------------------------------
+
+    def diff(self, old: str | None, new: str) -> list[TreeChange]:
+        """Every path that differs between two commits' trees, descending only into subtrees
+        whose ids differ: the cost grows with the change, not with the registry.
+
+        Reports blobs, symlinks and submodules alike (the PR check needs to see all of them).
+        """
+        new_tree = self._commit(new).tree_id
+        old_tree = self._commit(old).tree_id if old else None
+        changes: list[TreeChange] = []
+        self._diff_trees(old_tree, new_tree, "", changes)
+        return changes
+
+    def _diff_trees(self, old: Any, new: Any, prefix: str, out: list[TreeChange]) -> None:
+        if old == new:
+            return
+        old_entries = {e.name: e for e in self._repo[old]} if old is not None else {}  # type: ignore[attr-defined]
+        new_entries = {e.name: e for e in self._repo[new]} if new is not None else {}  # type: ignore[attr-defined]
+        for name in sorted(old_entries.keys() | new_entries.keys()):
+            before, after = old_entries.get(name), new_entries.get(name)
+            path = prefix + name
+            if (
+                before is not None
+                and after is not None
+                and before.id == after.id
+                and before.filemode == after.filemode
+            ):
+                continue
+            before_tree = before is not None and before.filemode == _TREE
+            after_tree = after is not None and after.filemode == _TREE
+            if before_tree or after_tree:
+                self._diff_trees(
+                    before.id if before_tree else None,  # type: ignore[union-attr]
+                    after.id if after_tree else None,  # type: ignore[union-attr]
+                    path + "/",
+                    out,
+                )
+            if before is not None and not before_tree and (after is None or after_tree):
+                out.append(TreeChange(path, str(before.id), None, int(before.filemode)))
+            if after is not None and not after_tree:
+                old_id = str(before.id) if before is not None and not before_tree else None
+                out.append(TreeChange(path, old_id, str(after.id), int(after.filemode)))
+
+    # Writing --------------------------------------------------------------------------------------
+
+    def add(
+        self,
+        manifests: Sequence[Manifest] | Sequence[tuple[str, Manifest]],
+        meta: CommitMeta,
+        *,
+        allowed_mismatches: Collection[str] = (),
+        extra_files: Mapping[str, bytes] | None = None,
+    ) -> AddResult:
+        """Validate and publish a batch of manifests as one commit on main.
+
+        Manifests may come paired with the name of the file they were read from, for
+        error messages. Manifests already published with identical bytes are skipped; if
+        nothing is new, no commit is made. `extra_files` adds non-manifest files (the
+        maintainers policy) to the same commit.
+
+        Raises:
+            RejectedChange: a reference does not resolve, a run compares two operations,
+                or a digest is already published with other metadata. Nothing is written.
+            StoreBusy: main moved under us on every attempt.
+        """
+        sourced = [item if isinstance(item, tuple) else (item.path, item) for item in manifests]
+        extra = dict(extra_files or {})
+        for _ in range(_ATTEMPTS):
+            parent = self.head()
+            new, unchanged, problems = self._plan(sourced, parent, allowed_mismatches)
+            new_extra = {p: data for p, data in extra.items() if not self._same_file(parent, p, data)}
+            if problems:
+                raise RejectedChange(problems)
+            if not new and not new_extra:
+                return AddResult(None, (), tuple(unchanged))
+            files = {m.path: m.stored_bytes() for m in new} | new_extra
+            commit = self._write_commit(parent, files, meta)
+            if self._compare_and_swap(MAIN, parent, commit):
+                return AddResult(commit, tuple(new), tuple(unchanged))
+        raise StoreBusy(_ATTEMPTS)
+
+    def _same_file(self, commit: str | None, path: str, data: bytes) -> bool:
+        found = self.find_path(commit, path) if commit else None
+        return found is not None and found[0] == str(pygit2.hash(data))
+
+    def _plan(
+        self,
+        sourced: Sequence[tuple[str, Manifest]],
+        parent: str | None,
+        allowed_mismatches: Collection[str],
+    ) -> tuple[list[Manifest], list[Manifest], list[Problem]]:
+        new: dict[str, Manifest] = {}
+        unchanged: list[Manifest] = []
+        problems: list[Problem] = []
+        tree = self._commit(parent).tree if parent else None
+        for source, manifest in sourced:
+            if manifest.digest in new:
+                continue
+            existing = _tree_lookup(tree, manifest.path)
+            if existing is None:
+                new[manifest.digest] = manifest
+            elif str(existing.id) == str(pygit2.hash(manifest.stored_bytes())):
+                unchanged.append(manifest)
+            else:
+                problems.append(
+                    Problem(
+                        source,
+                        "$.metadata",
+                        f"{manifest.digest} is already published with different metadata "
+                        "(published files never change; a correction is a new manifest)",
+                    )
+                )
+        additions = [(source, m) for source, m in sourced if new.get(m.digest) is m]
+        problems.extend(
+            check_additions(additions, _TreeLookup(self, tree), allowed_mismatches=allowed_mismatches)
+        )
+        return list(new.values()), unchanged, problems
+
+    def _write_commit(self, parent: str | None, files: Mapping[str, bytes], meta: CommitMeta) -> str:
+        if len(files) >= _PACK_THRESHOLD:
+            return self._write_commit_packed(parent, files, meta)
+        return self._write_commit_loose(parent, files, meta)
+
+    def _write_commit_loose(self, parent: str | None, files: Mapping[str, bytes], meta: CommitMeta) -> str:
+        repo = self._repo
+        blobs = {path: repo.create_blob(data) for path, data in files.items()}
+        root = self._commit(parent).tree if parent else None
+        tree_id = _build_tree(repo, root, _nest(blobs))
+        commit = repo.create_commit(
+            None,
+            _signature(meta.author),
+            _signature(meta.committer),
+            meta.message,
+            tree_id,
+            [pygit2.Oid(hex=parent)] if parent else [],
+        )
+        return str(commit)
+
+    def _write_commit_packed(self, parent: str | None, files: Mapping[str, bytes], meta: CommitMeta) -> str:
+        """One pack for the whole batch (blobs, trees, commit) through `git fast-import`.
+
+        fast-import writes the commit to a private ref; main only moves afterwards, by CAS.
+        `--depth=0` stores whole objects: reading deltified blobs back is ~12x slower.
+        """
+        ref = f"refs/kernelindex/incoming/{os.getpid()}-{secrets.token_hex(6)}"
+        chunks: list[bytes] = []
+        for mark, data in enumerate(files.values(), start=1):
+            chunks.append(b"blob\nmark :%d\ndata %d\n" % (mark, len(data)))
+            chunks.append(data)
+            chunks.append(b"\n")
+        message = meta.message.encode()
+        chunks.append(f"commit {ref}\n".encode())
+        chunks.append(b"author " + _ident(meta.author) + b"\n")
+        chunks.append(b"committer " + _ident(meta.committer) + b"\n")
+        chunks.append(b"data %d\n" % len(message) + message + b"\n")
+        if parent:
+            chunks.append(f"from {parent}\n".encode())
+        for mark, path in enumerate(files, start=1):
+            chunks.append(f"M 100644 :{mark} {path}\n".encode())
+        chunks.append(b"\ndone\n")
+        try:
+            self._git("fast-import", "--quiet", "--done", "--depth=0", "--force", stdin=b"".join(chunks))
+            return self.resolve(ref)
+        finally:
+            self._git("update-ref", "-d", ref, check=False)
+
+    def _compare_and_swap(self, ref: str, old: str | None, new: str) -> bool:
+        """Move `ref` from `old` to `new` atomically; False if someone else moved it first."""
+        result = self._git("update-ref", "-m", "kernelindex add", ref, new, old or _ZERO, check=False)
+        return result.returncode == 0
+
+    def _git(
+        self, *args: str, stdin: bytes | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[bytes]:
+        env = {**os.environ, "GIT_DIR": str(self.git_dir), "GIT_TERMINAL_PROMPT": "0"}
+        result = subprocess.run(["git", *args], input=stdin, capture_output=True, env=env, check=False)
+        if check and result.returncode != 0:
+            raise RegistryError(f"git {args[0]} failed: {result.stderr.decode(errors='replace').strip()}")
+        return result
+
+
+class _TreeLookup:
+    """`validate.Existing` over one tree of this store."""
+
+    def __init__(self, store: GitStore, tree: Any) -> None:
+        self._store = store
+        self._tree = tree
+
+    def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, Any] | None:
+        for kind in kinds:
+            entry = _tree_lookup(self._tree, manifest_path(kind, digest))
+            if entry is not None:
+                return orjson.loads(self._store.read_blob(str(entry.id)))  # type: ignore[no-any-return]
+        return None
+
+
+def _tree_lookup(tree: Any, path: str) -> Any:
+    if tree is None:
+        return None
+    try:
+        return tree[path]
+    except KeyError:
+        return None
+
+
+def _nest(blobs: Mapping[str, Any]) -> dict[str, Any]:
+    """{"a/b/c.json": oid} -> {"a": {"b": {"c.json": oid}}}"""
+    root: dict[str, Any] = {}
+    for path, oid in blobs.items():
+        *dirs, name = path.split("/")
+        node = root
+        for part in dirs:
+            node = node.setdefault(part, {})
+        node[name] = oid
+    return root
+
+
+def _build_tree(repo: pygit2.Repository, base: Any, changes: dict[str, Any]) -> Any:
+    builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
+    for name, change in changes.items():
+        if isinstance(change, dict):
+            existing = _tree_lookup(base, name)
+            subtree = repo[existing.id] if existing is not None and existing.filemode == _TREE else None
+            builder.insert(name, _build_tree(repo, subtree, change), _TREE)
+        else:
+            builder.insert(name, change, _FILE)
+    return builder.write()
+
+
+def _signature(person: Person) -> pygit2.Signature:
+    return pygit2.Signature(person.name, person.email, person.time, person.offset)
+
+
+def _ident(person: Person) -> bytes:
+    sign = "+" if person.offset >= 0 else "-"
+    hours, minutes = divmod(abs(person.offset), 60)
+    return f"{person.name} <{person.email}> {person.time} {sign}{hours:02d}{minutes:02d}".encode()
+
+
+def _person(signature: pygit2.Signature) -> Person:
+    return Person(signature.name, signature.email, signature.time, signature.offset)

@@ -1,0 +1,96 @@
+"""Checks that span manifests: references resolve, a run measures one operation, nothing is overwritten.
+
+`load_manifest` judges one document alone; this module judges a set of additions against
+what a registry already holds. The git store runs it inside every write, and the pull
+request check (`check_range`, in validate_range.py) runs it for a base..head range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any, Protocol
+
+from registry.errors import Problem
+from registry.manifest import Manifest
+
+__all__ = ["Existing", "check_additions", "operation_mismatch", "operation_of"]
+
+
+class Existing(Protocol):
+    """What a registry already holds, as seen by a check."""
+
+    def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, Any] | None:
+        """The stored document of `digest` if it exists under one of `kinds`."""
+        ...
+
+
+def operation_of(document: dict[str, Any]) -> str | None:
+    """The operation digest an implementation or a workload names."""
+    spec = document.get("spec", {})
+    if document.get("kind") == "ImplementationRevision":
+        return spec.get("operation", {}).get("specDigest")  # type: ignore[no-any-return]
+    return spec.get("operationSpecDigest")  # type: ignore[no-any-return]
+
+
+def operation_mismatch(implementation: dict[str, Any], workload: dict[str, Any]) -> str | None:
+    """Why a run of this implementation on this workload compares two different operations, or None."""
+    left, right = operation_of(implementation), operation_of(workload)
+    if left is None or right is None or left == right:
+        return None
+    return f"implementation is for operation {left} but workload is for operation {right}"
+
+
+def check_additions(
+    additions: Sequence[tuple[str, Manifest]],
+    existing: Existing,
+    *,
+    allowed_mismatches: Collection[str] = (),
+) -> list[Problem]:
+    """Every problem with adding these manifests (each paired with the name of its source file).
+
+    - a reference must resolve, to a manifest of a kind it may name, in the additions or
+      in the registry;
+    - a new BenchmarkRun's implementation and workload must name the same operation
+      (except the runs in `allowed_mismatches`: upstream's 43 known data errors);
+    - two additions with one digest must be the same file.
+    """
+    problems: list[Problem] = []
+    batch: dict[str, tuple[str, Manifest]] = {}
+    for source, manifest in additions:
+        previous = batch.get(manifest.digest)
+        if previous is None:
+            batch[manifest.digest] = (source, manifest)
+        elif previous[1].document != manifest.document:
+            problems.append(
+                Problem(
+                    source,
+                    "$.metadata",
+                    f"same digest as {previous[0]} ({manifest.digest}) but different metadata; "
+                    "a digest names one file",
+                )
+            )
+
+    def lookup(kinds: tuple[str, ...], digest: str) -> dict[str, Any] | None:
+        found = batch.get(digest)
+        if found is not None:
+            return found[1].document if found[1].kind in kinds else None
+        return existing.find_document(kinds, digest)
+
+    for source, manifest in batch.values():
+        resolved: dict[str, dict[str, Any]] = {}
+        for path, kinds, digest in manifest.references():
+            document = lookup(kinds, digest)
+            if document is None:
+                wanted = " or ".join(kinds)
+                problems.append(Problem(source, path, f"{digest} does not resolve to a {wanted}"))
+            else:
+                resolved[path] = document
+        if manifest.kind == "BenchmarkRun" and manifest.digest not in allowed_mismatches:
+            implementation = resolved.get("$.spec.implementationDigest")
+            workload = resolved.get("$.spec.workloadDigest")
+            reason = operation_mismatch(implementation, workload) if implementation and workload else None
+            if reason:
+                problems.append(
+                    Problem(source, "$.spec.workloadDigest", f"{reason}; a run measures one operation")
+                )
+    return problems
