@@ -25,6 +25,7 @@ __all__ = [
     "format_message",
     "parse_trailers",
     "trailer_pairs",
+    "utc_instant",
 ]
 
 _TRAILER = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]*): (.*)")
@@ -47,7 +48,12 @@ class Person:
     @property
     def when_utc(self) -> str:
         """ISO 8601 in UTC with a `Z`, as manifests write instants."""
-        return datetime.fromtimestamp(self.time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return utc_instant(self.time)
+
+
+def utc_instant(seconds: int) -> str:
+    """`2026-08-24T00:00:00Z` for a time in seconds since the epoch."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,13 @@ from typing import Any, Protocol
 from registry.errors import Problem
 from registry.manifest import Manifest
 
-__all__ = ["Existing", "check_additions", "operation_mismatch", "operation_of"]
+__all__ = [
+    "Existing",
+    "check_additions",
+    "operation_mismatch",
+    "operation_mismatch_digests",
+    "operation_of",
+]
 
 
 class Existing(Protocol):
@@ -34,10 +40,14 @@ def operation_of(document: dict[str, Any]) -> str | None:
 
 def operation_mismatch(implementation: dict[str, Any], workload: dict[str, Any]) -> str | None:
     """Why a run of this implementation on this workload compares two different operations, or None."""
-    left, right = operation_of(implementation), operation_of(workload)
-    if left is None or right is None or left == right:
+    return operation_mismatch_digests(operation_of(implementation), operation_of(workload))
+
+
+def operation_mismatch_digests(implementation_op: str | None, workload_op: str | None) -> str | None:
+    """The same, from the two operation digests."""
+    if implementation_op is None or workload_op is None or implementation_op == workload_op:
         return None
-    return f"implementation is for operation {left} but workload is for operation {right}"
+    return f"implementation is for operation {implementation_op} but workload is for operation {workload_op}"
 
 
 def check_additions(

@@ -1,0 +1,488 @@
+"""The graph of one commit: every manifest as a node, the facts derived from them, and the indexes
+queries need. Treat it as immutable; a new commit gets a new graph from `Graph.apply`, which
+recomputes only the cohorts a change touches and shares every node with its parent.
+
+Derived facts (DESIGN section 5): each run's cohort, eligibility reasons, rank and tie,
+trust and integrity warnings; each cohort's profile, ranking and record events; the
+records ledger. Overlays (retractions, supersessions, verifications) count only when the
+commit that published them is signed by a maintainer: the builder is told which are.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, NamedTuple
+
+from registry.cohorts import (
+    Candidate,
+    Ranked,
+    RankInput,
+    RecordEvent,
+    Trust,
+    comparison_key,
+    eligibility_reasons,
+    metric_key,
+    rank_cohort,
+    record_events,
+    trust_of,
+)
+from registry.nodes import (
+    Attestation,
+    Environment,
+    Implementation,
+    Node,
+    Protocol,
+    Retraction,
+    Run,
+    Supersession,
+    Verification,
+    Workload,
+)
+from registry.provenance import utc_instant
+from registry.validate import operation_mismatch_digests
+
+__all__ = ["SOURCE_NATIVE", "STRICT_EXACT", "Cohort", "Graph", "Mainline", "RunFacts", "gpu_keys"]
+
+SOURCE_NATIVE = "source_native"
+STRICT_EXACT = "strict_exact"
+
+Index = dict[str, set[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Mainline:
+    """main's first-parent history (the publication record), oldest first."""
+
+    commits: tuple[str, ...]
+    times: tuple[int, ...]  # committer times, seconds
+    sources: tuple[str | None, ...]  # each commit's Source: trailer
+    positions: Mapping[str, int] = field(repr=False, compare=False)
+
+    @classmethod
+    def of(cls, commits: Sequence[str], times: Sequence[int], sources: Sequence[str | None]) -> Mainline:
+        return cls(tuple(commits), tuple(times), tuple(sources), {c: i for i, c in enumerate(commits)})
+
+    def extended(
+        self, commits: Sequence[str], times: Sequence[int], sources: Sequence[str | None]
+    ) -> Mainline:
+        return Mainline.of((*self.commits, *commits), (*self.times, *times), (*self.sources, *sources))
+
+
+class RunFacts(NamedTuple):
+    """What the graph derives about one run at this commit."""
+
+    cohort: str | None
+    rank: int | None
+    tied: bool
+    reasons: tuple[str, ...]  # why it is not eligible; empty when it is
+    trust: Trust
+    warnings: tuple[str, ...]
+    source: str | None  # sourceNative.source, else the publishing commit's Source: trailer
+    retraction: str | None  # the honoured Retraction, if any
+    superseded_by: str | None  # the run that corrects this one, if any
+    operation: str | None  # the workload's operation
+    gpu: tuple[str, ...]  # lower-cased product and architecture of its environment
+
+    @property
+    def eligible(self) -> bool:
+        return not self.reasons
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Cohort:
+    """A comparison group: comparable runs, their ranking and their record events."""
+
+    key: str
+    profile: str
+    operation: str
+    workload: str
+    protocol: str
+    environment: str
+    correctness_key: str
+    metric_key: str
+    members: tuple[str, ...]  # every run in the cohort, eligible or not, by digest
+    ranked: tuple[Ranked, ...]  # the eligible runs with a value, in presentation order
+    events: tuple[RecordEvent, ...]  # the records ledger of this cohort, oldest first
+
+    @property
+    def leader(self) -> str | None:
+        return self.ranked[0].id if self.ranked else None
+
+    @property
+    def holder(self) -> RecordEvent | None:
+        """The event that made the current record holder."""
+        return self.events[-1] if self.events else None
+
+
+def gpu_keys(environment: Node | None) -> tuple[str, ...]:
+    """How a GPU filter can name an environment: its product or its architecture, lower case."""
+    if not isinstance(environment, Environment):
+        return ()
+    keys = [environment.product.lower()]
+    if environment.architecture != "unknown":
+        keys.append(environment.architecture.lower())
+    return tuple(sys.intern(k) for k in keys)
+
+
+_NODE_INDEXES = ("environment", "implementation", "workload")  # runs by a field of the node itself
+_FACT_INDEXES = ("operation", "source", "gpu")  # runs by a derived fact
+
+
+@dataclass(eq=False)
+class Graph:
+    """Everything known at one commit."""
+
+    commit: str
+    committed_at: int
+    mainline: Mainline
+    position: int | None  # this commit's place on main's first-parent history; None off main
+    honoured_commits: frozenset[str]  # commits whose overlays count (signed by a maintainer)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    facts: dict[str, RunFacts] = field(default_factory=dict)
+    cohorts: dict[str, Cohort] = field(default_factory=dict)
+    names: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    prefixes: Index = field(default_factory=dict)  # first 4 hex digits -> digests
+    runs_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in _NODE_INDEXES + _FACT_INDEXES})
+    cohorts_by: dict[str, Index] = field(
+        default_factory=lambda: {k: {} for k in ("operation", "workload", "gpu")}
+    )
+    children: dict[str, Index] = field(
+        default_factory=lambda: {k: {} for k in ("workloads", "implementations", "project_implementations")}
+    )
+    overlays: dict[str, Index] = field(
+        default_factory=lambda: {
+            k: {} for k in ("attestations", "retractions", "supersessions", "verifications")
+        }
+    )
+    # Index sets this graph made itself and may change in place; the others are shared with the
+    # graph it was derived from and are copied before their first change (copy on write).
+    _owned: set[int] = field(default_factory=set, repr=False)
+
+    # Building -------------------------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        commit: str,
+        committed_at: int,
+        mainline: Mainline,
+        position: int | None,
+        nodes: Iterable[Node],
+        honoured_commits: frozenset[str] = frozenset(),
+    ) -> Graph:
+        graph = cls(commit, committed_at, mainline, position, honoured_commits)
+        graph._change(list(nodes), [])
+        return graph
+
+    def apply(
+        self,
+        commit: str,
+        committed_at: int,
+        mainline: Mainline,
+        position: int | None,
+        added: Sequence[Node],
+        removed: Sequence[str],
+        honoured_commits: frozenset[str] | None = None,
+    ) -> Graph:
+        """A new graph for `commit`: this one plus `added` (replacing nodes of the same digest),
+        minus `removed` (digests). Only the cohorts of touched runs are recomputed."""
+        honoured = self.honoured_commits if honoured_commits is None else honoured_commits
+        graph = Graph(
+            commit,
+            committed_at,
+            mainline,
+            position,
+            honoured,
+            nodes=dict(self.nodes),
+            facts=dict(self.facts),
+            cohorts=dict(self.cohorts),
+            names=dict(self.names),
+            prefixes=dict(self.prefixes),
+            runs_by={k: dict(v) for k, v in self.runs_by.items()},
+            cohorts_by={k: dict(v) for k, v in self.cohorts_by.items()},
+            children={k: dict(v) for k, v in self.children.items()},
+            overlays={k: dict(v) for k, v in self.overlays.items()},
+        )
+        touched: list[str] = []
+        if honoured != self.honoured_commits:
+            # Which commits count changed: every run an overlay points at may change.
+            for index in graph.overlays.values():
+                for run in index:
+                    touched.append(run)
+        graph._change(list(added), list(removed), touched)
+        return graph
+
+    def _change(self, added: list[Node], removed: list[str], touched: Iterable[str] = ()) -> None:
+        runs: set[str] = set(touched)
+        for digest in removed:
+            node = self.nodes.pop(digest, None)
+            if node is not None:
+                self._unindex(node)
+                runs.update(self._runs_depending_on(node))
+        for node in added:
+            previous = self.nodes.get(node.digest)
+            if previous is not None:
+                self._unindex(previous)
+            self.nodes[node.digest] = node
+            self._index(node)
+            runs.update(self._runs_depending_on(node))
+        self._recompute(runs)
+        self._owned.clear()
+        self.__dict__.pop("records", None)
+
+    def _runs_depending_on(self, node: Node) -> list[str]:
+        """Runs whose derived facts may change when `node` comes or goes."""
+        if isinstance(node, Run):
+            return [node.digest]
+        if isinstance(node, Retraction | Attestation):
+            return [node.run]
+        if isinstance(node, Supersession):
+            return [node.run, node.supersedes]
+        if isinstance(node, Verification):
+            return [node.run, node.rerun]
+        if isinstance(node, Workload):
+            return list(self.runs_by["workload"].get(node.digest, ()))
+        if isinstance(node, Implementation):
+            return list(self.runs_by["implementation"].get(node.digest, ()))
+        if isinstance(node, Environment):
+            return list(self.runs_by["environment"].get(node.digest, ()))
+        return []
+
+    # Indexes --------------------------------------------------------------------------------------
+
+    def _edit(self, index: dict[Any, set[str]], key: object, value: str, remove: bool) -> None:
+        members = index.get(key)
+        if members is None:
+            if remove:
+                return
+            members = set()
+            index[key] = members
+            self._owned.add(id(members))
+        elif id(members) not in self._owned:
+            members = set(members)
+            index[key] = members
+            self._owned.add(id(members))
+        if remove:
+            members.discard(value)
+            if not members:
+                del index[key]
+        else:
+            members.add(value)
+
+    def _index(self, node: Node, remove: bool = False) -> None:
+        def edit(index: dict[Any, set[str]], key: object, value: str) -> None:
+            self._edit(index, key, value, remove)
+
+        edit(self.names, (node.kind, node.name), node.digest)
+        edit(self.prefixes, node.digest[7:11], node.digest)
+        if isinstance(node, Run):
+            edit(self.runs_by["environment"], node.environment, node.digest)
+            edit(self.runs_by["implementation"], node.implementation, node.digest)
+            edit(self.runs_by["workload"], node.workload, node.digest)
+        elif isinstance(node, Workload):
+            edit(self.children["workloads"], node.operation, node.digest)
+        elif isinstance(node, Implementation):
+            edit(self.children["implementations"], node.operation, node.digest)
+            if node.project:
+                edit(self.children["project_implementations"], node.project, node.digest)
+        elif isinstance(node, Attestation):
+            edit(self.overlays["attestations"], node.run, node.digest)
+        elif isinstance(node, Retraction):
+            edit(self.overlays["retractions"], node.run, node.digest)
+        elif isinstance(node, Supersession):
+            edit(self.overlays["supersessions"], node.supersedes, node.digest)
+        elif isinstance(node, Verification):
+            edit(self.overlays["verifications"], node.run, node.digest)
+
+    def _unindex(self, node: Node) -> None:
+        self._index(node, remove=True)
+
+    def _index_facts(self, run: str, facts: RunFacts, remove: bool = False) -> None:
+        def edit(index: dict[Any, set[str]], key: object, value: str) -> None:
+            self._edit(index, key, value, remove)
+
+        if facts.operation is not None:
+            edit(self.runs_by["operation"], facts.operation, run)
+        if facts.source is not None:
+            edit(self.runs_by["source"], facts.source, run)
+        for key in facts.gpu:
+            edit(self.runs_by["gpu"], key, run)
+
+    def _index_cohort(self, cohort: Cohort, remove: bool = False) -> None:
+        def edit(index: dict[Any, set[str]], key: object, value: str) -> None:
+            self._edit(index, key, value, remove)
+
+        edit(self.cohorts_by["operation"], cohort.operation, cohort.key)
+        edit(self.cohorts_by["workload"], cohort.workload, cohort.key)
+        for key in gpu_keys(self.nodes.get(cohort.environment)):
+            edit(self.cohorts_by["gpu"], key, cohort.key)
+
+    # Derivation -----------------------------------------------------------------------------------
+
+    def _honoured(self, node: Node) -> bool:
+        """An overlay counts when main published it in a commit signed by a maintainer."""
+        return node.pub >= 0 and self.mainline.commits[node.pub] in self.honoured_commits
+
+    def _recompute(self, runs: set[str]) -> None:
+        cohorts: set[str] = set()
+        joining: dict[str, list[str]] = {}
+        for digest in runs:
+            old = self.facts.pop(digest, None)
+            if old is not None:
+                self._index_facts(digest, old, remove=True)
+                if old.cohort is not None:
+                    cohorts.add(old.cohort)
+            node = self.nodes.get(digest)
+            if isinstance(node, Run):
+                new = self._facts(node)
+                self.facts[digest] = new
+                self._index_facts(digest, new)
+                if new.cohort is not None:
+                    cohorts.add(new.cohort)
+                    joining.setdefault(new.cohort, []).append(digest)
+        for key in cohorts:
+            old_cohort = self.cohorts.pop(key, None)
+            members = {d for d in old_cohort.members if d not in runs} if old_cohort else set()
+            members.update(joining.get(key, ()))
+            if old_cohort is not None:
+                self._index_cohort(old_cohort, remove=True)
+            if members:
+                cohort = self._cohort(key, sorted(members))
+                self.cohorts[key] = cohort
+                self._index_cohort(cohort)
+
+    def _facts(self, run: Run) -> RunFacts:
+        """A run's facts except its rank (which needs its whole cohort)."""
+        workload = self.nodes.get(run.workload)
+        implementation = self.nodes.get(run.implementation)
+        environment = self.nodes.get(run.environment)
+        warnings = [run.primary.note] if run.primary is not None and run.primary.note else []
+        for role, digest, node, wanted in (
+            ("implementation", run.implementation, implementation, Implementation),
+            ("workload", run.workload, workload, Workload),
+            ("protocol", run.protocol, self.nodes.get(run.protocol), Protocol),
+            ("environment", run.environment, environment, Environment),
+        ):
+            if not isinstance(node, wanted):
+                warnings.append(f"dangling-reference: the {role} {digest} is not in the registry")
+        key = operation = None
+        if isinstance(workload, Workload):
+            operation = workload.operation
+            key = comparison_key(
+                workload.operation, run.workload, run.protocol, run.environment, workload.correctness,
+                metric_key(run.primary),
+            )  # fmt: skip
+            if isinstance(implementation, Implementation):
+                mismatch = operation_mismatch_digests(implementation.operation, workload.operation)
+                if mismatch:
+                    warnings.append(
+                        f"operation-mismatch: {mismatch} (an upstream data error, kept as published)"
+                    )
+        retraction = next(
+            (d for d in self.overlays["retractions"].get(run.digest, ()) if self._honoured(self.nodes[d])),
+            None,
+        )
+        superseded_by = next(
+            (
+                overlay.run
+                for d in self.overlays["supersessions"].get(run.digest, ())
+                if isinstance(overlay := self.nodes[d], Supersession)
+                and self._honoured(overlay)
+                and isinstance(self.nodes.get(overlay.run), Run)
+            ),
+            None,
+        )
+        runners = {
+            overlay.runner
+            for d in self.overlays["verifications"].get(run.digest, ())
+            if isinstance(overlay := self.nodes[d], Verification) and self._honoured(overlay)
+        }
+        trust = trust_of(
+            independent_verifications=len(runners),
+            source_available=isinstance(implementation, Implementation) and implementation.source_available,
+            raw_evidence=run.raw_evidence,
+        )
+        reasons = eligibility_reasons(
+            published=run.pub >= 0,
+            status=run.status,
+            retracted=retraction is not None,
+            superseded=superseded_by is not None,
+            has_primary=run.primary is not None and key is not None,
+        )
+        source = run.source or (self.mainline.sources[run.pub] if run.pub >= 0 else None)
+        return RunFacts(
+            key, None, False, reasons, trust, tuple(warnings), source, retraction, superseded_by, operation,
+            gpu_keys(environment),
+        )  # fmt: skip
+
+    def _cohort(self, key: str, members: list[str]) -> Cohort:
+        runs = [self.nodes[d] for d in members]
+        first = runs[0]
+        assert isinstance(first, Run)
+        workload = self.nodes[first.workload]
+        assert isinstance(workload, Workload)
+        source_native = any(isinstance(r, Run) and r.source is not None for r in runs)
+        inputs: list[RankInput] = []
+        candidates: list[Candidate] = []
+        for run in runs:
+            assert isinstance(run, Run)
+            facts = self.facts[run.digest]
+            if run.primary is None:
+                continue
+            if facts.eligible:
+                primary = run.primary
+                inputs.append(
+                    RankInput(
+                        run.digest, primary.value, primary.low, primary.high, facts.trust, run.observed_ns
+                    )
+                )
+                candidates.append(Candidate(run.digest, primary.value, run.observed_at, run.observed_ns))
+            elif facts.reasons == ("RETRACTED",) and facts.retraction is not None:
+                # It held its place in the ledger until the retraction was published.
+                withdrawn = self.mainline.times[self.nodes[facts.retraction].pub]
+                candidates.append(
+                    Candidate(
+                        run.digest, run.primary.value, run.observed_at, run.observed_ns,
+                        utc_instant(withdrawn), withdrawn * 1_000_000_000,
+                    )
+                )  # fmt: skip
+        ranked = tuple(rank_cohort(inputs, source_native))
+        places = {entry.id: entry for entry in ranked}
+        for digest in members:
+            place = places.get(digest)
+            facts = self.facts[digest]
+            rank, tie = (place.rank, place.tied_with_previous) if place else (None, False)
+            if facts.rank != rank or facts.tied != tie:
+                self.facts[digest] = facts._replace(rank=rank, tied=tie)
+        return Cohort(
+            key=key,
+            profile=SOURCE_NATIVE if source_native else STRICT_EXACT,
+            operation=workload.operation,
+            workload=first.workload,
+            protocol=first.protocol,
+            environment=first.environment,
+            correctness_key=workload.correctness,
+            metric_key=metric_key(first.primary),
+            members=tuple(members),
+            ranked=ranked,
+            events=tuple(record_events(key, candidates)),
+        )
+
+    # Queries --------------------------------------------------------------------------------------
+
+    def published(self, node: Node) -> bool:
+        return node.pub >= 0
+
+    def published_at(self, node: Node) -> int | None:
+        """Committer time of the main commit that first contained the manifest."""
+        return self.mainline.times[node.pub] if node.pub >= 0 else None
+
+    @cached_property
+    def records(self) -> tuple[str, ...]:
+        """Cohort keys with a record holder, newest holder first (then by key)."""
+        held = [c for c in self.cohorts.values() if c.events]
+        held.sort(key=lambda c: (-c.events[-1].at_ns, c.key))
+        return tuple(c.key for c in held)

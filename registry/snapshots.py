@@ -1,0 +1,323 @@
+"""Graphs by commit: the publication record, cold builds, moves by tree diff, and the snapshot set a
+server holds (the validated head of main plus an LRU of pinned commits).
+
+A graph for any commit is made from a graph it already has, by applying the tree diff
+between the two commits: cost grows with the difference, not with the registry. Only the
+first graph is built from scratch (or loaded from the warm cache).
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from registry.errors import RegistryError, RevisionNotFound
+from registry.graph import Graph, Mainline
+from registry.kinds import KIND_BY_FOLDER
+from registry.nodes import Node, extract
+from registry.review import check_range
+from registry.store import Entry, GitStore
+
+__all__ = [
+    "Publication",
+    "Snapshots",
+    "build_graph",
+    "gc_paused",
+    "move_graph",
+    "publication_of",
+]
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Keep the cyclic garbage collector out of bulk loads: it would scan every new tuple
+    again and again (it doubles load time at 100k manifests). Nodes hold no cycles."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+        gc.freeze()  # what we loaded is long-lived: keep it out of future collections too
+
+
+@dataclass(frozen=True, slots=True)
+class Publication:
+    """When each manifest was published: its first commit on main's first-parent history."""
+
+    mainline: Mainline
+    first: dict[str, int] = field(repr=False)  # digest -> position in mainline.commits
+
+    def position(self, digest: str) -> int:
+        return self.first.get(digest, -1)
+
+
+def publication_of(store: GitStore, head: str, previous: Publication | None = None) -> Publication:
+    """Replay main's first-parent history from `head`, reusing `previous` when head extends it."""
+    chain = store.first_parents(head, stop=previous.mainline.commits[-1] if previous else None)[::-1]
+    if previous is not None and chain[0] == previous.mainline.commits[-1]:
+        first = dict(previous.first)
+        mainline = previous.mainline
+        new = chain[1:]
+        parent: str | None = chain[0]
+        offset = len(mainline.commits)
+    else:
+        first, mainline, new, parent, offset = {}, Mainline.of((), (), ()), chain, None, 0
+    times, sources = [], []
+    for index, commit in enumerate(new):
+        info = store.commit_info(commit)
+        times.append(info.committer.time)
+        sources.append(info.trailer("Source"))
+        for change in store.diff(parent, commit):
+            digest = _digest_of_path(change.path)
+            if change.new is not None and digest is not None and digest not in first:
+                first[digest] = offset + index
+        parent = commit
+    return Publication(mainline.extended(new, times, sources), first)
+
+
+def _digest_of_path(path: str) -> str | None:
+    rest = path.partition("/")[2]
+    if not rest.endswith(".json") or len(rest) != 3 + 64 + 5:
+        return None
+    return "sha256:" + rest[3:-5]
+
+
+def load_nodes(store: GitStore, entries: Sequence[Entry], publication: Publication) -> list[Node]:
+    """Read and extract many manifests: the bulk path (packed objects, orjson, no validation:
+    every file was validated when written and its path names its digest)."""
+    nodes = []
+    position = publication.first.get
+    for entry, data in zip(entries, store.read_blobs([e.oid for e in entries]), strict=True):
+        digest = entry.digest
+        nodes.append(extract(entry.kind, digest, entry.oid, position(digest, -1), orjson.loads(data)))
+    return nodes
+
+
+def build_graph(
+    store: GitStore, commit: str, publication: Publication, honoured: frozenset[str] = frozenset()
+) -> Graph:
+    """A graph from scratch: every manifest at `commit`."""
+    info = store.commit_info(commit)
+    with gc_paused():
+        nodes = load_nodes(store, list(store.entries(commit)), publication)
+        position = publication.mainline.positions.get(commit)
+        return Graph.build(commit, info.committer.time, publication.mainline, position, nodes, honoured)
+
+
+def move_graph(
+    store: GitStore,
+    graph: Graph,
+    commit: str,
+    publication: Publication,
+    honoured: frozenset[str] | None = None,
+) -> Graph:
+    """The graph of `commit`, made from `graph` by applying the tree diff between their commits."""
+    info = store.commit_info(commit)
+    added_entries: list[Entry] = []
+    removed: list[str] = []
+    for change in store.diff(graph.commit, commit):
+        entry = _entry_of(change.path, change.new)
+        digest = _digest_of_path(change.path)
+        if digest is None:
+            continue
+        if change.old is not None and _entry_of(change.path, change.old) is not None:
+            removed.append(digest)
+        if entry is not None:
+            added_entries.append(entry)
+    with gc_paused():
+        added = load_nodes(store, added_entries, publication)
+        # Publication may have moved for nodes already present (a branch merged into main).
+        republished = [
+            node._replace(pub=publication.position(node.digest))
+            for node in graph.nodes.values()
+            if node.pub < 0 and publication.position(node.digest) >= 0
+        ]
+        return graph.apply(
+            commit, info.committer.time, publication.mainline, publication.mainline.positions.get(commit),
+            [*republished, *added], removed, honoured,
+        )  # fmt: skip
+
+
+def _entry_of(path: str, oid: str | None) -> Entry | None:
+    if oid is None:
+        return None
+    folder, _, rest = path.partition("/")
+    info = KIND_BY_FOLDER.get(folder)
+    digest = _digest_of_path(path)
+    if info is None or digest is None or rest[:2] != digest[7:9]:
+        return None
+    return Entry(info.name, digest[7:], oid)
+
+
+@dataclass(frozen=True, slots=True)
+class HeadStatus:
+    """What a server tells `/healthz`: what it serves, what main is, and why they differ."""
+
+    serving: str | None
+    main: str | None
+    reason: str | None = None
+    checked_at: float = 0.0
+    build_seconds: float = 0.0
+
+
+class Snapshots:
+    """The graphs one process serves: the validated head of main, and an LRU of pinned commits.
+
+    Thread-safe. Every thread gets its own `GitStore` (libgit2 repositories must not be shared).
+    """
+
+    def __init__(
+        self,
+        repo_path: Path,
+        *,
+        capacity: int = 4,
+        honoured: Callable[[GitStore, Mainline], frozenset[str]] | None = None,
+        validate: bool = True,
+    ) -> None:
+        self.repo_path = repo_path
+        self._local = threading.local()
+        self._lock = threading.RLock()
+        self._refresh_lock = threading.Lock()
+        self._capacity = capacity
+        self._pinned: OrderedDict[str, Graph] = OrderedDict()
+        self._honoured_of = honoured or (lambda store, mainline: frozenset())
+        self._validate = validate
+        self._head: Graph | None = None
+        self._publication: Publication | None = None
+        self._honoured: frozenset[str] = frozenset()
+        self.status = HeadStatus(None, None, "not loaded yet")
+
+    def store(self) -> GitStore:
+        store: GitStore | None = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = GitStore(self.repo_path)
+        return store
+
+    @property
+    def head(self) -> Graph:
+        """The graph served for the head of main.
+
+        Raises:
+            RegistryError: nothing could be loaded (an empty registry, or no valid head).
+        """
+        graph = self._head
+        if graph is None:
+            raise RegistryError(f"no valid head to serve: {self.status.reason}")
+        return graph
+
+    def load(self, graph: Graph | None = None, publication: Publication | None = None) -> None:
+        """Serve main's head: from `graph` (a warm cache) when given, else built from scratch."""
+        store = self.store()
+        head = store.head()
+        if head is None:
+            self.status = HeadStatus(None, None, "the registry is empty (main has no commits)")
+            return
+        started = time.perf_counter()
+        if graph is not None and publication is not None:
+            self._install(graph, publication, head, started)
+            if graph.commit != head:
+                self.refresh()
+            return
+        publication = publication_of(store, head)
+        honoured = self._honoured_of(store, publication.mainline)
+        graph = build_graph(store, head, publication, honoured)
+        self._honoured = honoured
+        self._install(graph, publication, head, started)
+
+    def _install(self, graph: Graph, publication: Publication, main: str, started: float) -> None:
+        with self._lock:
+            self._head = graph
+            self._publication = publication
+            self._honoured = graph.honoured_commits
+            self.status = HeadStatus(graph.commit, main, None, time.time(), time.perf_counter() - started)
+
+    def refresh(self) -> HeadStatus:
+        """Serve the new head of main if it moved and passes validation; otherwise keep the last good one."""
+        with self._refresh_lock:
+            store = self.store()
+            main = store.head()
+            current = self._head
+            if current is None:
+                self.load()
+                return self.status
+            if main is None or main == current.commit:
+                self.status = HeadStatus(current.commit, main, None, time.time(), self.status.build_seconds)
+                return self.status
+            started = time.perf_counter()
+            if self._validate:
+                report = (
+                    check_range(store, current.commit, main)
+                    if store.is_ancestor(current.commit, main)
+                    else None
+                )
+                if report is None or not report.ok:
+                    why = (
+                        "main does not descend from the served commit (history was rewritten)"
+                        if report is None
+                        else "; ".join(str(p) for p in report.problems[:5])
+                        + (f" (and {len(report.problems) - 5} more)" if len(report.problems) > 5 else "")
+                    )
+                    reason = f"main {main[:12]} fails validation: {why}"
+                    self.status = HeadStatus(
+                        current.commit, main, reason, time.time(), self.status.build_seconds
+                    )
+                    return self.status
+            assert self._publication is not None
+            publication = publication_of(store, main, self._publication)
+            honoured = self._honoured_of(store, publication.mainline)
+            graph = move_graph(store, current, main, publication, honoured)
+            self._install(graph, publication, main, started)
+            with self._lock:
+                self._pinned.clear()  # pinned graphs were derived against the old publication record
+            return self.status
+
+    def at(self, rev: str | None) -> Graph:
+        """The graph of a commit, branch or tag (None: the served head).
+
+        Raises:
+            RevisionNotFound: unknown, or not a commit any branch or tag of the registry reaches.
+        """
+        head = self.head
+        if rev is None:
+            return head
+        store = self.store()
+        commit = store.resolve(rev)
+        if commit == head.commit:
+            return head
+        with self._lock:
+            found = self._pinned.get(commit)
+            if found is not None:
+                self._pinned.move_to_end(commit)
+                return found
+        if not self.reachable(commit):
+            raise RevisionNotFound(rev, "not reachable from any branch or tag of the registry")
+        assert self._publication is not None
+        graph = move_graph(store, head, commit, self._publication, self._honoured)
+        with self._lock:
+            self._pinned[commit] = graph
+            while len(self._pinned) > self._capacity:
+                self._pinned.popitem(last=False)
+        return graph
+
+    def reachable(self, commit: str, *, from_main_only: bool = False) -> bool:
+        """Whether `commit` is on a branch or tag of the registry (or on main only)."""
+        store = self.store()
+        publication = self._publication
+        if publication is not None and commit in publication.mainline.positions:
+            return True
+        tips = [store.head()] if from_main_only else list(store.branches().values())
+        return any(tip is not None and store.is_ancestor(commit, tip) for tip in tips)
+
+    def publication(self) -> Publication:
+        assert self._publication is not None
+        return self._publication
