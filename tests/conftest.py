@@ -1,0 +1,68 @@
+"""Fixtures: a guard that keeps every test away from the real manifests.git, fresh stores, the CLI runner."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import EMBEDDED_REPO, basic_scenario, commit_manifests
+from typer.testing import CliRunner
+
+import registry
+
+
+def _fingerprint(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under `root` with its size and mtime: any write to the repository changes it."""
+    found: dict[str, tuple[int, int]] = {}
+    for folder, _, files in os.walk(root):
+        for name in files:
+            stat = (Path(folder) / name).stat()
+            found[str(Path(folder, name).relative_to(root))] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _embedded_registry_untouched() -> Iterator[None]:
+    """Fail the session if any test wrote to the committed registry (refs, objects, config...)."""
+    before = _fingerprint(EMBEDDED_REPO)
+    yield
+    after = _fingerprint(EMBEDDED_REPO)
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"a test modified {EMBEDDED_REPO}: {changed[:10]}"
+
+
+@pytest.fixture(autouse=True)
+def _no_default_registry(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every test (and every subprocess it starts) sees a default registry that does not exist:
+    the CLI and settings can only reach a repository a test names with --repo or a path."""
+    nowhere = tmp_path_factory.getbasetemp() / "no-registry-here" / "manifests.git"
+    monkeypatch.setenv("KERNELINDEX_REPO", str(nowhere))
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("KERNELINDEX_DEBUG", raising=False)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> registry.GitStore:
+    """An empty registry in tmp_path."""
+    return registry.GitStore.init(tmp_path / "manifests.git")
+
+
+@pytest.fixture
+def basic_store(store: registry.GitStore) -> registry.GitStore:
+    """A registry holding `helpers.basic_scenario()` in one commit."""
+    commit_manifests(store, basic_scenario().docs)
+    return store
+
+
+@pytest.fixture(scope="session")
+def embedded() -> registry.GitStore:
+    """The committed registry, for reading only."""
+    return registry.GitStore(EMBEDDED_REPO)
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
