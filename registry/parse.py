@@ -121,8 +121,12 @@ def _pairs_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+class _RefusedConstant(_Refused):
+    """NaN, Infinity or -Infinity: Python's reader accepts them, JSON does not."""
+
+
 def _refuse_constant(name: str) -> Any:
-    raise _Refused(f"{name} is not JSON (numbers must be finite)")
+    raise _RefusedConstant(f"{name} is not JSON (numbers must be finite)")
 
 
 def _load_json(text: str, source: str) -> JSONValue:
@@ -134,6 +138,8 @@ def _load_json(text: str, source: str) -> JSONValue:
         )
     except json.JSONDecodeError as exc:
         raise _fail(source, "", f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except _RefusedConstant as exc:
+        raise _fail(source, _locate_constant(text) or "", str(exc)) from None
     except _Refused as exc:
         # The hooks do not know where they are; duplicate keys are rare enough to find again.
         raise _fail(source, _locate_duplicate(text) or "", str(exc)) from None
@@ -164,6 +170,28 @@ def _locate_duplicate(text: str) -> str | None:
     except (ValueError, RecursionError):
         return None
     return found[0] if found else None
+
+
+class _Constant:
+    """Stands for a NaN/Infinity literal while `_locate_constant` looks for it."""
+
+
+def _locate_constant(text: str) -> str | None:
+    """The JSON path of the first NaN/Infinity literal, for the error message."""
+    stack: list[tuple[Any, tuple[str | int, ...]]]
+    try:
+        stack = [(json.loads(text, parse_constant=lambda _: _Constant()), ())]
+    except (ValueError, RecursionError):
+        return None
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, _Constant):
+            return json_path(path)
+        if isinstance(value, dict):
+            stack.extend((child, (*path, key)) for key, child in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(value))))
+    return None
 
 
 # YAML ---------------------------------------------------------------------------------------------
