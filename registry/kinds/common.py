@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, StringConstraints
 from pydantic.alias_generators import to_camel
 
 __all__ = [
@@ -89,7 +89,20 @@ Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max_len
 MetadataName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=200)]
 DigestStr = Annotated[str, StringConstraints(pattern=DIGEST_PATTERN)]
 GitCommit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
-Timestamp = Annotated[str, StringConstraints(pattern=TIMESTAMP_PATTERN)]
+_TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
+
+
+def _check_timestamp(value: str) -> str:
+    # A plain pattern error would print the 300-character regex as the reason; say what it means.
+    if not _TIMESTAMP.fullmatch(value):
+        raise ValueError(
+            "not an RFC 3339 UTC timestamp: expected YYYY-MM-DDTHH:MM[:SS[.fraction]]Z on a real calendar "
+            "date, with Z (offsets such as +01:00 are not allowed)"
+        )
+    return value
+
+
+Timestamp = Annotated[str, AfterValidator(_check_timestamp)]
 
 SafeInt = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 PositiveSafeInt = Annotated[int, Field(gt=0, le=MAX_SAFE_INTEGER)]
