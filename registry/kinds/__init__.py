@@ -208,6 +208,10 @@ def _problem(source: str, error: Any) -> Problem:
     kind = error["type"]
     # Unions add a branch label (`int`, `constrained-str`) to the location; it means nothing to authors.
     loc = tuple(part for part in loc if not (isinstance(part, str) and _is_branch_label(part)))
+    # A bad key of a map (`labels`, `axes`...) comes as (..., "<key>", "[key]"): point at the key.
+    key_problem = bool(loc) and loc[-1] == "[key]"
+    if key_problem:
+        loc = loc[:-1]
     if kind == "extra_forbidden":
         return Problem(source, json_path(loc[:-1]), f"unknown field {loc[-1]!r}")
     if kind == "missing":
@@ -221,6 +225,8 @@ def _problem(source: str, error: Any) -> Problem:
         and not isinstance(error["input"], dict | list)
     ):
         message = f"{message} (got {error['input']!r})"
+    if key_problem:
+        message = f"invalid key: {message}"
     return Problem(source, json_path(loc), message)
 
 
