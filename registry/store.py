@@ -166,9 +166,10 @@ class GitStore:
     def _lookup_ref(self, name: str) -> Any:
         try:
             ref = self._repo.references.get(name)
-        except (pygit2.GitError, pygit2.InvalidSpecError, ValueError):
+            # Resolving can fail too: HEAD of an empty registry names a main that does not exist yet.
+            return None if ref is None else ref.resolve().target
+        except (pygit2.GitError, pygit2.InvalidSpecError, ValueError, KeyError):
             return None
-        return None if ref is None else ref.resolve().target
 
     def _peel_commit(self, oid: Any, rev: str) -> str:
         obj = self._repo.get(oid)
@@ -185,7 +186,7 @@ class GitStore:
             if name.startswith(("refs/heads/", "refs/tags/")):
                 try:
                     found[name] = self._peel_commit(self._repo.references[name].resolve().target, name)
-                except RevisionNotFound:
+                except (RevisionNotFound, pygit2.GitError, KeyError):  # a dangling symbolic ref
                     continue
         return found
 
