@@ -418,7 +418,9 @@ class GitStore:
                         "(published files never change; a correction is a new manifest)",
                     )
                 )
-        additions = [(source, m) for source, m in sourced if new.get(m.digest) is m]
+        # Every new file goes to the check, not only the first of each digest: a second file with the
+        # same digest and other metadata is a conflict to report, not a duplicate to drop.
+        additions = [(source, m) for source, m in sourced if m.digest in new]
         problems.extend(
             check_additions(additions, _TreeLookup(self, tree), allowed_mismatches=allowed_mismatches)
         )
