@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 import pygit2
 
+from registry.canonical import canonical_json
 from registry.errors import (
     Problem,
     RegistryError,
@@ -407,7 +408,9 @@ class GitStore:
             existing = _tree_lookup(tree, manifest.path)
             if existing is None:
                 new[manifest.digest] = manifest
-            elif str(existing.id) == str(pygit2.hash(manifest.stored_bytes())):
+            elif str(existing.id) == str(pygit2.hash(manifest.stored_bytes())) or self._same_value(
+                str(existing.id), manifest
+            ):
                 unchanged.append(manifest)
             else:
                 problems.append(
@@ -425,6 +428,11 @@ class GitStore:
             check_additions(additions, _TreeLookup(self, tree), allowed_mismatches=allowed_mismatches)
         )
         return list(new.values()), unchanged, problems
+
+    def _same_value(self, oid: str, manifest: Manifest) -> bool:
+        """The published file holds the same JSON value, spelled otherwise (`1.0` for `1`: the YAML and
+        JSON forms of one manifest); re-adding it is a no-op, not a conflict."""
+        return canonical_json(orjson.loads(self.read_blob(oid))) == canonical_json(manifest.document)
 
     def _write_commit(self, parent: str | None, files: Mapping[str, bytes], meta: CommitMeta) -> str:
         if len(files) >= _PACK_THRESHOLD:
