@@ -42,6 +42,7 @@ class Settings:
     author_date: tuple[int, int] | None = None
     committer_date: tuple[int, int] | None = None
     debug: bool = False
+    hook_secret: str | None = None
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -59,9 +60,8 @@ class Settings:
             poll_seconds=float(env.get("KERNELINDEX_POLL_SECONDS", "2")),
             graph_cache=env.get("KERNELINDEX_GRAPH_CACHE", "1") != "0",
             author_date=parse_git_date(env["GIT_AUTHOR_DATE"]) if env.get("GIT_AUTHOR_DATE") else None,
-            committer_date=parse_git_date(env["GIT_COMMITTER_DATE"])
-            if env.get("GIT_COMMITTER_DATE")
-            else None,
+            committer_date=parse_git_date(env["GIT_COMMITTER_DATE"]) if env.get("GIT_COMMITTER_DATE") else None,
             debug=env.get("KERNELINDEX_DEBUG", "") not in ("", "0"),
+            hook_secret=env.get("KERNELINDEX_HOOK_SECRET") or None,
             environ=env,
         )

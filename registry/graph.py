@@ -10,8 +10,9 @@ commit that published them is signed by a maintainer: the builder is told which 
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
@@ -29,6 +30,7 @@ from registry.cohorts import (
     record_events,
     trust_of,
 )
+from registry.errors import AmbiguousName
 from registry.nodes import (
     Attestation,
     Environment,
@@ -44,7 +46,20 @@ from registry.nodes import (
 from registry.provenance import utc_instant
 from registry.validate import operation_mismatch_digests
 
-__all__ = ["SOURCE_NATIVE", "STRICT_EXACT", "Cohort", "Graph", "Mainline", "RunFacts", "gpu_keys"]
+__all__ = [
+    "MIN_PREFIX",
+    "SOURCE_NATIVE",
+    "STRICT_EXACT",
+    "Cohort",
+    "Graph",
+    "Mainline",
+    "RunFacts",
+    "gpu_keys",
+]
+
+MIN_PREFIX = 12
+"""The shortest digest prefix accepted as an id: at a million manifests 12 hex digits rarely collide."""
+_HEX = re.compile(r"[0-9a-f]+")
 
 SOURCE_NATIVE = "source_native"
 STRICT_EXACT = "strict_exact"
@@ -65,9 +80,7 @@ class Mainline:
     def of(cls, commits: Sequence[str], times: Sequence[int], sources: Sequence[str | None]) -> Mainline:
         return cls(tuple(commits), tuple(times), tuple(sources), {c: i for i, c in enumerate(commits)})
 
-    def extended(
-        self, commits: Sequence[str], times: Sequence[int], sources: Sequence[str | None]
-    ) -> Mainline:
+    def extended(self, commits: Sequence[str], times: Sequence[int], sources: Sequence[str | None]) -> Mainline:
         return Mainline.of((*self.commits, *commits), (*self.times, *times), (*self.sources, *sources))
 
 
@@ -146,17 +159,14 @@ class Graph:
     names: dict[tuple[str, str], set[str]] = field(default_factory=dict)
     prefixes: Index = field(default_factory=dict)  # first 4 hex digits -> digests
     runs_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in _NODE_INDEXES + _FACT_INDEXES})
-    cohorts_by: dict[str, Index] = field(
-        default_factory=lambda: {k: {} for k in ("operation", "workload", "gpu")}
-    )
+    cohorts_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in ("operation", "workload", "gpu")})
     children: dict[str, Index] = field(
         default_factory=lambda: {k: {} for k in ("workloads", "implementations", "project_implementations")}
     )
     overlays: dict[str, Index] = field(
-        default_factory=lambda: {
-            k: {} for k in ("attestations", "retractions", "supersessions", "verifications")
-        }
+        default_factory=lambda: {k: {} for k in ("attestations", "retractions", "supersessions", "verifications")}
     )
+    unpublished: set[str] = field(default_factory=set)  # digests of nodes not (yet) on main
     # Index sets this graph made itself and may change in place; the others are shared with the
     # graph it was derived from and are copied before their first change (copy on write).
     _owned: set[int] = field(default_factory=set, repr=False)
@@ -205,6 +215,7 @@ class Graph:
             cohorts_by={k: dict(v) for k, v in self.cohorts_by.items()},
             children={k: dict(v) for k, v in self.children.items()},
             overlays={k: dict(v) for k, v in self.overlays.items()},
+            unpublished=set(self.unpublished),
         )
         touched: list[str] = []
         if honoured != self.honoured_commits:
@@ -278,6 +289,11 @@ class Graph:
 
         edit(self.names, (node.kind, node.name), node.digest)
         edit(self.prefixes, node.digest[7:11], node.digest)
+        if node.pub < 0:
+            if remove:
+                self.unpublished.discard(node.digest)
+            else:
+                self.unpublished.add(node.digest)
         if isinstance(node, Run):
             edit(self.runs_by["environment"], node.environment, node.digest)
             edit(self.runs_by["implementation"], node.implementation, node.digest)
@@ -322,7 +338,7 @@ class Graph:
 
     # Derivation -----------------------------------------------------------------------------------
 
-    def _honoured(self, node: Node) -> bool:
+    def honoured(self, node: Node) -> bool:
         """An overlay counts when main published it in a commit signed by a maintainer."""
         return node.pub >= 0 and self.mainline.commits[node.pub] in self.honoured_commits
 
@@ -372,17 +388,19 @@ class Graph:
         if isinstance(workload, Workload):
             operation = workload.operation
             key = comparison_key(
-                workload.operation, run.workload, run.protocol, run.environment, workload.correctness,
+                workload.operation,
+                run.workload,
+                run.protocol,
+                run.environment,
+                workload.correctness,
                 metric_key(run.primary),
-            )  # fmt: skip
+            )
             if isinstance(implementation, Implementation):
                 mismatch = operation_mismatch_digests(implementation.operation, workload.operation)
                 if mismatch:
-                    warnings.append(
-                        f"operation-mismatch: {mismatch} (an upstream data error, kept as published)"
-                    )
+                    warnings.append(f"operation-mismatch: {mismatch} (an upstream data error, kept as published)")
         retraction = next(
-            (d for d in self.overlays["retractions"].get(run.digest, ()) if self._honoured(self.nodes[d])),
+            (d for d in self.overlays["retractions"].get(run.digest, ()) if self.honoured(self.nodes[d])),
             None,
         )
         superseded_by = next(
@@ -390,7 +408,7 @@ class Graph:
                 overlay.run
                 for d in self.overlays["supersessions"].get(run.digest, ())
                 if isinstance(overlay := self.nodes[d], Supersession)
-                and self._honoured(overlay)
+                and self.honoured(overlay)
                 and isinstance(self.nodes.get(overlay.run), Run)
             ),
             None,
@@ -398,7 +416,7 @@ class Graph:
         runners = {
             overlay.runner
             for d in self.overlays["verifications"].get(run.digest, ())
-            if isinstance(overlay := self.nodes[d], Verification) and self._honoured(overlay)
+            if isinstance(overlay := self.nodes[d], Verification) and self.honoured(overlay)
         }
         trust = trust_of(
             independent_verifications=len(runners),
@@ -414,9 +432,18 @@ class Graph:
         )
         source = run.source or (self.mainline.sources[run.pub] if run.pub >= 0 else None)
         return RunFacts(
-            key, None, False, reasons, trust, tuple(warnings), source, retraction, superseded_by, operation,
+            key,
+            None,
+            False,
+            reasons,
+            trust,
+            tuple(warnings),
+            source,
+            retraction,
+            superseded_by,
+            operation,
             gpu_keys(environment),
-        )  # fmt: skip
+        )
 
     def _cohort(self, key: str, members: list[str]) -> Cohort:
         runs = [self.nodes[d] for d in members]
@@ -435,9 +462,7 @@ class Graph:
             if facts.eligible:
                 primary = run.primary
                 inputs.append(
-                    RankInput(
-                        run.digest, primary.value, primary.low, primary.high, facts.trust, run.observed_ns
-                    )
+                    RankInput(run.digest, primary.value, primary.low, primary.high, facts.trust, run.observed_ns)
                 )
                 candidates.append(Candidate(run.digest, primary.value, run.observed_at, run.observed_ns))
             elif facts.reasons == ("RETRACTED",) and facts.retraction is not None:
@@ -445,10 +470,14 @@ class Graph:
                 withdrawn = self.mainline.times[self.nodes[facts.retraction].pub]
                 candidates.append(
                     Candidate(
-                        run.digest, run.primary.value, run.observed_at, run.observed_ns,
-                        utc_instant(withdrawn), withdrawn * 1_000_000_000,
+                        run.digest,
+                        run.primary.value,
+                        run.observed_at,
+                        run.observed_ns,
+                        utc_instant(withdrawn),
+                        withdrawn * 1_000_000_000,
                     )
-                )  # fmt: skip
+                )
         ranked = tuple(rank_cohort(inputs, source_native))
         places = {entry.id: entry for entry in ranked}
         for digest in members:
@@ -472,6 +501,52 @@ class Graph:
         )
 
     # Queries --------------------------------------------------------------------------------------
+
+    def find(self, kinds: Collection[str], ident: str) -> Node | None:
+        """The node of one of `kinds` that `ident` names: `sha256:<hex>`, a unique hex prefix of
+        at least 12 digits (with or without `sha256:`), or a `metadata.name`.
+
+        Raises:
+            AmbiguousName: a prefix or a name matches several manifests.
+        """
+        text = ident.strip()
+        hexpart = text.removeprefix("sha256:")
+        if _HEX.fullmatch(hexpart):
+            if len(hexpart) == 64:
+                node = self.nodes.get("sha256:" + hexpart)
+                return node if node is not None and node.kind in kinds else None
+            if len(hexpart) >= MIN_PREFIX:
+                matches = [
+                    d
+                    for d in self.prefixes.get(hexpart[:4], ())
+                    if d[7:].startswith(hexpart) and self.nodes[d].kind in kinds
+                ]
+                if len(matches) == 1:
+                    return self.nodes[matches[0]]
+                if matches:
+                    raise AmbiguousName(ident, sorted(matches))
+        named = sorted(d for kind in kinds for d in self.names.get((kind, text), ()))
+        if len(named) == 1:
+            return self.nodes[named[0]]
+        if named:
+            raise AmbiguousName(ident, named)
+        return None
+
+    def find_cohort(self, key: str) -> Cohort | None:
+        """A cohort by its key or a unique prefix of at least 12 hex digits.
+
+        Raises:
+            AmbiguousName: the prefix matches several cohorts.
+        """
+        hexpart = key.strip().removeprefix("sha256:")
+        if not _HEX.fullmatch(hexpart) or len(hexpart) < MIN_PREFIX:
+            return None
+        if len(hexpart) == 64:
+            return self.cohorts.get("sha256:" + hexpart)
+        matches = sorted(k for k in self.cohorts if k[7:].startswith(hexpart))
+        if len(matches) > 1:
+            raise AmbiguousName(key, matches)
+        return self.cohorts[matches[0]] if matches else None
 
     def published(self, node: Node) -> bool:
         return node.pub >= 0

@@ -268,30 +268,51 @@ def extract(kind: str, digest: str, oid: str, pub: int, document: dict[str, Any]
             )
         observed = spec["observedAt"]
         return Run(
-            digest, oid, pub, name, title,
-            _intern(spec["status"]), observed, instant_ns(observed),
-            _intern(spec["implementationDigest"]), _intern(spec["workloadDigest"]),
-            _intern(spec["protocolDigest"]), _intern(spec["environmentDigest"]),
+            digest,
+            oid,
+            pub,
+            name,
+            title,
+            _intern(spec["status"]),
+            observed,
+            instant_ns(observed),
+            _intern(spec["implementationDigest"]),
+            _intern(spec["workloadDigest"]),
+            _intern(spec["protocolDigest"]),
+            _intern(spec["environmentDigest"]),
             _intern(native["source"]) if native else None,
             primary,
             "rawSamples" in timing or "rawSamples" in evidence or "logs" in evidence,
-        )  # fmt: skip
+        )
     if kind in ("WorkloadCase", "WorkloadSuite"):
         from registry.cohorts import correctness_key
 
         suite = kind == "WorkloadSuite"
         return Workload(
-            digest, oid, pub, name, title, suite,
-            _intern(spec["operationSpecDigest"]), correctness_key(spec["correctness"]),
+            digest,
+            oid,
+            pub,
+            name,
+            title,
+            suite,
+            _intern(spec["operationSpecDigest"]),
+            correctness_key(spec["correctness"]),
             len(spec["cases"]) if suite else 1,
-        )  # fmt: skip
+        )
     if kind == "ImplementationRevision":
         labels = metadata.get("labels") or {}
         source_available = "repository" in spec["projectRevision"] or "source" in spec
         return Implementation(
-            digest, oid, pub, name, title, _intern(spec["operation"]["specDigest"]),
-            labels.get("project"), source_available, _intern(spec["callable"]["language"]),
-        )  # fmt: skip
+            digest,
+            oid,
+            pub,
+            name,
+            title,
+            _intern(spec["operation"]["specDigest"]),
+            labels.get("project"),
+            source_available,
+            _intern(spec["callable"]["language"]),
+        )
     if kind == "OperationSpec":
         return Operation(digest, oid, pub, name, title, _intern(spec["family"]))
     if kind == "SoftwareProject":
@@ -301,9 +322,15 @@ def extract(kind: str, digest: str, oid: str, pub: int, document: dict[str, Any]
     if kind == "ExecutionEnvironment":
         hardware = spec["hardware"]
         return Environment(
-            digest, oid, pub, name, title,
-            _intern(hardware["vendor"]), _intern(hardware["product"]), _intern(hardware["architecture"]),
-        )  # fmt: skip
+            digest,
+            oid,
+            pub,
+            name,
+            title,
+            _intern(hardware["vendor"]),
+            _intern(hardware["product"]),
+            _intern(hardware["architecture"]),
+        )
     if kind == "Attestation":
         return Attestation(digest, oid, pub, name, title, _intern(spec["runDigest"]), spec["type"])
     if kind == "Retraction":

@@ -57,9 +57,7 @@ def check_range(
     changes = store.diff(base, head)
     problems: list[Problem] = []
     if len(changes) > max_files:
-        problems.append(
-            Problem(head, "", f"{len(changes):,} changed files; at most {max_files:,} in one change")
-        )
+        problems.append(Problem(head, "", f"{len(changes):,} changed files; at most {max_files:,} in one change"))
     additions: list[tuple[str, Manifest]] = []
     for change in changes[: max_files + 1]:
         problem = _shape_problem(change, allowed_paths)
@@ -71,9 +69,7 @@ def check_range(
         assert change.new is not None
         data = store.read_blob(change.new)
         if len(data) > MAX_DOCUMENT_BYTES:
-            problems.append(
-                Problem(change.path, "", f"{len(data):,} bytes; the limit is {MAX_DOCUMENT_BYTES:,}")
-            )
+            problems.append(Problem(change.path, "", f"{len(data):,} bytes; the limit is {MAX_DOCUMENT_BYTES:,}"))
             continue
         try:
             manifest = load_manifest(data, change.path, "json")

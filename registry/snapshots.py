@@ -12,7 +12,7 @@ import gc
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,18 +22,29 @@ import orjson
 from registry.errors import RegistryError, RevisionNotFound
 from registry.graph import Graph, Mainline
 from registry.kinds import KIND_BY_FOLDER
-from registry.nodes import Node, extract
+from registry.nodes import Node, Retraction, Supersession, Verification, extract
+from registry.provenance import SignatureCheck
 from registry.review import check_range
+from registry.signatures import verify_commit
 from registry.store import Entry, GitStore
 
 __all__ = [
+    "HeadStatus",
+    "Honour",
     "Publication",
     "Snapshots",
     "build_graph",
     "gc_paused",
+    "load_nodes",
     "move_graph",
+    "overlay_commits",
     "publication_of",
 ]
+
+Honour = Callable[[Iterable[str]], frozenset[str]]
+"""Given commits that introduce overlays, the ones whose overlays count (signed by a maintainer)."""
+
+_OVERLAYS = (Retraction, Supersession, Verification)
 
 
 @contextmanager
@@ -62,16 +73,14 @@ class Publication:
 
 
 def publication_of(store: GitStore, head: str, previous: Publication | None = None) -> Publication:
-    """Replay main's first-parent history from `head`, reusing `previous` when head extends it."""
-    chain = store.first_parents(head, stop=previous.mainline.commits[-1] if previous else None)[::-1]
-    if previous is not None and chain[0] == previous.mainline.commits[-1]:
-        first = dict(previous.first)
-        mainline = previous.mainline
-        new = chain[1:]
-        parent: str | None = chain[0]
-        offset = len(mainline.commits)
+    """Replay main's first-parent history up to `head`, reusing `previous` when head extends it."""
+    known = previous.mainline.commits[-1] if previous and previous.mainline.commits else None
+    chain = store.first_parents(head, stop=known)[::-1]
+    if previous is not None and known is not None and chain[0] == known:
+        first, mainline, new, parent = dict(previous.first), previous.mainline, chain[1:], known
     else:
-        first, mainline, new, parent, offset = {}, Mainline.of((), (), ()), chain, None, 0
+        first, mainline, new, parent = {}, Mainline.of((), (), ()), chain, None
+    offset = len(mainline.commits)
     times, sources = [], []
     for index, commit in enumerate(new):
         info = store.commit_info(commit)
@@ -92,62 +101,6 @@ def _digest_of_path(path: str) -> str | None:
     return "sha256:" + rest[3:-5]
 
 
-def load_nodes(store: GitStore, entries: Sequence[Entry], publication: Publication) -> list[Node]:
-    """Read and extract many manifests: the bulk path (packed objects, orjson, no validation:
-    every file was validated when written and its path names its digest)."""
-    nodes = []
-    position = publication.first.get
-    for entry, data in zip(entries, store.read_blobs([e.oid for e in entries]), strict=True):
-        digest = entry.digest
-        nodes.append(extract(entry.kind, digest, entry.oid, position(digest, -1), orjson.loads(data)))
-    return nodes
-
-
-def build_graph(
-    store: GitStore, commit: str, publication: Publication, honoured: frozenset[str] = frozenset()
-) -> Graph:
-    """A graph from scratch: every manifest at `commit`."""
-    info = store.commit_info(commit)
-    with gc_paused():
-        nodes = load_nodes(store, list(store.entries(commit)), publication)
-        position = publication.mainline.positions.get(commit)
-        return Graph.build(commit, info.committer.time, publication.mainline, position, nodes, honoured)
-
-
-def move_graph(
-    store: GitStore,
-    graph: Graph,
-    commit: str,
-    publication: Publication,
-    honoured: frozenset[str] | None = None,
-) -> Graph:
-    """The graph of `commit`, made from `graph` by applying the tree diff between their commits."""
-    info = store.commit_info(commit)
-    added_entries: list[Entry] = []
-    removed: list[str] = []
-    for change in store.diff(graph.commit, commit):
-        entry = _entry_of(change.path, change.new)
-        digest = _digest_of_path(change.path)
-        if digest is None:
-            continue
-        if change.old is not None and _entry_of(change.path, change.old) is not None:
-            removed.append(digest)
-        if entry is not None:
-            added_entries.append(entry)
-    with gc_paused():
-        added = load_nodes(store, added_entries, publication)
-        # Publication may have moved for nodes already present (a branch merged into main).
-        republished = [
-            node._replace(pub=publication.position(node.digest))
-            for node in graph.nodes.values()
-            if node.pub < 0 and publication.position(node.digest) >= 0
-        ]
-        return graph.apply(
-            commit, info.committer.time, publication.mainline, publication.mainline.positions.get(commit),
-            [*republished, *added], removed, honoured,
-        )  # fmt: skip
-
-
 def _entry_of(path: str, oid: str | None) -> Entry | None:
     if oid is None:
         return None
@@ -157,6 +110,63 @@ def _entry_of(path: str, oid: str | None) -> Entry | None:
     if info is None or digest is None or rest[:2] != digest[7:9]:
         return None
     return Entry(info.name, digest[7:], oid)
+
+
+def load_nodes(store: GitStore, entries: Sequence[Entry], publication: Publication) -> list[Node]:
+    """Read and extract many manifests: the bulk path (packed objects, orjson, no validation:
+    every file was validated when written and its path names its digest)."""
+    position = publication.first.get
+    return [
+        extract(entry.kind, entry.digest, entry.oid, position(entry.digest, -1), orjson.loads(data))
+        for entry, data in zip(entries, store.read_blobs([e.oid for e in entries]), strict=True)
+    ]
+
+
+def overlay_commits(nodes: Iterable[Node], mainline: Mainline) -> set[str]:
+    """The commits that published overlays whose effect depends on a signature."""
+    return {mainline.commits[node.pub] for node in nodes if isinstance(node, _OVERLAYS) and node.pub >= 0}
+
+
+def build_graph(store: GitStore, commit: str, publication: Publication, honour: Honour | None = None) -> Graph:
+    """A graph from scratch: every manifest at `commit`."""
+    info = store.commit_info(commit)
+    with gc_paused():
+        nodes = load_nodes(store, list(store.entries(commit)), publication)
+        honoured = honour(overlay_commits(nodes, publication.mainline)) if honour else frozenset()
+        position = publication.mainline.positions.get(commit)
+        return Graph.build(commit, info.committer.time, publication.mainline, position, nodes, honoured)
+
+
+def move_graph(
+    store: GitStore, graph: Graph, commit: str, publication: Publication, honour: Honour | None = None
+) -> Graph:
+    """The graph of `commit`, made from `graph` by applying the tree diff between their commits."""
+    info = store.commit_info(commit)
+    added_entries: list[Entry] = []
+    removed: list[str] = []
+    for change in store.diff(graph.commit, commit):
+        digest = _digest_of_path(change.path)
+        if digest is None:
+            continue
+        if _entry_of(change.path, change.old) is not None:
+            removed.append(digest)
+        entry = _entry_of(change.path, change.new)
+        if entry is not None:
+            added_entries.append(entry)
+    with gc_paused():
+        added = load_nodes(store, added_entries, publication)
+        # A manifest already present may have been published since (a branch merged into main).
+        republished = [
+            graph.nodes[digest]._replace(pub=publication.position(digest))
+            for digest in graph.unpublished
+            if publication.position(digest) >= 0
+        ]
+        changed = [*republished, *added]
+        honoured = graph.honoured_commits
+        if honour is not None:
+            honoured = honoured | honour(overlay_commits(changed, publication.mainline))
+        position = publication.mainline.positions.get(commit)
+        return graph.apply(commit, info.committer.time, publication.mainline, position, changed, removed, honoured)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,28 +186,22 @@ class Snapshots:
     Thread-safe. Every thread gets its own `GitStore` (libgit2 repositories must not be shared).
     """
 
-    def __init__(
-        self,
-        repo_path: Path,
-        *,
-        capacity: int = 4,
-        honoured: Callable[[GitStore, Mainline], frozenset[str]] | None = None,
-        validate: bool = True,
-    ) -> None:
+    def __init__(self, repo_path: Path, *, capacity: int = 4, validate: bool = True) -> None:
         self.repo_path = repo_path
         self._local = threading.local()
         self._lock = threading.RLock()
         self._refresh_lock = threading.Lock()
         self._capacity = capacity
         self._pinned: OrderedDict[str, Graph] = OrderedDict()
-        self._honoured_of = honoured or (lambda store, mainline: frozenset())
         self._validate = validate
+        self._signatures: dict[str, SignatureCheck] = {}
+        self._terms: dict[tuple[int, str], dict[str, str]] = {}
         self._head: Graph | None = None
         self._publication: Publication | None = None
-        self._honoured: frozenset[str] = frozenset()
         self.status = HeadStatus(None, None, "not loaded yet")
 
     def store(self) -> GitStore:
+        """This thread's repository handle."""
         store: GitStore | None = getattr(self._local, "store", None)
         if store is None:
             store = self._local.store = GitStore(self.repo_path)
@@ -215,6 +219,47 @@ class Snapshots:
             raise RegistryError(f"no valid head to serve: {self.status.reason}")
         return graph
 
+    @property
+    def publication(self) -> Publication | None:
+        return self._publication
+
+    # Signatures -----------------------------------------------------------------------------------
+
+    def signature(self, commit: str) -> SignatureCheck:
+        """The signature check of a commit (cached: the answer never changes for a commit)."""
+        with self._lock:
+            found = self._signatures.get(commit)
+        if found is None:
+            found = verify_commit(self.store(), self.store().commit_info(commit))
+            with self._lock:
+                self._signatures[commit] = found
+        return found
+
+    def honour(self, commits: Iterable[str]) -> frozenset[str]:
+        return frozenset(c for c in commits if self.signature(c).verified)
+
+    def source_terms(self, mainline: Mainline, slug: str) -> dict[str, str]:
+        """The trailers describing a source (name, licence, attribution, URL), from the commits of
+        main that published its data, earliest first."""
+        key = (len(mainline.commits), slug)
+        with self._lock:
+            found = self._terms.get(key)
+        if found is not None:
+            return found
+        terms: dict[str, str] = {}
+        store = self.store()
+        for position, source in enumerate(mainline.sources):
+            if source != slug:
+                continue
+            for name, value in store.commit_info(mainline.commits[position]).trailers:
+                if name in ("Source-Name", "License", "Attribution", "Source-URL"):
+                    terms.setdefault(name, value)
+        with self._lock:
+            self._terms[key] = terms
+        return terms
+
+    # Loading and refreshing -----------------------------------------------------------------------
+
     def load(self, graph: Graph | None = None, publication: Publication | None = None) -> None:
         """Serve main's head: from `graph` (a warm cache) when given, else built from scratch."""
         store = self.store()
@@ -223,22 +268,24 @@ class Snapshots:
             self.status = HeadStatus(None, None, "the registry is empty (main has no commits)")
             return
         started = time.perf_counter()
-        if graph is not None and publication is not None:
+        if (
+            graph is not None
+            and publication is not None
+            and publication.mainline.positions.get(graph.commit) is not None
+        ):
             self._install(graph, publication, head, started)
             if graph.commit != head:
                 self.refresh()
             return
         publication = publication_of(store, head)
-        honoured = self._honoured_of(store, publication.mainline)
-        graph = build_graph(store, head, publication, honoured)
-        self._honoured = honoured
+        graph = build_graph(store, head, publication, self.honour)
         self._install(graph, publication, head, started)
 
     def _install(self, graph: Graph, publication: Publication, main: str, started: float) -> None:
         with self._lock:
             self._head = graph
             self._publication = publication
-            self._honoured = graph.honoured_commits
+            self._pinned.clear()  # derived against an older publication record
             self.status = HeadStatus(graph.commit, main, None, time.time(), time.perf_counter() - started)
 
     def refresh(self) -> HeadStatus:
@@ -254,32 +301,30 @@ class Snapshots:
                 self.status = HeadStatus(current.commit, main, None, time.time(), self.status.build_seconds)
                 return self.status
             started = time.perf_counter()
-            if self._validate:
-                report = (
-                    check_range(store, current.commit, main)
-                    if store.is_ancestor(current.commit, main)
-                    else None
-                )
-                if report is None or not report.ok:
-                    why = (
-                        "main does not descend from the served commit (history was rewritten)"
-                        if report is None
-                        else "; ".join(str(p) for p in report.problems[:5])
-                        + (f" (and {len(report.problems) - 5} more)" if len(report.problems) > 5 else "")
-                    )
-                    reason = f"main {main[:12]} fails validation: {why}"
-                    self.status = HeadStatus(
-                        current.commit, main, reason, time.time(), self.status.build_seconds
-                    )
-                    return self.status
+            reason = self._rejection(store, current.commit, main)
+            if reason is not None:
+                self.status = HeadStatus(current.commit, main, reason, time.time(), self.status.build_seconds)
+                return self.status
             assert self._publication is not None
             publication = publication_of(store, main, self._publication)
-            honoured = self._honoured_of(store, publication.mainline)
-            graph = move_graph(store, current, main, publication, honoured)
+            graph = move_graph(store, current, main, publication, self.honour)
             self._install(graph, publication, main, started)
-            with self._lock:
-                self._pinned.clear()  # pinned graphs were derived against the old publication record
             return self.status
+
+    def _rejection(self, store: GitStore, served: str, main: str) -> str | None:
+        """Why the new head of main may not be served, or None."""
+        if not store.is_ancestor(served, main):
+            return f"main {main[:12]} does not descend from the served commit {served[:12]} (history was rewritten)"
+        if not self._validate:
+            return None
+        from registry.signatures import POLICY_PATH
+
+        report = check_range(store, served, main, allowed_paths=frozenset({POLICY_PATH}))
+        if report.ok:
+            return None
+        shown = "; ".join(str(p) for p in report.problems[:5])
+        more = f" (and {len(report.problems) - 5} more)" if len(report.problems) > 5 else ""
+        return f"main {main[:12]} fails validation: {shown}{more}"
 
     def at(self, rev: str | None) -> Graph:
         """The graph of a commit, branch or tag (None: the served head).
@@ -301,23 +346,22 @@ class Snapshots:
                 return found
         if not self.reachable(commit):
             raise RevisionNotFound(rev, "not reachable from any branch or tag of the registry")
-        assert self._publication is not None
-        graph = move_graph(store, head, commit, self._publication, self._honoured)
+        publication = self._publication
+        assert publication is not None
+        graph = move_graph(store, head, commit, publication, self.honour)
         with self._lock:
-            self._pinned[commit] = graph
-            while len(self._pinned) > self._capacity:
-                self._pinned.popitem(last=False)
+            if self._publication is publication:
+                self._pinned[commit] = graph
+                while len(self._pinned) > self._capacity:
+                    self._pinned.popitem(last=False)
         return graph
 
     def reachable(self, commit: str, *, from_main_only: bool = False) -> bool:
-        """Whether `commit` is on a branch or tag of the registry (or on main only)."""
+        """Whether `commit` is on main (or, unless `from_main_only`, on any branch or tag)."""
         store = self.store()
-        publication = self._publication
-        if publication is not None and commit in publication.mainline.positions:
+        main = store.head()
+        if main is not None and store.is_ancestor(commit, main):
             return True
-        tips = [store.head()] if from_main_only else list(store.branches().values())
-        return any(tip is not None and store.is_ancestor(commit, tip) for tip in tips)
-
-    def publication(self) -> Publication:
-        assert self._publication is not None
-        return self._publication
+        if from_main_only:
+            return False
+        return any(store.is_ancestor(commit, tip) for tip in store.branches().values())

@@ -1,0 +1,427 @@
+"""The ASGI application: `/graphql`, permalinks, `/healthz`, `/hooks/refresh`.
+
+`create_app(settings)` builds it; `app` is the one uvicorn serves (`uvicorn api.app:app`).
+The GraphQL endpoint is ours rather than strawberry's view so that a response for
+(commit, document, variables) is served from a cache at the speed of a static route, with
+strong ETags (304 on `If-None-Match`) and immutable caching when pinned to a full commit id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import hashlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio.to_thread
+import orjson
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+import registry
+from api.cache import ResponseCache
+from api.context import Context, Documents
+from api.dossier import DOSSIER_QUERY
+from api.schema import LIMITS, Query, schema
+from api.settings import Settings
+from registry.graphcache import cache_path, load_cache, save_cache
+from registry.provenance import utc_instant
+from registry.snapshots import Snapshots
+
+__all__ = ["app", "create_app"]
+
+log = logging.getLogger("kernelindex")
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "public, max-age=0, must-revalidate"
+_HEX40 = frozenset("0123456789abcdef")
+_MAX_BODY = 2 * LIMITS["max_query_bytes"]
+
+
+class Service:
+    """What the routes share: the snapshots, the documents, the response cache, the clock."""
+
+    def __init__(self, settings: Settings, clock: Callable[[], dt.date] | None = None) -> None:
+        self.settings = settings
+        self.snapshots = Snapshots(settings.repo_path)
+        self.documents = Documents(self.snapshots)
+        self.responses = ResponseCache(max_bytes=64 * 1024 * 1024)
+        self.clock = clock or (lambda: dt.datetime.now(dt.UTC).date())
+        self.started = time.time()
+        self.ready = False
+        self.load_error: str | None = None
+
+    def load(self) -> None:
+        """Build (or warm-load) the head graph; runs in a worker thread at startup."""
+        store = self.snapshots.store()
+        cached = load_cache(cache_path(self.settings.repo_path), store) if self.settings.graph_cache else None
+        if cached is not None:
+            self.snapshots.load(*cached)
+        else:
+            self.snapshots.load()
+            self._save()
+        self.ready = True
+
+    def refresh(self) -> registry.snapshots.HeadStatus:
+        before = self.snapshots.status.serving
+        status = self.snapshots.refresh()
+        if status.serving != before:
+            self._save()
+        return status
+
+    def _save(self) -> None:
+        publication = self.snapshots.publication
+        if self.settings.graph_cache and publication is not None and self.snapshots.status.serving:
+            save_cache(cache_path(self.settings.repo_path), self.snapshots.head, publication)
+
+    def base_url(self, request: Request) -> str:
+        if self.settings.base_url:
+            return self.settings.base_url.rstrip("/")
+        return str(request.base_url).rstrip("/")
+
+
+def create_app(settings: Settings | None = None, *, clock: Callable[[], dt.date] | None = None) -> Starlette:
+    """The application for one registry. `clock` gives today's date (for citations' access dates)."""
+    service = Service(settings or Settings.from_env(), clock)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            await anyio.to_thread.run_sync(service.load)
+        except registry.RegistryError as exc:
+            service.load_error = str(exc)
+            log.error("kernelindex: cannot load %s: %s", service.settings.repo_path, exc)
+        poller = asyncio.create_task(_poll(service))
+        try:
+            yield
+        finally:
+            poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await poller
+
+    routes = [
+        Route("/", _index, methods=["GET"]),
+        Route("/graphql", _graphql, methods=["GET", "POST"]),
+        Route("/healthz", _healthz, methods=["GET"]),
+        Route("/hooks/refresh", _refresh, methods=["POST"]),
+        Route("/manifests/{digest}", _head_redirect, methods=["GET"]),
+        Route("/runs/{digest}", _head_redirect, methods=["GET"]),
+        Route("/at/{commit}/manifests/{digest}", _manifest_permalink, methods=["GET"]),
+        Route("/at/{commit}/runs/{digest}", _run_permalink, methods=["GET"]),
+    ]
+    middleware = [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=["*"],
+            allow_methods=["GET", "POST", "OPTIONS"],
+            allow_headers=["content-type", "if-none-match", "authorization"],
+            expose_headers=["etag", "x-kernelindex-commit"],
+            max_age=86400,
+        )
+    ]
+    application = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    application.state.service = service
+    return application
+
+
+async def _poll(service: Service) -> None:
+    """Pick up new commits on main without a restart."""
+    while True:
+        await asyncio.sleep(service.settings.poll_seconds)
+        if not service.ready:
+            continue
+        try:
+            await anyio.to_thread.run_sync(service.refresh)
+        except registry.RegistryError as exc:
+            log.warning("kernelindex: refresh failed: %s", exc)
+
+
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+def _error(status: int, message: str, code: str) -> JSONResponse:
+    return JSONResponse({"errors": [{"message": message, "extensions": {"code": code}}]}, status_code=status)
+
+
+# GraphQL ------------------------------------------------------------------------------------------
+
+
+async def _graphql(request: Request) -> Response:
+    service = _service(request)
+    if (
+        request.method == "GET"
+        and "query" not in request.query_params
+        and "text/html" in request.headers.get("accept", "")
+    ):
+        from strawberry.http.ides import get_graphql_ide_html
+
+        return HTMLResponse(get_graphql_ide_html(graphql_ide="graphiql"))
+    params = await _params(request)
+    if isinstance(params, Response):
+        return params
+    query, variables, operation = params
+    if not service.ready:
+        return _error(503, service.load_error or "the registry is still loading", "NOT_READY")
+    head = service.snapshots.head
+    key = (head.commit, query, orjson.dumps(variables, option=orjson.OPT_SORT_KEYS), operation)
+    cached = service.responses.get(key)
+    if cached is None:
+        cached = await _execute(service, request, head, query, variables, operation)
+        if cached.cacheable:
+            service.responses.put(key, cached)
+    if request.headers.get("if-none-match") == cached.etag:
+        return Response(status_code=304, headers=cached.headers)
+    return Response(cached.body, status_code=cached.status, media_type="application/json", headers=cached.headers)
+
+
+async def _params(request: Request) -> tuple[str, dict[str, Any], str | None] | Response:
+    """The query, variables and operation name of a GET or POST request, or an error response."""
+    if request.method == "GET":
+        raw: dict[str, Any] = dict(request.query_params)
+        if "variables" in raw:
+            try:
+                raw["variables"] = orjson.loads(raw["variables"])
+            except orjson.JSONDecodeError:
+                return _error(400, "variables is not valid JSON", "BAD_REQUEST")
+    else:
+        declared = int(request.headers.get("content-length") or 0)
+        if declared > _MAX_BODY:
+            return _error(413, f"request body over {_MAX_BODY:,} bytes", "QUERY_TOO_LARGE")
+        body = await _read_body(request)
+        if body is None:
+            return _error(413, f"request body over {_MAX_BODY:,} bytes", "QUERY_TOO_LARGE")
+        content_type = request.headers.get("content-type", "").split(";")[0].strip()
+        if content_type == "application/graphql":
+            raw = {"query": body.decode("utf-8", errors="replace")}
+        else:
+            try:
+                raw = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                return _error(400, 'the body is not valid JSON (expected {"query": ...})', "BAD_REQUEST")
+            if not isinstance(raw, dict):
+                return _error(400, "the body must be a JSON object with a query", "BAD_REQUEST")
+    query = raw.get("query")
+    variables = raw.get("variables") or {}
+    operation = raw.get("operationName")
+    if not isinstance(query, str) or not query.strip():
+        return _error(400, 'no query: send {"query": "..."}', "BAD_REQUEST")
+    if len(query.encode()) > LIMITS["max_query_bytes"]:
+        return _error(413, f"query over {LIMITS['max_query_bytes']:,} bytes", "QUERY_TOO_LARGE")
+    if not isinstance(variables, dict):
+        return _error(400, "variables must be a JSON object", "BAD_REQUEST")
+    if operation is not None and not isinstance(operation, str):
+        return _error(400, "operationName must be a string", "BAD_REQUEST")
+    return query, variables, operation
+
+
+async def _read_body(request: Request) -> bytes | None:
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > _MAX_BODY:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+class Rendered:
+    """A serialized GraphQL response with its caching headers."""
+
+    __slots__ = ("body", "cacheable", "etag", "headers", "status")
+
+    def __init__(self, body: bytes, status: int, cacheable: bool, immutable: bool, commit: str) -> None:
+        self.body = body
+        self.status = status
+        self.cacheable = cacheable
+        self.etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+        self.headers = {
+            "etag": self.etag,
+            "cache-control": IMMUTABLE if immutable else REVALIDATE,
+            "x-kernelindex-commit": commit,
+        }
+
+
+async def _execute(
+    service: Service, request: Request, head: Any, query: str, variables: dict[str, Any], operation: str | None
+) -> Rendered:
+    context = Context(
+        snapshots=service.snapshots,
+        documents=service.documents,
+        base_url=service.base_url(request),
+        today=service.clock(),
+        head=head,
+    )
+    result = await schema.execute(
+        query, variable_values=variables, context_value=context, operation_name=operation, root_value=Query()
+    )
+    payload: dict[str, Any] = {}
+    if result.errors:
+        payload["errors"] = [error.formatted for error in result.errors]
+    payload["data"] = result.data
+    extensions: dict[str, Any] = {"commit": head.commit, "committedAt": utc_instant(head.committed_at)}
+    pinned = [g for commit, g in context.seen.items() if commit != head.commit or not context.used_head]
+    if pinned:
+        extensions["pinned"] = [{"commit": g.commit, "committedAt": utc_instant(g.committed_at)} for g in pinned]
+    payload["extensions"] = {"registry": extensions}
+    body = orjson.dumps(payload)
+    status = 400 if result.data is None and result.errors else 200
+    unexpected = any(error.message == "Unexpected error." for error in result.errors or ())
+    immutable = bool(context.seen) and not context.used_head and not context.pinned_by_name and not result.errors
+    cacheable = not unexpected and not context.pinned_by_name and status == 200
+    return Rendered(body, status, cacheable, immutable, head.commit)
+
+
+# Permalinks ---------------------------------------------------------------------------------------
+
+
+def _digest_param(text: str) -> str | None:
+    try:
+        return registry.parse_digest(text)
+    except ValueError:
+        return None
+
+
+async def _resolve_pinned(request: Request, kind: str) -> tuple[registry.graph.Graph, str] | Response:
+    """The main-reachable graph and digest a permalink names, or the response that refuses it."""
+    service = _service(request)
+    if not service.ready:
+        return _error(503, service.load_error or "the registry is still loading", "NOT_READY")
+    digest = _digest_param(request.path_params["digest"])
+    if digest is None:
+        return _error(400, "expected sha256:<64 lowercase hex digits>", "BAD_DIGEST")
+    rev = request.path_params["commit"]
+    try:
+        commit = await anyio.to_thread.run_sync(service.snapshots.store().resolve, rev)
+    except registry.RevisionNotFound as exc:
+        return _error(404, str(exc), "REVISION_NOT_FOUND")
+    if not await anyio.to_thread.run_sync(lambda: service.snapshots.reachable(commit, from_main_only=True)):
+        return _error(
+            404, f"{commit} is not on main: permalinks pin commits of the publication record", "REVISION_NOT_FOUND"
+        )
+    if rev != commit:
+        return RedirectResponse(f"{service.base_url(request)}/at/{commit}/{kind}/{digest}", status_code=307)
+    graph = await anyio.to_thread.run_sync(service.snapshots.at, commit)
+    return graph, digest
+
+
+async def _manifest_permalink(request: Request) -> Response:
+    service = _service(request)
+    found = await _resolve_pinned(request, "manifests")
+    if isinstance(found, Response):
+        return found
+    graph, digest = found
+    node = graph.nodes.get(digest)
+    if node is None:
+        return _error(404, f"manifest not found: {digest} at {graph.commit}", "MANIFEST_NOT_FOUND")
+    etag = f'"{node.oid}"'
+    headers = {"etag": etag, "cache-control": IMMUTABLE, "x-kernelindex-commit": graph.commit}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    return Response(service.documents.raw(node.oid), media_type="application/json", headers=headers)
+
+
+async def _run_permalink(request: Request) -> Response:
+    service = _service(request)
+    found = await _resolve_pinned(request, "runs")
+    if isinstance(found, Response):
+        return found
+    graph, digest = found
+    if not isinstance(graph.nodes.get(digest), registry.nodes.Run):
+        return _error(404, f"run not found: {digest} at {graph.commit}", "MANIFEST_NOT_FOUND")
+    head = service.snapshots.head
+    key = ("dossier", graph.commit, digest)
+    cached = service.responses.get(key)
+    if cached is None:
+        context = Context(service.snapshots, service.documents, service.base_url(request), service.clock(), head)
+        result = await schema.execute(
+            DOSSIER_QUERY, variable_values={"at": graph.commit, "id": digest}, context_value=context, root_value=Query()
+        )
+        if result.errors or result.data is None:
+            messages = "; ".join(e.message for e in result.errors or ())
+            return _error(500, f"the dossier could not be built: {messages}", "INTERNAL")
+        body = orjson.dumps(
+            {
+                "registry": {"commit": graph.commit, "committedAt": utc_instant(graph.committed_at)},
+                "run": result.data["registry"]["run"],
+            }
+        )
+        cached = Rendered(body, 200, True, True, graph.commit)
+        service.responses.put(key, cached)
+    if request.headers.get("if-none-match") == cached.etag:
+        return Response(status_code=304, headers=cached.headers)
+    return Response(cached.body, media_type="application/json", headers=cached.headers)
+
+
+async def _head_redirect(request: Request) -> Response:
+    service = _service(request)
+    if not service.ready:
+        return _error(503, service.load_error or "the registry is still loading", "NOT_READY")
+    kind = request.url.path.strip("/").split("/")[0]
+    digest = _digest_param(request.path_params["digest"])
+    if digest is None:
+        return _error(400, "expected sha256:<64 lowercase hex digits>", "BAD_DIGEST")
+    commit = service.snapshots.head.commit
+    return RedirectResponse(f"{service.base_url(request)}/at/{commit}/{kind}/{digest}", status_code=302)
+
+
+# Operations ---------------------------------------------------------------------------------------
+
+
+async def _healthz(request: Request) -> JSONResponse:
+    service = _service(request)
+    status = service.snapshots.status
+    body = {
+        "status": "ok" if service.ready and status.serving and not status.reason else "degraded",
+        "serving": status.serving,
+        "main": status.main,
+        "reason": status.reason or service.load_error,
+        "checkedAt": utc_instant(int(status.checked_at)) if status.checked_at else None,
+        "buildSeconds": round(status.build_seconds, 3),
+        "uptimeSeconds": round(time.time() - service.started, 1),
+    }
+    if not service.ready:
+        body["status"] = "starting" if service.load_error is None else "failed"
+    return JSONResponse(
+        body, status_code=200 if service.ready and status.serving else 503, headers={"cache-control": "no-store"}
+    )
+
+
+async def _refresh(request: Request) -> JSONResponse:
+    service = _service(request)
+    secret = service.settings.hook_secret
+    if secret and request.headers.get("authorization") != f"Bearer {secret}":
+        return JSONResponse({"error": "a valid 'Authorization: Bearer <secret>' is required"}, status_code=401)
+    if not service.ready:
+        return JSONResponse({"error": "the registry is still loading"}, status_code=503)
+    status = await anyio.to_thread.run_sync(service.refresh)
+    return JSONResponse(
+        {"serving": status.serving, "main": status.main, "reason": status.reason},
+        status_code=200 if status.reason is None else 409,
+    )
+
+
+async def _index(request: Request) -> JSONResponse:
+    service = _service(request)
+    base = service.base_url(request)
+    return JSONResponse(
+        {
+            "name": "KernelIndex registry",
+            "graphql": f"{base}/graphql",
+            "health": f"{base}/healthz",
+            "serving": service.snapshots.status.serving,
+        }
+    )
+
+
+app = create_app()

@@ -1,0 +1,92 @@
+"""What every resolver of one request sees: the snapshots, where the API lives, today's date,
+and which commits the request looked at (for `extensions.registry` and caching)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+import registry
+from registry.graph import Graph
+from registry.snapshots import Snapshots
+
+__all__ = ["Context", "Documents"]
+
+
+class Documents:
+    """Stored manifests by blob id: raw bytes from git, parsed JSON kept in a small LRU.
+
+    Blob ids name immutable bytes, so one cache serves every snapshot.
+    """
+
+    def __init__(self, snapshots: Snapshots, capacity: int = 4096) -> None:
+        self._snapshots = snapshots
+        self._capacity = capacity
+        self._parsed: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._commits: OrderedDict[str, registry.CommitInfo] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def raw(self, oid: str) -> bytes:
+        return self._snapshots.store().read_blob(oid)
+
+    def get(self, oid: str) -> dict[str, Any]:
+        with self._lock:
+            found = self._parsed.get(oid)
+            if found is not None:
+                self._parsed.move_to_end(oid)
+                return found
+        document: dict[str, Any] = orjson.loads(self.raw(oid))
+        with self._lock:
+            self._parsed[oid] = document
+            if len(self._parsed) > self._capacity:
+                self._parsed.popitem(last=False)
+        return document
+
+    def commit(self, commit: str) -> registry.CommitInfo:
+        with self._lock:
+            found = self._commits.get(commit)
+        if found is None:
+            found = self._snapshots.store().commit_info(commit)
+            with self._lock:
+                self._commits[commit] = found
+                if len(self._commits) > 256:
+                    self._commits.popitem(last=False)
+        return found
+
+
+@dataclass(slots=True)
+class Context:
+    """One request's view. `seen` collects every snapshot the query touched."""
+
+    snapshots: Snapshots
+    documents: Documents
+    base_url: str
+    today: dt.date
+    head: Graph
+    seen: dict[str, Graph] = field(default_factory=dict)
+    pinned_by_name: bool = False  # a branch, tag or prefix was used: the answer may change later
+    used_head: bool = False  # something was answered for "the head of main", which moves
+
+    def graph(self, at: str | None) -> Graph:
+        """The snapshot for `registry(at:)`: the head, or a pinned commit, branch or tag.
+
+        Raises:
+            registry.RevisionNotFound: unknown or unreachable.
+        """
+        if at is None:
+            graph = self.head
+            self.used_head = True
+        else:
+            graph = self.head if at == self.head.commit else self.snapshots.at(at)
+            if at != graph.commit:
+                self.pinned_by_name = True
+        self.seen[graph.commit] = graph
+        return graph
+
+    def permalink(self, graph: Graph, kind: str, digest: str) -> str:
+        return f"{self.base_url}/at/{graph.commit}/{kind}/{digest}"

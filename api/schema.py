@@ -1,0 +1,349 @@
+"""The root of the API: `registry(at:)` and its head shortcuts, and the strawberry schema with its limits."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import anyio.to_thread
+import strawberry
+from graphql import GraphQLError
+from strawberry.extensions import (
+    MaskErrors,
+    MaxAliasesLimiter,
+    MaxTokensLimiter,
+    ParserCache,
+    QueryDepthLimiter,
+    ValidationCache,
+)
+
+import registry
+from api import types as t
+from api.context import Context
+from registry import nodes as n
+from registry.graph import Graph
+from registry.provenance import utc_instant
+
+__all__ = ["LIMITS", "Query", "Snapshot", "error_code", "schema"]
+
+Info = strawberry.Info[Context, None]
+
+LIMITS = {
+    "max_depth": 12,  # the deepest useful query (a dossier) is 7
+    "max_aliases": 20,
+    "max_tokens": 4000,  # the dossier query is ~250
+    "max_query_bytes": 64 * 1024,
+    "max_page": t.MAX_PAGE,
+}
+
+
+@strawberry.input(description="Narrow a list of runs; every given condition must hold.")
+class RunFilter:
+    operation: str | None = strawberry.field(default=None, description="An operation id (digest, prefix or name).")
+    gpu: str | None = strawberry.field(
+        default=None, description="A GPU product or architecture: 'NVIDIA B200', 'sm_100'."
+    )
+    source: str | None = strawberry.field(default=None, description="A source slug: sol-execbench, community...")
+    status: list[t.RunStatus] | None = None
+    min_trust: t.Trust | None = None
+    trust: list[t.Trust] | None = None
+    eligible_only: bool = False
+    observed_since: str | None = strawberry.field(default=None, description="An ISO 8601 UTC instant.")
+    implementation: str | None = None
+    workload: str | None = None
+    cohort: str | None = None
+
+
+@strawberry.input
+class CohortFilter:
+    operation: str | None = None
+    gpu: str | None = None
+    workload: str | None = None
+    min_size: int | None = None
+
+
+@strawberry.enum
+class CohortOrder(enum.Enum):
+    LARGEST = "largest"
+    NEWEST_RECORD = "newest_record"
+    KEY = "key"
+
+
+@strawberry.type
+class KindCount:
+    kind: str
+    count: int
+
+
+def _lookup(graph: Graph, kinds: tuple[str, ...], ident: str) -> n.Node | None:
+    return graph.find(kinds, ident)
+
+
+def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
+    if f is None:
+        return _all_runs(graph)
+    candidates: set[str] | None = None
+
+    def narrow(found: set[str]) -> None:
+        nonlocal candidates
+        candidates = set(found) if candidates is None else candidates & found
+
+    if f.operation is not None:
+        node = graph.find(("OperationSpec",), f.operation)
+        narrow(graph.runs_by["operation"].get(node.digest, set()) if node else set())
+    if f.gpu is not None:
+        narrow(graph.runs_by["gpu"].get(f.gpu.strip().lower(), set()))
+    if f.source is not None:
+        narrow(graph.runs_by["source"].get(f.source.strip(), set()))
+    if f.implementation is not None:
+        node = graph.find(("ImplementationRevision",), f.implementation)
+        narrow(graph.runs_by["implementation"].get(node.digest, set()) if node else set())
+    if f.workload is not None:
+        node = graph.find(("WorkloadCase", "WorkloadSuite"), f.workload)
+        narrow(graph.runs_by["workload"].get(node.digest, set()) if node else set())
+    if f.cohort is not None:
+        cohort = graph.find_cohort(f.cohort)
+        narrow(set(cohort.members) if cohort else set())
+    pool: Any = candidates if candidates is not None else graph.facts.keys()
+    statuses = {s.value for s in f.status} if f.status else None
+    trusts = {t.trust_of_enum(x) for x in f.trust} if f.trust else None
+    minimum = t.trust_of_enum(f.min_trust) if f.min_trust else None
+    since = n.instant_ns(f.observed_since) if f.observed_since else None
+    kept = []
+    for digest in pool:
+        node = graph.nodes[digest]
+        facts = graph.facts[digest]
+        assert isinstance(node, n.Run)
+        if statuses is not None and node.status not in statuses:
+            continue
+        if trusts is not None and facts.trust not in trusts:
+            continue
+        if minimum is not None and facts.trust < minimum:
+            continue
+        if f.eligible_only and not facts.eligible:
+            continue
+        if since is not None and node.observed_ns < since:
+            continue
+        kept.append(digest)
+    return t._ordered_runs(graph, set(kept))
+
+
+def _all_runs(graph: Graph) -> list[str]:
+    cached: list[str] | None = graph.__dict__.get("_all_runs")
+    if cached is None:
+        cached = t._ordered_runs(graph, set(graph.facts))
+        graph.__dict__["_all_runs"] = cached
+    return cached
+
+
+def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) -> list[str]:
+    keys: set[str] | None = None
+
+    def narrow(found: set[str]) -> None:
+        nonlocal keys
+        keys = set(found) if keys is None else keys & found
+
+    if f is not None:
+        if f.operation is not None:
+            node = graph.find(("OperationSpec",), f.operation)
+            narrow(graph.cohorts_by["operation"].get(node.digest, set()) if node else set())
+        if f.gpu is not None:
+            narrow(graph.cohorts_by["gpu"].get(f.gpu.strip().lower(), set()))
+        if f.workload is not None:
+            node = graph.find(("WorkloadCase", "WorkloadSuite"), f.workload)
+            narrow(graph.cohorts_by["workload"].get(node.digest, set()) if node else set())
+    pool = set(graph.cohorts) if keys is None else keys
+    if f is not None and f.min_size:
+        pool = {k for k in pool if len(graph.cohorts[k].members) >= f.min_size}
+    if order == CohortOrder.KEY:
+        return sorted(pool)
+    if order == CohortOrder.NEWEST_RECORD:
+        records = graph.records
+        ranked = [k for k in records if k in pool]
+        return ranked + sorted(pool - set(ranked))
+    return t._ordered_cohorts(graph, pool)
+
+
+@strawberry.type(description="The registry at one commit. Every field answers for that commit only.")
+class Snapshot:
+    _graph: strawberry.Private[Graph | None] = None
+
+    def _g(self, info: Info) -> Graph:
+        return self._graph if self._graph is not None else info.context.graph(None)
+
+    @strawberry.field(description="The commit this snapshot shows.")
+    def commit(self, info: Info) -> t.Commit:
+        return t.commit_type(info.context, self._g(info).commit)
+
+    @strawberry.field(description="Its committer time, ISO 8601 UTC.")
+    def committed_at(self, info: Info) -> str:
+        return utc_instant(self._g(info).committed_at)
+
+    @strawberry.field(description="Manifests by kind.")
+    def counts(self, info: Info) -> list[KindCount]:
+        totals: dict[str, int] = {}
+        for node in self._g(info).nodes.values():
+            totals[node.kind] = totals.get(node.kind, 0) + 1
+        return [KindCount(kind=k, count=v) for k, v in sorted(totals.items())]
+
+    @strawberry.field(description="A run by digest, unique hex prefix (>= 12) or metadata.name.")
+    def run(self, info: Info, id: str) -> t.Run | None:
+        node = _lookup(self._g(info), ("BenchmarkRun",), id)
+        return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
+
+    @strawberry.field(description="Runs, newest observation first.")
+    def runs(
+        self, info: Info, filter: RunFilter | None = None, first: int | None = None, after: str | None = None
+    ) -> t.Connection[t.Run]:
+        graph = self._g(info)
+        t.page_bounds(first)
+        digests = _filtered_runs(graph, filter)
+        return t.paginate(graph, digests, first, after, lambda d: t._typed(graph, d, t.Run))
+
+    @strawberry.field(description="A cohort by its key (or a unique prefix of >= 12 hex digits).")
+    def cohort(self, info: Info, key: str) -> t.Cohort | None:
+        graph = self._g(info)
+        cohort = graph.find_cohort(key)
+        return t.Cohort(_graph=graph, _cohort=cohort) if cohort else None
+
+    @strawberry.field(description="Cohorts, largest first unless ordered otherwise.")
+    def cohorts(
+        self,
+        info: Info,
+        filter: CohortFilter | None = None,
+        order: CohortOrder = CohortOrder.LARGEST,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> t.Connection[t.Cohort]:
+        graph = self._g(info)
+        t.page_bounds(first)
+        keys = _filtered_cohorts(graph, filter, order)
+        return t.paginate(graph, keys, first, after, lambda k: t.Cohort(_graph=graph, _cohort=graph.cohorts[k]))
+
+    @strawberry.field
+    def operation(self, info: Info, id: str) -> t.Operation | None:
+        return t.node_type(self._g(info), _lookup(self._g(info), ("OperationSpec",), id))  # type: ignore[no-any-return]
+
+    @strawberry.field(description="Operations by name; `family` narrows, `search` matches name or title.")
+    def operations(
+        self,
+        info: Info,
+        family: str | None = None,
+        search: str | None = None,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> t.Connection[t.Operation]:
+        graph = self._g(info)
+        t.page_bounds(first)
+        needle = search.lower() if search else None
+        found = sorted(
+            (
+                node
+                for node in graph.nodes.values()
+                if isinstance(node, n.Operation)
+                and (family is None or node.family == family)
+                and (needle is None or needle in node.name.lower() or needle in (node.title or "").lower())
+            ),
+            key=lambda node: (node.name, node.digest),
+        )
+        return t.paginate(graph, found, first, after, lambda node: t.Operation(_graph=graph, _node=node))
+
+    @strawberry.field
+    def workload(self, info: Info, id: str) -> t.Workload | None:
+        node = _lookup(self._g(info), ("WorkloadCase", "WorkloadSuite"), id)
+        return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
+
+    @strawberry.field
+    def implementation(self, info: Info, id: str) -> t.Implementation | None:
+        node = _lookup(self._g(info), ("ImplementationRevision",), id)
+        return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
+
+    @strawberry.field
+    def project(self, info: Info, id: str) -> t.Project | None:
+        return t.node_type(self._g(info), _lookup(self._g(info), ("SoftwareProject",), id))  # type: ignore[no-any-return]
+
+    @strawberry.field
+    def protocol(self, info: Info, id: str) -> t.Protocol | None:
+        return t.node_type(self._g(info), _lookup(self._g(info), ("BenchmarkProtocol",), id))  # type: ignore[no-any-return]
+
+    @strawberry.field
+    def environment(self, info: Info, id: str) -> t.Environment | None:
+        node = _lookup(self._g(info), ("ExecutionEnvironment",), id)
+        return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
+
+    @strawberry.field(description="Any manifest, of any kind, by digest (or unique prefix, or name).")
+    def manifest(self, info: Info, digest: str) -> t.Manifest | None:
+        graph = self._g(info)
+        node = graph.find(registry.KINDS.keys(), digest)
+        return t.Manifest(_graph=graph, _node=node) if node else None
+
+    @strawberry.field(description="The records ledger: one entry per cohort with a record, newest holder first.")
+    def records(self, info: Info, first: int | None = None, after: str | None = None) -> t.Connection[t.RecordEntry]:
+        graph = self._g(info)
+        return t.paginate(
+            graph, graph.records, first, after, lambda k: t.RecordEntry(_graph=graph, _cohort=graph.cohorts[k])
+        )
+
+    @strawberry.field(description="Runs side by side; material differences first.")
+    def compare(self, info: Info, runs: list[str]) -> t.Compare:
+        if len(runs) > 20:
+            raise t.PageSizeError(f"compare takes at most 20 runs (got {len(runs)})")
+        return t.compare_runs(self._g(info), runs, info)
+
+
+@strawberry.type(
+    description="The registry. The fields below answer for the served head of main; "
+    "`registry(at:)` answers for any commit, branch or tag."
+)
+class Query(Snapshot):
+    @strawberry.field(
+        description="The registry at a commit (full id or unique prefix), branch or tag; "
+        "the served head of main when omitted."
+    )
+    async def registry(self, info: Info, at: str | None = None) -> Snapshot:
+        context = info.context
+        if at is None:
+            return Snapshot(_graph=context.graph(None))
+        graph = await anyio.to_thread.run_sync(context.graph, at)
+        return Snapshot(_graph=graph)
+
+
+def error_code(error: BaseException | None) -> str | None:
+    """The `extensions.code` of an expected error: its class name in SCREAMING_SNAKE_CASE."""
+    if not isinstance(error, registry.RegistryError):
+        return None
+    name = type(error).__name__
+    return "".join("_" + c if c.isupper() and i else c for i, c in enumerate(name)).upper()
+
+
+class _RegistryErrors(MaskErrors):
+    """Mask unexpected errors; let the registry's expected ones through, with a code."""
+
+    def __init__(self) -> None:
+        super().__init__(should_mask_error=_should_mask, error_message="Unexpected error.")
+
+    def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
+        processed = super()._process_errors(errors)
+        for error in processed:
+            code = error_code(error.original_error)
+            if code is not None:
+                error.extensions = {**(error.extensions or {}), "code": code}
+        return processed
+
+
+def _should_mask(error: GraphQLError) -> bool:
+    original = error.original_error
+    return original is not None and not isinstance(original, registry.RegistryError)
+
+
+# Instances, not classes: the parser and validation caches must outlive one request
+# (strawberry accepts both; its annotation names only the classes).
+_EXTENSIONS: list[Any] = [
+    QueryDepthLimiter(max_depth=LIMITS["max_depth"]),
+    MaxAliasesLimiter(max_alias_count=LIMITS["max_aliases"]),
+    MaxTokensLimiter(max_token_count=LIMITS["max_tokens"]),
+    ParserCache(maxsize=512),
+    ValidationCache(maxsize=512),
+    _RegistryErrors(),
+]
+schema = strawberry.Schema(query=Query, types=[Snapshot], extensions=_EXTENSIONS)

@@ -1,0 +1,162 @@
+"""How the registry words its facts: latencies, source-native metrics, workload labels, citations.
+
+Plain functions of plain values, following upstream's run pages so that a frontend built on
+the API shows what KernelIndex shows:
+
+>>> format_value(144571, "ns")
+'144.6 µs'
+>>> format_value(7810, "ns"), format_value(984, "ns"), format_value(1_420_000, "ns")
+('7.81 µs', '984 ns', '1.42 ms')
+>>> source_native_summary({"sol_score": 0.694123, "latency_ms": 0.144571, "avg_speedup": 1.9338,
+...                        "fast_1_count": 16, "fast_1_total": 16})
+'SOL 0.6941 · 1.93× reference · 16/16 cases faster'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+__all__ = [
+    "CITATION_FORMATS",
+    "Citation",
+    "cite",
+    "format_value",
+    "source_native_summary",
+    "workload_label",
+]
+
+CITATION_FORMATS = ("TEXT", "BIBTEX", "CSL_JSON")
+
+
+def _fixed(value: float, places: int) -> str:
+    """JavaScript's toFixed (half away from zero on the decimal expansion of the double)."""
+    return str(Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+
+
+def format_value(value: float, unit: str) -> str:
+    """A measurement as a reader wants it: latencies scaled to ns/µs/ms/s, 2 decimals below 10, 1 above."""
+    if unit not in ("ns", "s"):
+        return f"{_number(value)} {unit}"
+    ns = value * 1e9 if unit == "s" else value
+    if abs(ns) < 1e3:
+        return f"{round(ns)} ns"
+    for scale, name in ((1e3, "µs"), (1e6, "ms"), (1e9, "s")):
+        scaled = ns / scale
+        if abs(scaled) < 1e3 or name == "s":
+            return f"{_fixed(scaled, 2 if abs(scaled) < 10 else 1)} {name}"
+    raise AssertionError("unreachable")
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() and abs(value) < 2**53 else repr(float(value))
+
+
+def source_native_summary(metrics: Mapping[str, Any] | None) -> str | None:
+    """Upstream's one-line summary of a source's own metrics (SOL score, speedup, cases faster)."""
+    if not metrics:
+        return None
+    numbers = {k: v for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+    if not numbers:
+        return None
+    parts = []
+    used = {"latency_ms", "reference_latency_ms"}
+    if "sol_score" in numbers:
+        parts.append(f"SOL {_fixed(numbers['sol_score'], 4)}")
+        used.add("sol_score")
+    speedup = numbers.get("avg_speedup", numbers.get("speedup_factor"))
+    if speedup is not None:
+        parts.append(f"{_fixed(speedup, 2)}× reference")
+        used.update(("avg_speedup", "speedup_factor"))
+    if "fast_1_count" in numbers and "fast_1_total" in numbers:
+        parts.append(f"{_number(numbers['fast_1_count'])}/{_number(numbers['fast_1_total'])} cases faster")
+        used.update(("fast_1_count", "fast_1_total"))
+    parts.extend(f"{key.replace('_', ' ')} {_number(value)}" for key, value in numbers.items() if key not in used)
+    return " · ".join(parts) or None
+
+
+def workload_label(document: Mapping[str, Any]) -> str:
+    """`suite of 16 cases · mean latency` for a suite; `tokens = 2048 · hidden = 4096` for a case."""
+    spec = document["spec"]
+    if document["kind"] == "WorkloadSuite":
+        aggregation = spec.get("aggregation", {})
+        words = " ".join(
+            w for w in (aggregation.get("statistic"), aggregation.get("metric")) if w and w != "unspecified"
+        )
+        return " · ".join(p for p in (f"suite of {len(spec['cases'])} cases", words) if p)
+    axes = " · ".join(f"{axis} = {value}" for axis, value in spec.get("axes", {}).items())
+    dtypes = sorted({t["dtype"] for t in spec.get("tensors", {}).values()})
+    return " · ".join(p for p in (axes, "/".join(dtypes)) if p) or document["metadata"]["name"]
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """What a citation of a run says."""
+
+    implementation: str
+    workload: str
+    value: str
+    statistic: str
+    source: str
+    digest: str
+    permalink: str
+    accessed: str  # YYYY-MM-DD
+    published: str | None  # YYYY-MM-DD
+    title: str
+
+
+def cite(citation: Citation, fmt: str = "TEXT") -> str:
+    """A run's citation as TEXT (DESIGN section 7), BIBTEX or CSL_JSON.
+
+    Raises:
+        ValueError: an unknown format.
+    """
+    c = citation
+    if fmt == "TEXT":
+        return (
+            f"{c.implementation}, {c.workload}. {c.value} ({c.statistic}). Reported by {c.source}. "
+            f"Run {c.digest}. {c.permalink}. Accessed {c.accessed}."
+        )
+    key = "kernelindex-" + c.digest.removeprefix("sha256:")[:12]
+    if fmt == "BIBTEX":
+        fields = {
+            "title": f"{c.implementation}, {c.workload}: {c.value} ({c.statistic})",
+            "author": c.source,
+            "year": (c.published or c.accessed)[:4],
+            "howpublished": f"\\url{{{c.permalink}}}",
+            "url": c.permalink,
+            "urldate": c.accessed,
+            "note": f"KernelIndex registry, run {c.digest}. Accessed {c.accessed}",
+        }
+        body = ",\n".join(f"  {name} = {{{_bibtex(value, name)}}}" for name, value in fields.items())
+        return f"@misc{{{key},\n{body}\n}}"
+    if fmt == "CSL_JSON":
+        record: dict[str, Any] = {
+            "id": key,
+            "type": "dataset",
+            "title": f"{c.implementation}, {c.workload}: {c.value} ({c.statistic})",
+            "author": [{"literal": c.source}],
+            "publisher": "KernelIndex registry",
+            "URL": c.permalink,
+            "accessed": {"date-parts": [_date_parts(c.accessed)]},
+            "note": f"Run {c.digest}",
+        }
+        if c.published:
+            record["issued"] = {"date-parts": [_date_parts(c.published)]}
+        return json.dumps(record, ensure_ascii=False, sort_keys=True)
+    raise ValueError(f"unknown citation format {fmt!r}; expected one of {', '.join(CITATION_FORMATS)}")
+
+
+def _bibtex(value: str, name: str) -> str:
+    if name in ("url", "howpublished"):
+        return value
+    escaped = "".join("\\" + ch if ch in "&%$#_{}" else ch for ch in value)
+    return escaped.replace("~", "\\textasciitilde{}").replace("^", "\\textasciicircum{}")
+
+
+def _date_parts(day: str) -> list[int]:
+    year, month, date = day.split("-")
+    return [int(year), int(month), int(date)]
