@@ -116,6 +116,7 @@ class Cohort:
     environment: str
     correctness_key: str
     metric_key: str
+    gpu: tuple[str, ...]  # lower-cased product and architecture of its environment
     members: tuple[str, ...]  # every run in the cohort, eligible or not, by digest
     ranked: tuple[Ranked, ...]  # the eligible runs with a value, in presentation order
     events: tuple[RecordEvent, ...]  # the records ledger of this cohort, oldest first
@@ -333,7 +334,7 @@ class Graph:
 
         edit(self.cohorts_by["operation"], cohort.operation, cohort.key)
         edit(self.cohorts_by["workload"], cohort.workload, cohort.key)
-        for key in gpu_keys(self.nodes.get(cohort.environment)):
+        for key in cohort.gpu:
             edit(self.cohorts_by["gpu"], key, cohort.key)
 
     # Derivation -----------------------------------------------------------------------------------
@@ -495,6 +496,7 @@ class Graph:
             environment=first.environment,
             correctness_key=workload.correctness,
             metric_key=metric_key(first.primary),
+            gpu=gpu_keys(self.nodes.get(first.environment)),
             members=tuple(members),
             ranked=ranked,
             events=tuple(record_events(key, candidates)),

@@ -1,0 +1,234 @@
+"""The graph on real data (upstream's keys and ledger reproduce) and on small registries (incremental
+updates give exactly what a build from scratch gives)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+from helpers import (
+    DATA,
+    EMBEDDED_REPO,
+    basic_scenario,
+    commit_manifests,
+    digest_of,
+    make_environment,
+    make_implementation,
+    make_operation,
+    make_protocol,
+    make_run,
+    make_workload,
+)
+
+import registry
+from registry.graph import Graph
+from registry.nodes import Run
+from registry.snapshots import Publication, build_graph, move_graph, publication_of
+
+SEED_000 = "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308"
+SEED_003 = "sha256:1b9cb94ec711c4943cd8d77ddf9b04a920e60cd3bd877668d920c3d46bfdcd6d"
+SEED_004 = "sha256:fa2cdd25d5d22ec080b8e6fcabbd2acc51a3c2ab3bcff1cfc9a5be97cdd4e0dc"
+
+
+@pytest.fixture(scope="module")
+def expected() -> dict[str, Any]:
+    raw = (DATA / "upstream" / "expectations.json.zst").read_bytes()
+    return json.loads(zstandard.ZstdDecompressor().stream_reader(raw).read())  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def head() -> Iterator[tuple[registry.GitStore, Publication, Graph]]:
+    store = registry.GitStore(EMBEDDED_REPO)
+    head = store.head()
+    assert head is not None
+    publication = publication_of(store, head)
+    yield store, publication, build_graph(store, head, publication)
+
+
+@pytest.fixture(scope="module")
+def before_seeds(head: tuple[registry.GitStore, Publication, Graph]) -> Graph:
+    store, publication, graph = head
+    parent = publication.mainline.commits[-2]
+    assert "seed" in store.commit_info(publication.mainline.commits[-1]).subject.lower()
+    return move_graph(store, graph, parent, publication)
+
+
+def test_every_corpus_run_has_upstreams_comparison_key(
+    head: tuple[registry.GitStore, Publication, Graph], expected: dict[str, Any]
+) -> None:
+    graph = head[2]
+    keys = expected["comparisonKeys"]
+    assert len(keys) == 7857
+    wrong = {run: (graph.facts[run].cohort, key) for run, key in keys.items() if graph.facts[run].cohort != key}
+    assert not wrong, f"{len(wrong)} runs differ, e.g. {list(wrong.items())[:3]}"
+
+
+def _events(graph: Graph) -> set[tuple[str, str, str | None, str, str]]:
+    return {(e.cohort, e.run, e.previous_run, e.cause, e.at) for c in graph.cohorts.values() for e in c.events}
+
+
+def test_the_corpus_alone_has_upstreams_2948_record_events(before_seeds: Graph, expected: dict[str, Any]) -> None:
+    upstream = {tuple(e) for e in expected["recordEvents"]}
+    assert len(upstream) == 2948
+    assert _events(before_seeds) == upstream
+
+
+def test_the_seeds_add_two_new_firsts_and_a_history(
+    head: tuple[registry.GitStore, Publication, Graph], before_seeds: Graph
+) -> None:
+    graph = head[2]
+    added = _events(graph) - _events(before_seeds)
+    removed = _events(before_seeds) - _events(graph)
+    assert len(_events(graph)) == 2950
+    assert {(e[1], e[3]) for e in added} == {(SEED_000, "new_run"), (SEED_003, "new_run")} | {
+        (e[1], "new_run") for e in added if e[1] not in (SEED_000, SEED_003)
+    }
+    cohort = graph.cohorts[graph.facts[SEED_000].cohort or ""]
+    assert cohort.key.startswith("sha256:92bc0be5")
+    history = [(graph.nodes[e.run].name, graph.nodes[e.previous_run].name if e.previous_run else None) for e in cohort.events]
+    assert history == [("sol-submission-6709", None), ("sol-submission-16043", "sol-submission-6709")]
+    # Before the seeds, 16043 held that cohort's record alone: the seed run took the first place in time.
+    assert {e[1] for e in removed} == {cohort.events[1].run}
+
+
+@pytest.mark.parametrize(
+    ("run", "key_prefix", "rank", "leader_value"),
+    [
+        (SEED_000, "sha256:92bc0be5b5ce9f52", 2, 144537.0),
+        (SEED_004, "sha256:caec9f00e44cade9", 1, None),
+        (SEED_003, "sha256:664cd4589a4c0d47", 1, None),
+    ],
+)
+def test_seed_records(
+    head: tuple[registry.GitStore, Publication, Graph], run: str, key_prefix: str, rank: int, leader_value: float | None
+) -> None:
+    graph = head[2]
+    facts = graph.facts[run]
+    assert facts.cohort is not None and facts.cohort.startswith(key_prefix)
+    assert facts.rank == rank
+    assert facts.eligible and not facts.warnings
+    leader = graph.nodes[graph.cohorts[facts.cohort].leader or ""]
+    assert isinstance(leader, Run) and leader.primary is not None
+    assert leader.primary.value == (leader_value if leader_value is not None else graph.nodes[run].primary.value)  # type: ignore[union-attr]
+
+
+def test_seed_publication_dates(head: tuple[registry.GitStore, Publication, Graph]) -> None:
+    graph = head[2]
+    assert registry.provenance.utc_instant(graph.published_at(graph.nodes[SEED_000]) or 0) == "2026-08-24T00:00:00Z"
+    assert registry.provenance.utc_instant(graph.published_at(graph.nodes[SEED_004]) or 0).startswith("2026-08-15")
+
+
+def test_the_43_operation_mismatches_keep_their_ranking_and_carry_a_warning(
+    head: tuple[registry.GitStore, Publication, Graph],
+) -> None:
+    graph = head[2]
+    flagged = [d for d, f in graph.facts.items() if any(w.startswith("operation-mismatch") for w in f.warnings)]
+    assert len(flagged) == 43
+    # Their cohort keys are upstream's (checked above); the eligible ones rank like any other run.
+    eligible = [d for d in flagged if graph.facts[d].eligible]
+    assert len(eligible) == 9
+    assert all(graph.facts[d].rank is not None for d in eligible)
+    assert all(graph.facts[d].reasons == ("STATUS_RUNTIME_ERROR", "MISSING_PRIMARY_METRIC") for d in flagged if d not in eligible)
+
+
+def test_no_pinned_commit_shares_state_with_the_head(
+    head: tuple[registry.GitStore, Publication, Graph], before_seeds: Graph
+) -> None:
+    graph = head[2]
+    assert SEED_000 in graph.nodes and SEED_000 not in before_seeds.nodes
+    assert graph.facts[SEED_000].rank == 2  # moving to the older commit did not touch the head graph
+    assert len(graph.nodes) - len(before_seeds.nodes) == 4
+
+
+# Small registries: incremental == from scratch --------------------------------------------------
+
+
+def _signature(graph: Graph) -> dict[str, Any]:
+    """Everything derived, in comparable form."""
+    return {
+        "nodes": dict(graph.nodes),
+        "facts": dict(graph.facts),
+        "cohorts": {k: (c.profile, c.members, c.ranked, c.events) for k, c in graph.cohorts.items()},
+        "names": {k: set(v) for k, v in graph.names.items()},
+        "runs_by": {k: {kk: set(vv) for kk, vv in v.items()} for k, v in graph.runs_by.items()},
+        "cohorts_by": {k: {kk: set(vv) for kk, vv in v.items()} for k, v in graph.cohorts_by.items()},
+        "records": graph.records,
+    }
+
+
+def test_incremental_updates_equal_full_builds(store: registry.GitStore) -> None:
+    scenario = basic_scenario()
+    commits = [commit_manifests(store, scenario.docs)]
+    op2 = make_operation("softmax-2", family="softmax")
+    workload2 = make_workload(op2, tokens=128)
+    impl2 = make_implementation(op2, "soft-a")
+    env2 = make_environment("h100", product="NVIDIA H100", architecture="sm_90")
+    batches = [
+        [op2, workload2, impl2, env2,
+         make_run(impl2, workload2, scenario.protocol, env2, 500, "2026-08-05T00:00:00Z", name="soft-1")],
+        [make_run(impl2, workload2, scenario.protocol, env2, 400, "2026-08-06T00:00:00Z", name="soft-2"),
+         make_run(scenario.implementations[1], scenario.workload, scenario.protocol, scenario.environment, 7000,
+                  "2026-08-07T00:00:00Z", name="run-b2")],
+        [make_run(impl2, workload2, scenario.protocol, env2, 400, "2026-08-08T00:00:00Z", status="timeout", name="soft-3")],
+    ]
+    for when, batch in enumerate(batches, start=1):
+        commits.append(commit_manifests(store, batch, when=1_700_000_000 + when * 3600))
+    head = commits[-1]
+    publication = publication_of(store, head)
+    incremental = build_graph(store, commits[0], publication)
+    for commit in commits[1:]:
+        incremental = move_graph(store, incremental, commit, publication)
+        assert _signature(incremental) == _signature(build_graph(store, commit, publication))
+    # ...and backwards: an old commit from the head.
+    full_head = build_graph(store, head, publication)
+    for commit in commits[:-1]:
+        assert _signature(move_graph(store, full_head, commit, publication)) == _signature(
+            build_graph(store, commit, publication)
+        )
+
+
+def test_a_newer_faster_run_takes_the_record_and_rank(store: registry.GitStore) -> None:
+    scenario = basic_scenario()
+    first = commit_manifests(store, scenario.docs)
+    faster = make_run(scenario.implementations[1], scenario.workload, scenario.protocol, scenario.environment, 5000,
+                      "2026-09-01T00:00:00Z", name="run-b-fast")
+    second = commit_manifests(store, [faster], when=1_700_003_600)
+    publication = publication_of(store, second)
+    old = build_graph(store, first, publication)
+    new = move_graph(store, old, second, publication)
+    key = new.facts[digest_of(faster)].cohort
+    assert key is not None
+    assert new.facts[digest_of(faster)].rank == 1
+    assert new.cohorts[key].holder is not None and new.cohorts[key].holder.run == digest_of(faster)  # type: ignore[union-attr]
+    assert old.cohorts[key].leader == digest_of(scenario.runs[1])  # the old graph is untouched
+    assert [new.facts[digest_of(r)].rank for r in scenario.runs] == [3, 2, 4]
+
+
+def test_runs_on_a_branch_are_unpublished(store: registry.GitStore, tmp_path: Path) -> None:
+    scenario = basic_scenario()
+    main = commit_manifests(store, scenario.docs)
+    extra = make_run(scenario.implementations[0], scenario.workload, scenario.protocol, scenario.environment, 100,
+                     "2026-09-01T00:00:00Z", name="pr-run")
+    import pygit2
+
+    repo = pygit2.Repository(str(store.git_dir))
+    manifest = registry.load_manifest(json.dumps(extra).encode(), "pr-run.json")
+    blob = repo.create_blob(manifest.stored_bytes())
+    builder = repo.TreeBuilder(repo[main].tree)  # type: ignore[attr-defined]
+    index = pygit2.Index()
+    index.read_tree(repo[main].tree)  # type: ignore[attr-defined]
+    index.add(pygit2.IndexEntry(manifest.path, blob, pygit2.enums.FileMode.BLOB))
+    tree = index.write_tree(repo)
+    signature = pygit2.Signature("PR", "pr@example.com", 1_700_100_000, 0)
+    branch_commit = str(repo.create_commit("refs/heads/pr", signature, signature, "Add a run\n", tree, [pygit2.Oid(hex=main)]))
+    del builder
+    publication = publication_of(store, main)
+    graph = move_graph(store, build_graph(store, main, publication), branch_commit, publication)
+    facts = graph.facts[manifest.digest]
+    assert facts.reasons == ("UNPUBLISHED",)
+    assert facts.rank is None
+    assert graph.position is None
