@@ -82,6 +82,14 @@ class Service:
         if self.settings.graph_cache and publication is not None and self.snapshots.status.serving:
             save_cache(cache_path(self.settings.repo_path), self.snapshots.head, publication)
 
+    def unavailable(self) -> JSONResponse | None:
+        """The 503 to answer while there is nothing to serve (loading, or no valid head)."""
+        if not self.ready:
+            return _error(503, self.load_error or "the registry is still loading", "NOT_READY")
+        if self.snapshots.status.serving is None:
+            return _error(503, f"nothing to serve: {self.snapshots.status.reason}", "NOT_READY")
+        return None
+
     def base_url(self, request: Request) -> str:
         if self.settings.base_url:
             return self.settings.base_url.rstrip("/")
@@ -170,8 +178,9 @@ async def _graphql(request: Request) -> Response:
     if isinstance(params, Response):
         return params
     query, variables, operation = params
-    if not service.ready:
-        return _error(503, service.load_error or "the registry is still loading", "NOT_READY")
+    refusal = service.unavailable()
+    if refusal is not None:
+        return refusal
     head = service.snapshots.head
     key = (head.commit, query, orjson.dumps(variables, option=orjson.OPT_SORT_KEYS), operation)
     cached = service.responses.get(key)
@@ -275,7 +284,9 @@ async def _execute(
         extensions["pinned"] = [{"commit": g.commit, "committedAt": utc_instant(g.committed_at)} for g in pinned]
     payload["extensions"] = {"registry": extensions}
     body = orjson.dumps(payload)
-    status = 400 if result.data is None and result.errors else 200
+    # A request error (syntax, validation, limits) never started executing: no error has a path.
+    request_error = result.data is None and bool(result.errors) and all(not e.path for e in result.errors or ())
+    status = 400 if request_error else 200
     unexpected = any(error.message == "Unexpected error." for error in result.errors or ())
     immutable = bool(context.seen) and not context.used_head and not context.pinned_by_name and not result.errors
     cacheable = not unexpected and not context.pinned_by_name and status == 200
@@ -295,8 +306,9 @@ def _digest_param(text: str) -> str | None:
 async def _resolve_pinned(request: Request, kind: str) -> tuple[registry.graph.Graph, str] | Response:
     """The main-reachable graph and digest a permalink names, or the response that refuses it."""
     service = _service(request)
-    if not service.ready:
-        return _error(503, service.load_error or "the registry is still loading", "NOT_READY")
+    refusal = service.unavailable()
+    if refusal is not None:
+        return refusal
     digest = _digest_param(request.path_params["digest"])
     if digest is None:
         return _error(400, "expected sha256:<64 lowercase hex digits>", "BAD_DIGEST")
@@ -365,8 +377,9 @@ async def _run_permalink(request: Request) -> Response:
 
 async def _head_redirect(request: Request) -> Response:
     service = _service(request)
-    if not service.ready:
-        return _error(503, service.load_error or "the registry is still loading", "NOT_READY")
+    refusal = service.unavailable()
+    if refusal is not None:
+        return refusal
     kind = request.url.path.strip("/").split("/")[0]
     digest = _digest_param(request.path_params["digest"])
     if digest is None:

@@ -21,7 +21,7 @@ query Dossier($at: String, $id: String!) {
                        project { digest name displayName } }
       protocol { digest name title harness timer primaryStatistic correctnessReference comparabilityFamily }
       environment { digest name title vendor product architecture gpu }
-      correctness
+      correctness correctnessNote
       artifacts { role uri digest }
       attestations { digest type body evidenceUrl publishedAt }
       verifications { digest runner honoured }

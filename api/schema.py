@@ -193,7 +193,7 @@ class Snapshot:
 
     @strawberry.field(description="Runs, newest observation first.")
     def runs(
-        self, info: Info, filter: RunFilter | None = None, first: int | None = None, after: str | None = None
+        self, info: Info, filter: RunFilter | None = None, first: int = t.DEFAULT_PAGE, after: str | None = None
     ) -> t.Connection[t.Run]:
         graph = self._g(info)
         t.page_bounds(first)
@@ -212,7 +212,7 @@ class Snapshot:
         info: Info,
         filter: CohortFilter | None = None,
         order: CohortOrder = CohortOrder.LARGEST,
-        first: int | None = None,
+        first: int = t.DEFAULT_PAGE,
         after: str | None = None,
     ) -> t.Connection[t.Cohort]:
         graph = self._g(info)
@@ -230,7 +230,7 @@ class Snapshot:
         info: Info,
         family: str | None = None,
         search: str | None = None,
-        first: int | None = None,
+        first: int = t.DEFAULT_PAGE,
         after: str | None = None,
     ) -> t.Connection[t.Operation]:
         graph = self._g(info)
@@ -278,7 +278,7 @@ class Snapshot:
         return t.Manifest(_graph=graph, _node=node) if node else None
 
     @strawberry.field(description="The records ledger: one entry per cohort with a record, newest holder first.")
-    def records(self, info: Info, first: int | None = None, after: str | None = None) -> t.Connection[t.RecordEntry]:
+    def records(self, info: Info, first: int = t.DEFAULT_PAGE, after: str | None = None) -> t.Connection[t.RecordEntry]:
         graph = self._g(info)
         return t.paginate(
             graph, graph.records, first, after, lambda k: t.RecordEntry(_graph=graph, _cohort=graph.cohorts[k])
@@ -300,7 +300,7 @@ class Query(Snapshot):
         description="The registry at a commit (full id or unique prefix), branch or tag; "
         "the served head of main when omitted."
     )
-    async def registry(self, info: Info, at: str | None = None) -> Snapshot:
+    async def registry(self, info: Info, at: str | None = None) -> Snapshot | None:
         context = info.context
         if at is None:
             return Snapshot(_graph=context.graph(None))
@@ -336,14 +336,25 @@ def _should_mask(error: GraphQLError) -> bool:
     return original is not None and not isinstance(original, registry.RegistryError)
 
 
-# Instances, not classes: the parser and validation caches must outlive one request
-# (strawberry accepts both; its annotation names only the classes).
-_EXTENSIONS: list[Any] = [
-    QueryDepthLimiter(max_depth=LIMITS["max_depth"]),
-    MaxAliasesLimiter(max_alias_count=LIMITS["max_aliases"]),
-    MaxTokensLimiter(max_token_count=LIMITS["max_tokens"]),
-    ParserCache(maxsize=512),
-    ValidationCache(maxsize=512),
-    _RegistryErrors(),
-]
-schema = strawberry.Schema(query=Query, types=[Snapshot], extensions=_EXTENSIONS)
+class _Schema(strawberry.Schema):
+    def process_errors(self, errors: list[GraphQLError], execution_context: Any = None) -> None:
+        """Log what went wrong unexpectedly; a client's own mistakes are answers, not incidents."""
+        unexpected = [e for e in errors if _should_mask(e)]
+        if unexpected:
+            super().process_errors(unexpected, execution_context)
+
+
+# Factories: strawberry builds fresh extensions per request; the parser and validation caches
+# live at module level (keyed by maxsize), so they outlive requests anyway.
+schema = _Schema(
+    query=Query,
+    types=[Snapshot],
+    extensions=[
+        lambda: QueryDepthLimiter(max_depth=LIMITS["max_depth"]),
+        lambda: MaxAliasesLimiter(max_alias_count=LIMITS["max_aliases"]),
+        lambda: MaxTokensLimiter(max_token_count=LIMITS["max_tokens"]),
+        lambda: ParserCache(maxsize=512),
+        lambda: ValidationCache(maxsize=512),
+        _RegistryErrors,
+    ],
+)

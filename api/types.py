@@ -154,15 +154,14 @@ def _offset(commit: str, cursor: str) -> int:
     return offset
 
 
-def page_bounds(first: int | None) -> int:
-    size = DEFAULT_PAGE if first is None else first
-    if not 0 <= size <= MAX_PAGE:
-        raise PageSizeError(f"first must be between 0 and {MAX_PAGE} (got {size})")
-    return size
+def page_bounds(first: int) -> int:
+    if not 0 <= first <= MAX_PAGE:
+        raise PageSizeError(f"first must be between 0 and {MAX_PAGE} (got {first})")
+    return first
 
 
 def paginate(
-    graph: Graph, items: Sequence[Any], first: int | None, after: str | None, make: Callable[[Any], T]
+    graph: Graph, items: Sequence[Any], first: int, after: str | None, make: Callable[[Any], T]
 ) -> Connection[T]:
     size = page_bounds(first)
     start = _offset(graph.commit, after) + 1 if after else 0
@@ -203,7 +202,7 @@ class Signature:
     reason: str | None
 
 
-@strawberry.type
+@strawberry.type(description="A commit of the manifests repository.")
 class Commit:
     _info: strawberry.Private[registry.CommitInfo]
     _verified: strawberry.Private[bool]
@@ -419,7 +418,7 @@ def _document(info: Info, node: n.Node) -> dict[str, Any]:
     return info.context.documents.get(node.oid)
 
 
-@strawberry.type
+@strawberry.type(description="What is computed (OperationSpec): inputs, outputs, semantics.")
 class Operation:
     _graph: strawberry.Private[Graph]
     _node: strawberry.Private[n.Operation]
@@ -445,24 +444,24 @@ class Operation:
         return Manifest(_graph=self._graph, _node=self._node)
 
     @strawberry.field
-    def workloads(self, first: int | None = None, after: str | None = None) -> Connection[Workload]:
+    def workloads(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Workload]:
         digests = sorted(self._graph.children["workloads"].get(self._node.digest, ()))
         return paginate(self._graph, digests, first, after, lambda d: _typed(self._graph, d, Workload))
 
     @strawberry.field
-    def implementations(self, first: int | None = None, after: str | None = None) -> Connection[Implementation]:
+    def implementations(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Implementation]:
         digests = sorted(self._graph.children["implementations"].get(self._node.digest, ()))
         return paginate(self._graph, digests, first, after, lambda d: _typed(self._graph, d, Implementation))
 
     @strawberry.field
-    def cohorts(self, first: int | None = None, after: str | None = None) -> Connection[Cohort]:
+    def cohorts(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Cohort]:
         keys = _ordered_cohorts(self._graph, self._graph.cohorts_by["operation"].get(self._node.digest, set()))
         return paginate(
             self._graph, keys, first, after, lambda k: Cohort(_graph=self._graph, _cohort=self._graph.cohorts[k])
         )
 
     @strawberry.field
-    def runs(self, first: int | None = None, after: str | None = None) -> Connection[Run]:
+    def runs(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Run]:
         digests = _ordered_runs(self._graph, self._graph.runs_by["operation"].get(self._node.digest, set()))
         return paginate(self._graph, digests, first, after, lambda d: _typed(self._graph, d, Run))
 
@@ -471,7 +470,7 @@ class Operation:
         return len(self._graph.runs_by["operation"].get(self._node.digest, ()))
 
 
-@strawberry.type
+@strawberry.type(description="The inputs a run measured: one case, or a suite of cases.")
 class Workload:
     _graph: strawberry.Private[Graph]
     _node: strawberry.Private[n.Workload]
@@ -517,14 +516,14 @@ class Workload:
         return Manifest(_graph=self._graph, _node=self._node)
 
     @strawberry.field
-    def cohorts(self, first: int | None = None, after: str | None = None) -> Connection[Cohort]:
+    def cohorts(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Cohort]:
         keys = _ordered_cohorts(self._graph, self._graph.cohorts_by["workload"].get(self._node.digest, set()))
         return paginate(
             self._graph, keys, first, after, lambda k: Cohort(_graph=self._graph, _cohort=self._graph.cohorts[k])
         )
 
 
-@strawberry.type
+@strawberry.type(description="Who maintains implementations: a library, a person, a vendor.")
 class Project:
     _graph: strawberry.Private[Graph]
     _node: strawberry.Private[n.Project]
@@ -550,12 +549,12 @@ class Project:
         return Manifest(_graph=self._graph, _node=self._node)
 
     @strawberry.field
-    def implementations(self, first: int | None = None, after: str | None = None) -> Connection[Implementation]:
+    def implementations(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Implementation]:
         digests = sorted(self._graph.children["project_implementations"].get(self._node.name, ()))
         return paginate(self._graph, digests, first, after, lambda d: _typed(self._graph, d, Implementation))
 
 
-@strawberry.type
+@strawberry.type(description="One revision of code that computes an operation.")
 class Implementation:
     _graph: strawberry.Private[Graph]
     _node: strawberry.Private[n.Implementation]
@@ -608,12 +607,12 @@ class Implementation:
         return Manifest(_graph=self._graph, _node=self._node)
 
     @strawberry.field
-    def runs(self, first: int | None = None, after: str | None = None) -> Connection[Run]:
+    def runs(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Run]:
         digests = _ordered_runs(self._graph, self._graph.runs_by["implementation"].get(self._node.digest, set()))
         return paginate(self._graph, digests, first, after, lambda d: _typed(self._graph, d, Run))
 
 
-@strawberry.type
+@strawberry.type(description="How a run was measured: harness, timer, statistic, correctness reference.")
 class Protocol:
     _graph: strawberry.Private[Graph]
     _node: strawberry.Private[n.Protocol]
@@ -660,7 +659,7 @@ class Protocol:
         return Manifest(_graph=self._graph, _node=self._node)
 
 
-@strawberry.type
+@strawberry.type(description="Where a run was measured: hardware and software.")
 class Environment:
     _graph: strawberry.Private[Graph]
     _node: strawberry.Private[n.Environment]
@@ -896,6 +895,23 @@ class Run:
             summary=source_native_summary(metrics),
         )
 
+    @strawberry.field(description="The correctness verdict in words, as the run pages say it.")
+    def correctness_note(self, info: Info) -> str:
+        spec = _document(info, self._node)["spec"]
+        report = spec.get("correctness")
+        verdict = f"Marked {self._node.status.replace('_', ' ')} by the source"
+        if not report:
+            return f"{verdict}; the correctness policy was not published."
+        details = [f"compared with {report['comparator']}"]
+        for key, label in (
+            ("maximumAbsoluteError", "max abs error"),
+            ("maximumRelativeError", "max rel error"),
+            ("matchedRatio", "matched"),
+        ):
+            if key in report:
+                details.append(f"{label} {report[key]}")
+        return f"{verdict}; {', '.join(details)}."
+
     @strawberry.field(description="The run's correctness report, as published.")
     def correctness(self, info: Info) -> JSON | None:
         return _json(_document(info, self._node)["spec"].get("correctness"))
@@ -1112,10 +1128,11 @@ class RecordEvent:
         return (previous - self._event.value) / previous * 100
 
 
-@strawberry.type
+@strawberry.type(
+    description="A comparison group: same operation, workload, protocol, environment, correctness policy and "
+    "metric. Runs rank inside a cohort, never across."
+)
 class Cohort:
-    """A comparison group: same operation, workload, protocol, environment, correctness and metric."""
-
     _graph: strawberry.Private[Graph]
     _cohort: strawberry.Private[DomainCohort]
 
@@ -1167,7 +1184,7 @@ class Cohort:
         return _run(self._graph, self._cohort.leader) if self._cohort.leader else None
 
     @strawberry.field(description="The leaderboard: eligible runs in ranking-v1 order.")
-    def entries(self, first: int | None = None, after: str | None = None) -> Connection[CohortEntry]:
+    def entries(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[CohortEntry]:
         def make(entry: registry.cohorts.Ranked) -> CohortEntry:
             node = self._graph.nodes[entry.id]
             assert isinstance(node, n.Run)
@@ -1178,7 +1195,7 @@ class Cohort:
         return paginate(self._graph, self._cohort.ranked, first, after, make)
 
     @strawberry.field(description="Every run of the cohort, newest first, eligible or not.")
-    def runs(self, first: int | None = None, after: str | None = None) -> Connection[Run]:
+    def runs(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Run]:
         digests = _ordered_runs(self._graph, set(self._cohort.members))
         return paginate(self._graph, digests, first, after, lambda d: _typed(self._graph, d, Run))
 

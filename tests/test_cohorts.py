@@ -30,7 +30,7 @@ NOW = instant_ns("2026-08-01T00:00:00Z")
 
 
 def run(
-    id: str,  # noqa: A002 - the vector's own name
+    id: str,
     value: float,
     interval: tuple[float, float] | None = None,
     trust: Trust = Trust.REPRODUCIBLE,
@@ -46,8 +46,12 @@ RANKING_VECTORS: list[tuple[str, bool, list[RankInput], list[tuple[str, int, boo
     (
         "dense ranks, overlapping intervals tie",
         False,
-        [run("a", 7810, (7788, 7841)), run("b", 8120, (8095, 8151)), run("c", 8138, (8092, 8177)),
-         run("d", 9480, (9433, 9542))],
+        [
+            run("a", 7810, (7788, 7841)),
+            run("b", 8120, (8095, 8151)),
+            run("c", 8138, (8092, 8177)),
+            run("d", 9480, (9433, 9542)),
+        ],
         [("a", 1, False), ("b", 2, False), ("c", 2, True), ("d", 3, False)],
     ),
     (
@@ -100,7 +104,9 @@ RANKING_VECTORS: list[tuple[str, bool, list[RankInput], list[tuple[str, int, boo
 ]
 
 
-@pytest.mark.parametrize(("name", "source_native", "inputs", "expected"), RANKING_VECTORS, ids=[v[0] for v in RANKING_VECTORS])
+@pytest.mark.parametrize(
+    ("name", "source_native", "inputs", "expected"), RANKING_VECTORS, ids=[v[0] for v in RANKING_VECTORS]
+)
 def test_ranking_v1_vectors(
     name: str, source_native: bool, inputs: list[RankInput], expected: list[tuple[str, int, bool]]
 ) -> None:
@@ -121,12 +127,16 @@ def test_ranking_does_not_depend_on_input_order() -> None:
     ("facts", "expected"),
     [
         ({}, ()),
-        ({"status": "runtime_error", "retracted": True, "has_primary": False},
-         ("STATUS_RUNTIME_ERROR", "RETRACTED", "MISSING_PRIMARY_METRIC")),
+        (
+            {"status": "runtime_error", "retracted": True, "has_primary": False},
+            ("STATUS_RUNTIME_ERROR", "RETRACTED", "MISSING_PRIMARY_METRIC"),
+        ),
         ({"superseded": True}, ("SUPERSEDED",)),
         ({"published": False, "status": "suspected_reward_hack"}, ("UNPUBLISHED", "STATUS_SUSPECTED_REWARD_HACK")),
-        ({"published": False, "status": "timeout", "retracted": True, "superseded": True, "has_primary": False},
-         ("UNPUBLISHED", "STATUS_TIMEOUT", "RETRACTED", "SUPERSEDED", "MISSING_PRIMARY_METRIC")),
+        (
+            {"published": False, "status": "timeout", "retracted": True, "superseded": True, "has_primary": False},
+            ("UNPUBLISHED", "STATUS_TIMEOUT", "RETRACTED", "SUPERSEDED", "MISSING_PRIMARY_METRIC"),
+        ),
     ],
 )
 def test_eligibility_reasons_in_upstream_order(facts: dict[str, Any], expected: tuple[str, ...]) -> None:
@@ -152,15 +162,27 @@ def test_trust(verifications: int, source: bool, raw: bool, expected: Trust) -> 
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
-        ({"timing": {"primaryStatistic": "mean", "latencyNs": {"mean": 144571}}},
-         Primary("latency", "mean", "ns", 144571.0)),
-        ({"timing": {"primaryStatistic": "median", "latencyNs": {"median": 8120, "confidence95": [8095, 8151]}}},
-         Primary("latency", "median", "ns", 8120.0, 8095.0, 8151.0)),
-        ({"timing": {"primaryStatistic": "p95", "latencyNs": {"median": 10, "p95": 12}}},
-         Primary("latency", "p95", "ns", 12.0)),
-        ({"measurements": [{"metric": "score", "statistic": "geomean", "unit": "s", "value": 1e-5},
-                           {"metric": "other", "statistic": "x", "unit": "y", "value": 2}]},
-         Primary("score", "geomean", "s", 1e-5)),
+        (
+            {"timing": {"primaryStatistic": "mean", "latencyNs": {"mean": 144571}}},
+            Primary("latency", "mean", "ns", 144571.0),
+        ),
+        (
+            {"timing": {"primaryStatistic": "median", "latencyNs": {"median": 8120, "confidence95": [8095, 8151]}}},
+            Primary("latency", "median", "ns", 8120.0, 8095.0, 8151.0),
+        ),
+        (
+            {"timing": {"primaryStatistic": "p95", "latencyNs": {"median": 10, "p95": 12}}},
+            Primary("latency", "p95", "ns", 12.0),
+        ),
+        (
+            {
+                "measurements": [
+                    {"metric": "score", "statistic": "geomean", "unit": "s", "value": 1e-5},
+                    {"metric": "other", "statistic": "x", "unit": "y", "value": 2},
+                ]
+            },
+            Primary("score", "geomean", "s", 1e-5),
+        ),
         ({}, None),
         ({"measurements": []}, None),
     ],
@@ -171,10 +193,16 @@ def test_primary_of(spec: dict[str, Any], expected: Primary | None) -> None:
 
 @pytest.mark.parametrize(
     ("declared", "latency", "value", "used"),
-    [("mean", {"median": 7}, 7.0, "median"), ("median", {"mean": 9}, 9.0, "mean"), ("p95", {"median": 3}, 3.0, "median"),
-     ("minimum", {"mean": 4}, 4.0, "mean")],
+    [
+        ("mean", {"median": 7}, 7.0, "median"),
+        ("median", {"mean": 9}, 9.0, "mean"),
+        ("p95", {"median": 3}, 3.0, "median"),
+        ("minimum", {"mean": 4}, 4.0, "mean"),
+    ],
 )
-def test_primary_falls_back_like_upstream_and_says_so(declared: str, latency: dict[str, int], value: float, used: str) -> None:
+def test_primary_falls_back_like_upstream_and_says_so(
+    declared: str, latency: dict[str, int], value: float, used: str
+) -> None:
     primary = primary_of({"timing": {"primaryStatistic": declared, "latencyNs": latency}})
     assert primary is not None
     assert (primary.statistic, primary.value) == (declared, value)  # upstream keeps the declared label
@@ -196,24 +224,38 @@ def test_comparison_key_fast_path_equals_jcs() -> None:
     for _ in range(500):
         values = [_digest_like(rng) for _ in range(5)]
         metric = rng.choice(["latency:mean:ns", "score:geomean:s", "none", "x_1:y_2:z_3"])
-        key = comparison_key(*values, metric)
         operation, workload, protocol, environment, correctness = values
+        key = comparison_key(operation, workload, protocol, environment, correctness, metric)
         assert key == json_digest(
-            {"v": 1, "operation": operation, "workload": workload, "protocol": protocol,
-             "environment": environment, "correctness": correctness, "metric": metric}
+            {
+                "v": 1,
+                "operation": operation,
+                "workload": workload,
+                "protocol": protocol,
+                "environment": environment,
+                "correctness": correctness,
+                "metric": metric,
+            }
         )
 
 
-@given(st.lists(st.text(alphabet=string.printable + "µ·\u2028\"\\", max_size=20), min_size=6, max_size=6))
+@given(st.lists(st.text(alphabet=string.printable + 'µ·\u2028"\\', max_size=20), min_size=6, max_size=6))
 def test_comparison_key_any_text_equals_jcs(values: list[str]) -> None:
     operation, workload, protocol, environment, correctness, metric = values
     assert comparison_key(operation, workload, protocol, environment, correctness, metric) == json_digest(
-        {"v": 1, "operation": operation, "workload": workload, "protocol": protocol,
-         "environment": environment, "correctness": correctness, "metric": metric}
+        {
+            "v": 1,
+            "operation": operation,
+            "workload": workload,
+            "protocol": protocol,
+            "environment": environment,
+            "correctness": correctness,
+            "metric": metric,
+        }
     )
 
 
-def candidate(id: str, value: float, observed: str, withdrawn: str | None = None) -> Candidate:  # noqa: A002
+def candidate(id: str, value: float, observed: str, withdrawn: str | None = None) -> Candidate:
     return Candidate(id, value, observed, instant_ns(observed), withdrawn, instant_ns(withdrawn) if withdrawn else None)
 
 
@@ -260,7 +302,10 @@ def test_retracting_the_holder_moves_the_record_with_a_retraction_event() -> Non
 def test_retracting_a_run_that_never_held_the_record_adds_nothing() -> None:
     events = record_events(
         "k",
-        [candidate("a", 100, "2026-01-01T00:00:00Z"), candidate("r", 150, "2026-01-02T00:00:00Z", "2026-02-01T00:00:00Z")],
+        [
+            candidate("a", 100, "2026-01-01T00:00:00Z"),
+            candidate("r", 150, "2026-01-02T00:00:00Z", "2026-02-01T00:00:00Z"),
+        ],
     )
     assert [e.cause for e in events] == ["new_run"]
 
@@ -274,7 +319,12 @@ def test_runs_observed_after_a_retraction_compete_with_the_new_holder() -> None:
             candidate("late", 90, "2026-03-01T00:00:00Z"),
         ],
     )
-    assert [(e.run, e.cause) for e in events] == [("a", "new_run"), ("r", "new_run"), ("a", "retraction"), ("late", "new_run")]
+    assert [(e.run, e.cause) for e in events] == [
+        ("a", "new_run"),
+        ("r", "new_run"),
+        ("a", "retraction"),
+        ("late", "new_run"),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,6 @@ updates give exactly what a build from scratch gives)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from helpers import (
     make_environment,
     make_implementation,
     make_operation,
-    make_protocol,
     make_run,
     make_workload,
 )
@@ -41,12 +39,12 @@ def expected() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def head() -> Iterator[tuple[registry.GitStore, Publication, Graph]]:
+def head() -> tuple[registry.GitStore, Publication, Graph]:
     store = registry.GitStore(EMBEDDED_REPO)
     head = store.head()
     assert head is not None
     publication = publication_of(store, head)
-    yield store, publication, build_graph(store, head, publication)
+    return store, publication, build_graph(store, head, publication)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +87,9 @@ def test_the_seeds_add_two_new_firsts_and_a_history(
     }
     cohort = graph.cohorts[graph.facts[SEED_000].cohort or ""]
     assert cohort.key.startswith("sha256:92bc0be5")
-    history = [(graph.nodes[e.run].name, graph.nodes[e.previous_run].name if e.previous_run else None) for e in cohort.events]
+    history = [
+        (graph.nodes[e.run].name, graph.nodes[e.previous_run].name if e.previous_run else None) for e in cohort.events
+    ]
     assert history == [("sol-submission-6709", None), ("sol-submission-16043", "sol-submission-6709")]
     # Before the seeds, 16043 held that cohort's record alone: the seed run took the first place in time.
     assert {e[1] for e in removed} == {cohort.events[1].run}
@@ -132,7 +132,11 @@ def test_the_43_operation_mismatches_keep_their_ranking_and_carry_a_warning(
     eligible = [d for d in flagged if graph.facts[d].eligible]
     assert len(eligible) == 9
     assert all(graph.facts[d].rank is not None for d in eligible)
-    assert all(graph.facts[d].reasons == ("STATUS_RUNTIME_ERROR", "MISSING_PRIMARY_METRIC") for d in flagged if d not in eligible)
+    assert all(
+        graph.facts[d].reasons == ("STATUS_RUNTIME_ERROR", "MISSING_PRIMARY_METRIC")
+        for d in flagged
+        if d not in eligible
+    )
 
 
 def test_no_pinned_commit_shares_state_with_the_head(
@@ -168,12 +172,30 @@ def test_incremental_updates_equal_full_builds(store: registry.GitStore) -> None
     impl2 = make_implementation(op2, "soft-a")
     env2 = make_environment("h100", product="NVIDIA H100", architecture="sm_90")
     batches = [
-        [op2, workload2, impl2, env2,
-         make_run(impl2, workload2, scenario.protocol, env2, 500, "2026-08-05T00:00:00Z", name="soft-1")],
-        [make_run(impl2, workload2, scenario.protocol, env2, 400, "2026-08-06T00:00:00Z", name="soft-2"),
-         make_run(scenario.implementations[1], scenario.workload, scenario.protocol, scenario.environment, 7000,
-                  "2026-08-07T00:00:00Z", name="run-b2")],
-        [make_run(impl2, workload2, scenario.protocol, env2, 400, "2026-08-08T00:00:00Z", status="timeout", name="soft-3")],
+        [
+            op2,
+            workload2,
+            impl2,
+            env2,
+            make_run(impl2, workload2, scenario.protocol, env2, 500, "2026-08-05T00:00:00Z", name="soft-1"),
+        ],
+        [
+            make_run(impl2, workload2, scenario.protocol, env2, 400, "2026-08-06T00:00:00Z", name="soft-2"),
+            make_run(
+                scenario.implementations[1],
+                scenario.workload,
+                scenario.protocol,
+                scenario.environment,
+                7000,
+                "2026-08-07T00:00:00Z",
+                name="run-b2",
+            ),
+        ],
+        [
+            make_run(
+                impl2, workload2, scenario.protocol, env2, 400, "2026-08-08T00:00:00Z", status="timeout", name="soft-3"
+            )
+        ],
     ]
     for when, batch in enumerate(batches, start=1):
         commits.append(commit_manifests(store, batch, when=1_700_000_000 + when * 3600))
@@ -194,8 +216,15 @@ def test_incremental_updates_equal_full_builds(store: registry.GitStore) -> None
 def test_a_newer_faster_run_takes_the_record_and_rank(store: registry.GitStore) -> None:
     scenario = basic_scenario()
     first = commit_manifests(store, scenario.docs)
-    faster = make_run(scenario.implementations[1], scenario.workload, scenario.protocol, scenario.environment, 5000,
-                      "2026-09-01T00:00:00Z", name="run-b-fast")
+    faster = make_run(
+        scenario.implementations[1],
+        scenario.workload,
+        scenario.protocol,
+        scenario.environment,
+        5000,
+        "2026-09-01T00:00:00Z",
+        name="run-b-fast",
+    )
     second = commit_manifests(store, [faster], when=1_700_003_600)
     publication = publication_of(store, second)
     old = build_graph(store, first, publication)
@@ -211,21 +240,28 @@ def test_a_newer_faster_run_takes_the_record_and_rank(store: registry.GitStore) 
 def test_runs_on_a_branch_are_unpublished(store: registry.GitStore, tmp_path: Path) -> None:
     scenario = basic_scenario()
     main = commit_manifests(store, scenario.docs)
-    extra = make_run(scenario.implementations[0], scenario.workload, scenario.protocol, scenario.environment, 100,
-                     "2026-09-01T00:00:00Z", name="pr-run")
+    extra = make_run(
+        scenario.implementations[0],
+        scenario.workload,
+        scenario.protocol,
+        scenario.environment,
+        100,
+        "2026-09-01T00:00:00Z",
+        name="pr-run",
+    )
     import pygit2
 
     repo = pygit2.Repository(str(store.git_dir))
     manifest = registry.load_manifest(json.dumps(extra).encode(), "pr-run.json")
     blob = repo.create_blob(manifest.stored_bytes())
-    builder = repo.TreeBuilder(repo[main].tree)  # type: ignore[attr-defined]
     index = pygit2.Index()
-    index.read_tree(repo[main].tree)  # type: ignore[attr-defined]
+    index.read_tree(repo.revparse_single(main).peel(pygit2.Tree))
     index.add(pygit2.IndexEntry(manifest.path, blob, pygit2.enums.FileMode.BLOB))
     tree = index.write_tree(repo)
     signature = pygit2.Signature("PR", "pr@example.com", 1_700_100_000, 0)
-    branch_commit = str(repo.create_commit("refs/heads/pr", signature, signature, "Add a run\n", tree, [pygit2.Oid(hex=main)]))
-    del builder
+    branch_commit = str(
+        repo.create_commit("refs/heads/pr", signature, signature, "Add a run\n", tree, [pygit2.Oid(hex=main)])
+    )
     publication = publication_of(store, main)
     graph = move_graph(store, build_graph(store, main, publication), branch_commit, publication)
     facts = graph.facts[manifest.digest]

@@ -1,0 +1,69 @@
+"""A real uvicorn server on loopback, in a thread of the test process, for HTTP tests."""
+
+from __future__ import annotations
+
+import datetime as dt
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+
+from api.app import Service, create_app
+from api.settings import Settings
+
+__all__ = ["TODAY", "Running", "serve"]
+
+TODAY = dt.date(2026, 11, 29)
+
+
+@dataclass
+class Running:
+    url: str
+    app: Starlette
+    client: httpx.Client
+
+    @property
+    def service(self) -> Service:
+        service: Service = self.app.state.service
+        return service
+
+    def graphql(self, query: str, variables: dict[str, object] | None = None, **kwargs: object) -> httpx.Response:
+        return self.client.post("/graphql", json={"query": query, "variables": variables or {}}, **kwargs)  # type: ignore[arg-type]
+
+
+@contextmanager
+def serve(
+    repo: Path, *, poll_seconds: float = 3600.0, graph_cache: bool = False, **settings: object
+) -> Iterator[Running]:
+    """Start the app for `repo` on a free loopback port; stop it afterwards."""
+    app = create_app(
+        Settings(repo_path=repo, poll_seconds=poll_seconds, graph_cache=graph_cache, **settings),  # type: ignore[arg-type]
+        clock=lambda: TODAY,
+    )
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 120
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.01)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(base_url=url, timeout=60) as client:
+            yield Running(url, app, client)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        listener.close()
