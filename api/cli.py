@@ -42,8 +42,7 @@ RepoOption = Annotated[
     Path | None,
     typer.Option(
         "--repo",
-        help="The registry (a git repository). Default: $KERNELINDEX_REPO, ./manifests.git, "
-        "or the embedded registry.",
+        help="The registry (a git repository). Default: $KERNELINDEX_REPO, ./manifests.git, or the embedded registry.",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
@@ -249,9 +248,7 @@ def add(
     repo: RepoOption = None,
     source: Annotated[str, typer.Option(help="Where the results come from (Source: trailer).")] = "community",
     source_url: Annotated[str | None, typer.Option(help="Source-URL: trailer.")] = None,
-    license_: Annotated[
-        str | None, typer.Option("--license", help="Licence of the data (License: trailer).")
-    ] = None,
+    license_: Annotated[str | None, typer.Option("--license", help="Licence of the data (License: trailer).")] = None,
     message: Annotated[str | None, typer.Option("--message", "-m", help="Commit subject.")] = None,
     author: Annotated[str | None, typer.Option(help="'Name <email>' (default: git config user.*).")] = None,
     signoff: Annotated[bool, typer.Option("--signoff", "-s", help="Add a Signed-off-by: trailer.")] = False,
@@ -272,8 +269,7 @@ def add(
     meta = registry.CommitMeta(
         author=registry.Person(name, email, author_time, author_offset),
         committer=registry.Person(name, email, committer_time, committer_offset),
-        subject=message
-        or f"Add {len(loaded)} manifest{'s' if len(loaded) != 1 else ''} ({', '.join(kinds)})",
+        subject=message or f"Add {len(loaded)} manifest{'s' if len(loaded) != 1 else ''} ({', '.join(kinds)})",
         trailers=tuple((k, v) for k, v in trailers if v),
     )
     result = store.add(loaded, meta)
@@ -299,9 +295,7 @@ def add(
 @app.command()
 @_guard
 def show(
-    ident: Annotated[
-        str, typer.Argument(metavar="ID", help="A digest, a hex prefix (>= 12) or a metadata.name.")
-    ],
+    ident: Annotated[str, typer.Argument(metavar="ID", help="A digest, a hex prefix (>= 12) or a metadata.name.")],
     repo: RepoOption = None,
     at: AtOption = None,
     as_json: JsonOption = False,
@@ -437,13 +431,97 @@ def _report_import(results: list[registry.AddResult], seconds: float, as_json: b
     for result in results:
         if result.commit:
             typer.echo(
-                f"commit {result.commit}: +{len(result.added)} manifests "
-                f"({len(result.unchanged)} already there)"
+                f"commit {result.commit}: +{len(result.added)} manifests ({len(result.unchanged)} already there)"
             )
     added = sum(len(r.added) for r in results)
     if not added:
         typer.echo("nothing new: every manifest is already published")
     typer.echo(f"done in {seconds:.1f} s")
+
+
+@app.command()
+@_guard
+def serve(
+    repo: RepoOption = None,
+    host: Annotated[str | None, typer.Option(help="Interface to listen on (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(min=0, max=65535, help="Port (default 8000).")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default 1).")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Public URL for permalinks (default: from requests).")] = None,
+    poll: Annotated[float | None, typer.Option(help="Seconds between checks of main (default 2).")] = None,
+) -> None:
+    """Serve the registry over HTTP: GraphQL at /graphql (GraphiQL in a browser), permalinks, /healthz."""
+    import os
+
+    import uvicorn
+
+    settings = _settings()
+    path = _repo_path(repo).resolve()
+    registry.GitStore(path)  # fail here, with a clear line, rather than in every worker
+    chosen = {
+        "KERNELINDEX_REPO": str(path),
+        "KERNELINDEX_HOST": host or settings.host,
+        "KERNELINDEX_PORT": str(settings.port if port is None else port),
+        "KERNELINDEX_WORKERS": str(workers or settings.workers),
+        "KERNELINDEX_POLL_SECONDS": str(settings.poll_seconds if poll is None else poll),
+    }
+    if base_url or settings.base_url:
+        chosen["KERNELINDEX_BASE_URL"] = base_url or settings.base_url or ""
+    os.environ.update(chosen)  # the workers build their app from the environment (api.app:app)
+    final = Settings.from_env()
+    _err(f"kernelindex: serving {path} on http://{final.host}:{final.port}/graphql ({final.workers} worker(s))")
+    uvicorn.run(
+        "api.app:app",
+        host=final.host,
+        port=final.port,
+        workers=final.workers,
+        log_level="info" if final.debug else "warning",
+        access_log=final.debug,
+        proxy_headers=True,
+    )
+
+
+@app.command()
+@_guard
+def cite(
+    ident: Annotated[str, typer.Argument(metavar="ID", help="A run: digest, hex prefix (>= 12) or metadata.name.")],
+    repo: RepoOption = None,
+    at: AtOption = None,
+    fmt: Annotated[str, typer.Option("--format", help="TEXT, BIBTEX or CSL_JSON.")] = "TEXT",
+    base_url: Annotated[
+        str | None, typer.Option(help="Where the registry is served (default $KERNELINDEX_BASE_URL or local).")
+    ] = None,
+) -> None:
+    """Print a citation of a run, pinned to a commit, with its digest and today's date."""
+    import asyncio
+    import datetime as dt
+
+    from api.context import Context, Documents
+    from api.schema import Query, schema
+    from registry.snapshots import Snapshots
+
+    if fmt.upper() not in ("TEXT", "BIBTEX", "CSL_JSON"):
+        raise typer.BadParameter(f"{fmt!r}: expected TEXT, BIBTEX or CSL_JSON", param_hint="--format")
+    settings = _settings()
+    root = (base_url or settings.base_url or f"http://{settings.host}:{settings.port}").rstrip("/")
+    snapshots = Snapshots(_repo_path(repo))
+    snapshots.load()
+    graph = snapshots.at(at)
+    context = Context(snapshots, Documents(snapshots), root, dt.datetime.now(dt.UTC).date(), snapshots.head)
+    query = "query($at: String, $id: String!) { registry(at: $at) { run(id: $id) { citation(format: %s) } } }"
+    result = asyncio.run(
+        schema.execute(
+            query % fmt.upper(),
+            variable_values={"at": graph.commit, "id": ident},
+            context_value=context,
+            root_value=Query(),
+        )
+    )
+    if result.errors:
+        raise registry.RegistryError(result.errors[0].message)
+    run = (result.data or {}).get("registry", {}).get("run")
+    if run is None:
+        raise registry.ManifestNotFound(ident, graph.commit)
+    typer.echo(run["citation"])
 
 
 def main() -> None:
@@ -456,7 +534,5 @@ def main() -> None:
     except Exception as exc:  # the last line of defence: report, never dump a traceback
         if _settings().debug:
             raise
-        _err(
-            f"kernelindex: internal error: {type(exc).__name__}: {exc} (set KERNELINDEX_DEBUG=1 for details)"
-        )
+        _err(f"kernelindex: internal error: {type(exc).__name__}: {exc} (set KERNELINDEX_DEBUG=1 for details)")
         raise SystemExit(1) from None
