@@ -173,32 +173,50 @@ def digest(
 @app.command()
 @_guard
 def validate(
-    files: Annotated[list[Path], typer.Argument(help="Manifest files (JSON or YAML).")],
+    files: Annotated[list[Path] | None, typer.Argument(help="Manifest files (JSON or YAML).")] = None,
+    base: Annotated[str | None, typer.Option(help="The PR check: the commit, branch or tag merged into.")] = None,
+    head: Annotated[str | None, typer.Option(help="The PR check: the commit, branch or tag proposed.")] = None,
     repo: RepoOption = None,
     at: AtOption = None,
+    output: Annotated[str, typer.Option("--format", help="text (a review comment) or json.")] = "text",
     as_json: JsonOption = False,
 ) -> None:
-    """Check manifests: each file alone, then, when a registry is present, that their references
-    resolve in it (or among the files) and that each run measures one operation."""
+    """Check manifest files, or (--base/--head) a whole pull request read from git: every problem at once.
+
+    Files are checked alone, then, when a registry is present, that their references resolve in
+    it (or among the files) and that each run measures one operation. A range may only add valid
+    manifests at their digest paths; overlays and policy changes need a maintainer's signature.
+    Exit status 0 only when everything passes.
+    """
+    fmt = "json" if as_json else output.lower()
+    if fmt not in ("text", "json"):
+        raise typer.BadParameter(f"{output!r}: expected text or json", param_hint="--format")
+    if base is not None or head is not None:
+        if base is None or head is None or files:
+            raise typer.BadParameter("the PR check takes --base and --head (and no files)", param_hint="--base/--head")
+        _validate_range(_open(repo), base, head, fmt)
+        return
+    if not files:
+        raise typer.BadParameter("give manifest files, or --base and --head", param_hint="FILES")
     problems: list[registry.Problem] = []
     loaded: list[tuple[str, registry.Manifest]] = []
     try:
         loaded = _read_manifests(files)
     except registry.InvalidManifest as exc:
         problems.extend(exc.problems)
-    path = _repo_path(repo)
-    if loaded and (path / "HEAD").exists():
+    store = _try_open(repo)
+    if loaded and store is not None:
         from registry.validate import check_additions
 
-        store = registry.GitStore(path)
-        commit = store.resolve(at) if at else store.head()
-        existing = _StoreView(store, commit)
-        problems.extend(check_additions(loaded, existing))
-    if as_json:
+        commit = (
+            store.resolve(at) if at else (store.head(store.current_branch() or registry.store.MAIN) or store.head())
+        )
+        problems.extend(check_additions(loaded, _StoreView(store, commit)))
+    if fmt == "json":
         _emit_json(
             {
                 "ok": not problems,
-                "manifests": [{"file": f, "kind": m.kind, "digest": m.digest} for f, m in loaded],
+                "manifests": [{"file": f, "kind": m.kind, "digest": m.digest, "path": m.path} for f, m in loaded],
                 "problems": [{"file": p.source, "path": p.path, "reason": p.reason} for p in problems],
             }
         )
@@ -212,6 +230,43 @@ def validate(
         raise typer.Exit(1)
 
 
+def _validate_range(store: registry.GitStore, base: str, head: str, fmt: str) -> None:
+    from registry.review import check_range
+
+    base_commit, head_commit = store.resolve(base), store.resolve(head)
+    report = check_range(store, base_commit, head_commit)
+    if fmt == "json":
+        _emit_json(
+            {
+                "ok": report.ok,
+                "base": base_commit,
+                "head": head_commit,
+                "commits": report.commits,
+                "added": [{"kind": m.kind, "digest": m.digest, "name": m.name, "path": m.path} for m in report.added],
+                "problems": [{"file": p.source, "path": p.path, "reason": p.reason} for p in report.problems],
+            }
+        )
+    else:
+        typer.echo(_review_comment(report, base, head))
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _review_comment(report: Any, base: str, head: str) -> str:
+    """Plain text a CI job can post on the pull request as it is."""
+    lines = [f"kernelindex validate {base}..{head}: {report.commits} commit(s), {len(report.added)} manifest(s) added"]
+    if report.ok:
+        lines.append("All checks passed.")
+    else:
+        lines.append(f"{len(report.problems)} problem(s); nothing can be merged until all are fixed:")
+        lines.extend(f"- {problem}" for problem in report.problems)
+    if report.added:
+        lines.append("")
+        lines.append("Added:")
+        lines.extend(f"- {m.kind} {m.digest} ({m.name})" for m in report.added)
+    return "\n".join(lines)
+
+
 class _StoreView:
     def __init__(self, store: registry.GitStore, commit: str | None) -> None:
         self._store = store
@@ -221,18 +276,29 @@ class _StoreView:
         return self._store.read_document(self._commit, digest, kinds) if self._commit else None
 
 
-def _identity(value: str | None, settings: Settings, which: str) -> tuple[str, str]:
+def _try_open(repo: Path | None) -> registry.GitStore | None:
+    path = _repo_path(repo)
+    try:
+        return registry.GitStore(path) if path.exists() else None
+    except registry.StoreNotFound:
+        return None
+
+
+def _git_config(store: registry.GitStore, key: str) -> str:
+    """A git setting as the repository sees it (its own config, then the user's)."""
+    result = subprocess.run(
+        ["git", "--git-dir", str(store.git_dir), "config", "--get", key], capture_output=True, text=True, check=False
+    )
+    return result.stdout.strip()
+
+
+def _identity(value: str | None, store: registry.GitStore, which: str) -> tuple[str, str]:
     if value:
         name, _, rest = value.partition("<")
         if not rest.endswith(">") or not name.strip():
             raise typer.BadParameter(f"{value!r}: expected 'Name <email>'", param_hint=f"--{which}")
         return name.strip(), rest[:-1].strip()
-
-    def config(key: str) -> str:
-        result = subprocess.run(["git", "config", "--get", key], capture_output=True, text=True, check=False)
-        return result.stdout.strip()
-
-    name, email = config("user.name"), config("user.email")
+    name, email = _git_config(store, "user.name"), _git_config(store, "user.email")
     if not name or not email:
         raise typer.BadParameter(
             "no identity: pass --author 'Name <email>' or set git config user.name/user.email",
@@ -241,24 +307,62 @@ def _identity(value: str | None, settings: Settings, which: str) -> tuple[str, s
     return name, email
 
 
+def _signer(store: registry.GitStore, key: Path | None) -> Callable[[bytes], bytes]:
+    from registry.signatures import ssh_signer
+
+    if key is None:
+        configured = _git_config(store, "user.signingkey")
+        if not configured:
+            raise typer.BadParameter(
+                "no key: pass --signing-key or set git config user.signingkey", param_hint="--sign"
+            )
+        if _git_config(store, "gpg.format") not in ("ssh", ""):
+            raise typer.BadParameter("only SSH signatures count here: git config gpg.format ssh", param_hint="--sign")
+        key = Path(configured).expanduser()
+    return ssh_signer(key)
+
+
 @app.command()
 @_guard
 def add(
     files: Annotated[list[Path], typer.Argument(help="Manifest files (JSON or YAML).")],
     repo: RepoOption = None,
+    branch: Annotated[
+        str | None, typer.Option(help="Commit on this branch (default: the checked-out one; main in a bare registry).")
+    ] = None,
     source: Annotated[str, typer.Option(help="Where the results come from (Source: trailer).")] = "community",
     source_url: Annotated[str | None, typer.Option(help="Source-URL: trailer.")] = None,
     license_: Annotated[str | None, typer.Option("--license", help="Licence of the data (License: trailer).")] = None,
     message: Annotated[str | None, typer.Option("--message", "-m", help="Commit subject.")] = None,
     author: Annotated[str | None, typer.Option(help="'Name <email>' (default: git config user.*).")] = None,
     signoff: Annotated[bool, typer.Option("--signoff", "-s", help="Add a Signed-off-by: trailer.")] = False,
+    sign: Annotated[bool, typer.Option("--sign", "-S", help="SSH-sign the commit (maintainers' overlays).")] = False,
+    signing_key: Annotated[Path | None, typer.Option(help="SSH key for --sign (default: user.signingkey).")] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Validate manifests and publish them as one commit on main, with provenance trailers."""
+    """Validate manifests and commit them at their digest paths, with provenance trailers.
+
+    In a clone (a work tree) the commit goes on the checked-out branch and the files appear in
+    the work tree; push the branch and open a pull request. In a bare registry it goes on main.
+    """
     settings = _settings()
     loaded = _read_manifests(files)
     store = _open(repo)
-    name, email = _identity(author, settings, "author")
+    work_tree = store.work_tree
+    target = (
+        f"refs/heads/{branch}" if branch else (store.current_branch() if work_tree else None) or registry.store.MAIN
+    )
+    if work_tree is not None and target == registry.store.MAIN and not branch:
+        raise typer.BadParameter(
+            "you are on main: contributions go on a branch (git switch -c add-my-run), or pass --branch",
+            param_hint="--branch",
+        )
+    if store.head(target) is None and target != registry.store.MAIN:
+        start = store.head(store.current_branch() or registry.store.MAIN) or store.head()
+        if start is None:
+            raise registry.RegistryError("the registry is empty: a branch needs a commit to start from")
+        store.create_branch(target, start)
+    name, email = _identity(author, store, "author")
     now = int(time.time())
     author_time, author_offset = settings.author_date or (now, 0)
     committer_time, committer_offset = settings.committer_date or (author_time, author_offset)
@@ -272,11 +376,16 @@ def add(
         subject=message or f"Add {len(loaded)} manifest{'s' if len(loaded) != 1 else ''} ({', '.join(kinds)})",
         trailers=tuple((k, v) for k, v in trailers if v),
     )
-    result = store.add(loaded, meta)
+    before = store.head(target)
+    result = store.add(loaded, meta, ref=target, sign=_signer(store, signing_key) if sign else None)
+    if result.commit and work_tree is not None and target == store.current_branch() and before is not None:
+        store.sync_work_tree(before, result.commit)
+    short = target.removeprefix("refs/heads/")
     if as_json:
         _emit_json(
             {
                 "commit": result.commit,
+                "branch": short,
                 "added": [{"kind": m.kind, "digest": m.digest, "path": m.path} for m in result.added],
                 "unchanged": [{"kind": m.kind, "digest": m.digest, "path": m.path} for m in result.unchanged],
             }
@@ -286,10 +395,13 @@ def add(
         typer.echo(f"added      {manifest.digest}  {manifest.kind}  {manifest.path}")
     for manifest in result.unchanged:
         typer.echo(f"unchanged  {manifest.digest}  {manifest.kind}  (already published)")
-    if result.commit:
-        typer.echo(f"commit {result.commit} on main")
-    else:
-        typer.echo("nothing to commit: every manifest is already published")
+    if not result.commit:
+        typer.echo("nothing to commit: every manifest is already there")
+        return
+    typer.echo(f"commit {result.commit} on {short}{' (signed)' if sign else ''}")
+    if work_tree is not None and short != "main":
+        remote = _git_config(store, f"branch.{short}.remote") or "origin"
+        typer.echo(f"next: git push {remote} {short}   # then open a pull request against main")
 
 
 @app.command()

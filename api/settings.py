@@ -49,8 +49,16 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
         env = dict(os.environ if environ is None else environ)
         repo = env.get("KERNELINDEX_REPO")
-        local = (cwd or Path.cwd()) / "manifests.git"
-        repo_path = Path(repo) if repo else (local if local.exists() else EMBEDDED_REPO)
+        here = cwd or Path.cwd()
+        local = here / "manifests.git"
+        if repo:
+            repo_path = Path(repo)
+        elif local.exists():
+            repo_path = local
+        elif (here / ".git").exists() or (here / "HEAD").is_file():
+            repo_path = here  # inside a clone of a manifests repository (or a bare one)
+        else:
+            repo_path = EMBEDDED_REPO
         return cls(
             repo_path=repo_path,
             host=env.get("KERNELINDEX_HOST", "127.0.0.1"),

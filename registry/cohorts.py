@@ -29,6 +29,7 @@ __all__ = [
     "Ranked",
     "RecordEvent",
     "Trust",
+    "cohort_key_of",
     "comparison_key",
     "correctness_key",
     "eligibility_reasons",
@@ -175,6 +176,19 @@ def comparison_key(
             "correctness": correctness,
             "metric": metric,
         }
+    )
+
+
+def cohort_key_of(run_spec: Mapping[str, Any], workload: Mapping[str, Any]) -> Digest:
+    """The cohort key of a run from its spec and its workload's document."""
+    workload_spec = workload["spec"]
+    return comparison_key(
+        workload_spec["operationSpecDigest"],
+        run_spec["workloadDigest"],
+        run_spec["protocolDigest"],
+        run_spec["environmentDigest"],
+        correctness_key(workload_spec["correctness"]),
+        metric_key(primary_of(run_spec)),
     )
 
 

@@ -4,19 +4,25 @@ a new head of main before serving it.
 Everything wrong is reported at once, each problem with the path it concerns:
 - only additions of regular files under a manifest folder, at `<folder>/<hh>/<hex>.json`
   (no edit, delete, rename, mode change, symlink, submodule, file outside the layout);
-- each file a valid manifest of the folder's kind, whose digest is its name;
-- the set of additions consistent with base (`validate.check_additions`).
+- each file a valid manifest of the folder's kind, in the stored form, whose digest is its name;
+- the additions consistent with base (`validate.check_additions`: references resolve, one
+  operation per run, a verification reruns in the same cohort);
+- overlays that need a maintainer (Retraction, Supersession, Verification) and any change to
+  `policy/maintainers` added only by commits signed by a key that base's policy lists.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from registry.errors import InvalidManifest, Problem
-from registry.kinds import KIND_BY_FOLDER
+from registry.kinds import KIND_BY_FOLDER, KINDS
 from registry.manifest import Manifest, load_manifest
 from registry.parse import MAX_DOCUMENT_BYTES
+from registry.provenance import SignatureCheck
+from registry.signatures import POLICY_PATH, check_signature, maintainers_at
 from registry.store import GitStore, TreeChange
 from registry.validate import check_additions
 
@@ -28,6 +34,7 @@ made by the importer, not pull requests)."""
 
 _MANIFEST_PATH = re.compile(r"([a-z-]+)/([0-9a-f]{2})/([0-9a-f]{64})\.json")
 _REGULAR = 0o100644
+_SIGNED_FOLDERS = frozenset(info.folder for info in KINDS.values() if info.lifecycle and info.name != "Attestation")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +43,7 @@ class RangeReport:
     head: str
     added: tuple[Manifest, ...]
     problems: tuple[Problem, ...]
+    commits: int = 0
 
     @property
     def ok(self) -> bool:
@@ -48,23 +56,26 @@ def check_range(
     head: str,
     *,
     max_files: int = MAX_FILES,
-    allowed_paths: frozenset[str] = frozenset(),
+    signatures: bool = True,
 ) -> RangeReport:
     """Every problem with moving a registry from `base` to `head` (commit ids).
 
-    `allowed_paths` are non-manifest files the caller judges itself (the maintainers policy).
+    With `signatures`, overlays and policy changes must come from commits signed by a
+    maintainer of base; without, they are accepted as they stand (a local registry).
     """
     changes = store.diff(base, head)
     problems: list[Problem] = []
     if len(changes) > max_files:
         problems.append(Problem(head, "", f"{len(changes):,} changed files; at most {max_files:,} in one change"))
+        changes = changes[:max_files]
+    renamed = _renames(changes)
     additions: list[tuple[str, Manifest]] = []
-    for change in changes[: max_files + 1]:
-        problem = _shape_problem(change, allowed_paths)
+    for change in changes:
+        problem = _shape_problem(change, renamed)
         if problem:
             problems.append(Problem(change.path, "", problem))
             continue
-        if change.path in allowed_paths:
+        if change.path == POLICY_PATH:
             continue
         assert change.new is not None
         data = store.read_blob(change.new)
@@ -78,11 +89,7 @@ def check_range(
             continue
         if manifest.path != change.path:
             problems.append(
-                Problem(
-                    change.path,
-                    "",
-                    f"a {manifest.kind} with digest {manifest.digest} belongs at {manifest.path}",
-                )
+                Problem(change.path, "", f"a {manifest.kind} with digest {manifest.digest} belongs at {manifest.path}")
             )
             continue
         if manifest.stored_bytes() != data:
@@ -97,21 +104,36 @@ def check_range(
             continue
         additions.append((change.path, manifest))
     problems.extend(check_additions(additions, _AtCommit(store, base)))
-    return RangeReport(base, head, tuple(m for _, m in additions), tuple(problems))
+    commits = store.commits_between(base, head)
+    if signatures:
+        problems.extend(_unsigned_changes(store, base, commits))
+    return RangeReport(base, head, tuple(m for _, m in additions), tuple(problems), len(commits))
 
 
-def _shape_problem(change: TreeChange, allowed_paths: frozenset[str]) -> str | None:
+def _renames(changes: list[TreeChange]) -> dict[str, str]:
+    """Added path -> deleted path, for blobs that moved."""
+    deleted = {change.old: change.path for change in changes if change.status == "deleted"}
+    return {
+        change.path: deleted[change.new] for change in changes if change.status == "added" and change.new in deleted
+    }
+
+
+def _shape_problem(change: TreeChange, renamed: dict[str, str]) -> str | None:
     if change.status == "deleted":
         return "deleted: published files never change (a correction is a new manifest)"
     if change.status == "modified":
         return "modified: published files never change (a correction is a new manifest)"
+    if change.status == "mode-changed":
+        return f"mode changed from {change.old_mode or 0:o} to {change.mode:o}: published files never change"
+    if change.path in renamed:
+        return f"renamed from {renamed[change.path]}: published files never move"
     if change.mode == 0o120000:
         return "a symbolic link: only regular files may be added"
     if change.mode == 0o160000:
         return "a submodule: only regular files may be added"
     if change.mode != _REGULAR:
         return f"file mode {change.mode:o}: manifests are regular, non-executable files (100644)"
-    if change.path in allowed_paths:
+    if change.path == POLICY_PATH:
         return None
     match = _MANIFEST_PATH.fullmatch(change.path)
     if not match or match.group(1) not in KIND_BY_FOLDER:
@@ -119,6 +141,50 @@ def _shape_problem(change: TreeChange, allowed_paths: frozenset[str]) -> str | N
     if match.group(2) != match.group(3)[:2]:
         return f"in the wrong fan-out folder: expected {match.group(1)}/{match.group(3)[:2]}/"
     return None
+
+
+def _unsigned_changes(store: GitStore, base: str | None, commits: list[str]) -> list[Problem]:
+    """Overlays and policy changes must be added by commits a maintainer of base signed."""
+    policy = maintainers_at(store, base)
+    check: Callable[[str], SignatureCheck] = _checker(store, policy)
+    problems = []
+    for commit in commits:
+        info = store.commit_info(commit)
+        parent = info.parents[0] if info.parents else None
+        sensitive = [
+            change.path
+            for change in store.diff(parent, commit)
+            if change.path == POLICY_PATH or change.path.split("/", 1)[0] in _SIGNED_FOLDERS
+        ]
+        if not sensitive:
+            continue
+        verdict = check(commit)
+        if verdict.verified:
+            continue
+        why = verdict.reason or "not signed"
+        for path in sensitive:
+            what = "a change to the maintainers policy" if path == POLICY_PATH else "an overlay"
+            problems.append(
+                Problem(
+                    path,
+                    "",
+                    f"{what} needs a commit signed by a maintainer listed in base's {POLICY_PATH}; "
+                    f"commit {commit[:12]}: {why}",
+                )
+            )
+    return problems
+
+
+def _checker(store: GitStore, policy: bytes | None) -> Callable[[str], SignatureCheck]:
+    def check(commit: str) -> SignatureCheck:
+        info = store.commit_info(commit)
+        if info.signature is None or info.signed_payload is None:
+            return SignatureCheck(signed=False, verified=False, reason="unsigned")
+        if not policy:
+            return SignatureCheck(signed=True, verified=False, reason=f"base has no {POLICY_PATH}")
+        return check_signature(info.signed_payload, info.signature, policy)
+
+    return check
 
 
 class _AtCommit:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
+from registry.errors import RegistryError
 from registry.provenance import CommitInfo, SignatureCheck
 from registry.store import GitStore
 
-__all__ = ["POLICY_PATH", "maintainers_at", "verify_commit"]
+__all__ = ["POLICY_PATH", "check_signature", "maintainers_at", "ssh_signer", "verify_commit"]
 
 POLICY_PATH = "policy/maintainers"
 _NAMESPACE = "git"
@@ -99,3 +101,36 @@ def check_signature(payload: bytes, signature: bytes, allowed_signers: bytes) ->
             reason = f"the signature does not verify: {detail[-1] if detail else 'rejected by ssh-keygen'}"
             return SignatureCheck(signed=True, verified=False, signer=principal, reason=reason)
         return SignatureCheck(signed=True, verified=True, signer=principal)
+
+
+def ssh_signer(key: Path) -> Callable[[bytes], bytes]:
+    """Sign commit bytes with an SSH key (`ssh-keygen -Y sign -n git`), as `git commit -S` does
+    with `gpg.format=ssh`. `key` is the private key, or a public key whose private half is in
+    ssh-agent.
+
+    Raises:
+        RegistryError: ssh-keygen is missing or refuses to sign.
+    """
+    keygen = shutil.which("ssh-keygen")
+    if keygen is None:
+        raise RegistryError("cannot sign: ssh-keygen is not installed")
+    if not key.exists():
+        raise RegistryError(f"cannot sign: no key at {key}")
+
+    def sign(payload: bytes) -> bytes:
+        try:
+            result = subprocess.run(
+                [keygen, "-Y", "sign", "-n", _NAMESPACE, "-f", str(key)],
+                input=payload,
+                capture_output=True,
+                timeout=60,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise RegistryError("cannot sign: ssh-keygen timed out (a passphrase prompt?)") from None
+        if result.returncode != 0 or b"BEGIN SSH SIGNATURE" not in result.stdout:
+            detail = result.stderr.decode(errors="replace").strip() or "no signature produced"
+            raise RegistryError(f"cannot sign with {key}: {detail}")
+        return result.stdout
+
+    return sign

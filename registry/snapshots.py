@@ -317,9 +317,8 @@ class Snapshots:
             return f"main {main[:12]} does not descend from the served commit {served[:12]} (history was rewritten)"
         if not self._validate:
             return None
-        from registry.signatures import POLICY_PATH
-
-        report = check_range(store, served, main, allowed_paths=frozenset({POLICY_PATH}))
+        # Unsigned overlays on main are not refused here: the graph simply does not honour them.
+        report = check_range(store, served, main, signatures=False)
         if report.ok:
             return None
         shown = "; ".join(str(p) for p in report.problems[:5])

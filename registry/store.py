@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,6 +81,7 @@ class TreeChange:
     old: str | None
     new: str | None
     mode: int
+    old_mode: int | None = None
 
     @property
     def status(self) -> str:
@@ -88,6 +89,8 @@ class TreeChange:
             return "added"
         if self.new is None:
             return "deleted"
+        if self.old == self.new:
+            return "mode-changed"
         return "modified"
 
 
@@ -133,13 +136,35 @@ class GitStore:
 
     # Revisions ------------------------------------------------------------------------------------
 
-    def head(self) -> str | None:
-        """The commit main points at, or None for an empty registry."""
+    def head(self, ref: str = MAIN) -> str | None:
+        """The commit main (or another branch, `refs/heads/...`) points at; None when it has none."""
         try:
-            ref = self._repo.references.get(MAIN)
+            found = self._repo.references.get(ref)
         except pygit2.GitError as exc:  # pragma: no cover - a broken ref file
-            raise StoreCorrupt(MAIN, str(exc)) from exc
-        return None if ref is None else str(ref.target)
+            raise StoreCorrupt(ref, str(exc)) from exc
+        return None if found is None else str(found.target)
+
+    def current_branch(self) -> str | None:
+        """The branch HEAD names (`refs/heads/...`), in a bare repository or a work tree."""
+        try:
+            target = self._repo.references["HEAD"].target
+        except (KeyError, pygit2.GitError):
+            return None
+        return target if isinstance(target, str) and target.startswith("refs/heads/") else None
+
+    @property
+    def work_tree(self) -> Path | None:
+        """The checkout of a non-bare repository, or None."""
+        return None if self._repo.is_bare or self._repo.workdir is None else Path(self._repo.workdir)
+
+    def commits_between(self, base: str | None, head: str) -> list[str]:
+        """Commits reachable from `head` but not from `base`, oldest first (as `git rev-list base..head`)."""
+        walker = self._repo.walk(
+            pygit2.Oid(hex=head), pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
+        )
+        if base is not None:
+            walker.hide(pygit2.Oid(hex=base))
+        return [str(commit.id) for commit in walker]
 
     def resolve(self, rev: str) -> str:
         """The full id of the commit a full or abbreviated id, branch or tag names.
@@ -195,7 +220,10 @@ class GitStore:
         """True when `ancestor` is `descendant` or reachable from it."""
         if ancestor == descendant:
             return True
-        return bool(self._repo.descendant_of(pygit2.Oid(hex=descendant), pygit2.Oid(hex=ancestor)))
+        try:
+            return bool(self._repo.descendant_of(pygit2.Oid(hex=descendant), pygit2.Oid(hex=ancestor)))
+        except (KeyError, ValueError, pygit2.GitError):
+            return False  # one of them is not a commit of this repository
 
     def first_parents(self, commit: str, *, stop: str | None = None) -> list[str]:
         """`commit`, its first parent, that one's first parent... oldest last; stops after `stop`."""
@@ -298,9 +326,7 @@ class GitStore:
             return None
         return str(entry.id), int(entry.filemode)
 
-    def read_document(
-        self, commit: str, digest: str, kinds: Collection[str] | None = None
-    ) -> dict[str, Any] | None:
+    def read_document(self, commit: str, digest: str, kinds: Collection[str] | None = None) -> dict[str, Any] | None:
         entry = self.find_entry(commit, digest, kinds)
         if entry is None:
             return None
@@ -328,12 +354,7 @@ class GitStore:
         for name in sorted(old_entries.keys() | new_entries.keys()):
             before, after = old_entries.get(name), new_entries.get(name)
             path = prefix + name
-            if (
-                before is not None
-                and after is not None
-                and before.id == after.id
-                and before.filemode == after.filemode
-            ):
+            if before is not None and after is not None and before.id == after.id and before.filemode == after.filemode:
                 continue
             before_tree = before is not None and before.filemode == _TREE
             after_tree = after is not None and after.filemode == _TREE
@@ -347,8 +368,16 @@ class GitStore:
             if before is not None and not before_tree and (after is None or after_tree):
                 out.append(TreeChange(path, str(before.id), None, int(before.filemode)))
             if after is not None and not after_tree:
-                old_id = str(before.id) if before is not None and not before_tree else None
-                out.append(TreeChange(path, old_id, str(after.id), int(after.filemode)))
+                was_file = before is not None and not before_tree
+                out.append(
+                    TreeChange(
+                        path,
+                        str(before.id) if was_file else None,  # type: ignore[union-attr]
+                        str(after.id),
+                        int(after.filemode),
+                        int(before.filemode) if was_file else None,  # type: ignore[union-attr]
+                    )
+                )
 
     # Writing --------------------------------------------------------------------------------------
 
@@ -359,13 +388,16 @@ class GitStore:
         *,
         allowed_mismatches: Collection[str] = (),
         extra_files: Mapping[str, bytes] | None = None,
+        ref: str = MAIN,
+        sign: Callable[[bytes], bytes] | None = None,
     ) -> AddResult:
-        """Validate and publish a batch of manifests as one commit on main.
+        """Validate and publish a batch of manifests as one commit on main (or on `ref`).
 
         Manifests may come paired with the name of the file they were read from, for
         error messages. Manifests already published with identical bytes are skipped; if
         nothing is new, no commit is made. `extra_files` adds non-manifest files (the
-        maintainers policy) to the same commit.
+        maintainers policy) to the same commit. `sign` turns the commit's bytes into an
+        armored signature (SSH, for maintainers' overlays); signed commits are written loose.
 
         Raises:
             RejectedChange: a reference does not resolve, a run compares two operations,
@@ -375,7 +407,7 @@ class GitStore:
         sourced = [item if isinstance(item, tuple) else (item.path, item) for item in manifests]
         extra = dict(extra_files or {})
         for _ in range(_ATTEMPTS):
-            parent = self.head()
+            parent = self.head(ref)
             new, unchanged, problems = self._plan(sourced, parent, allowed_mismatches)
             new_extra = {p: data for p, data in extra.items() if not self._same_file(parent, p, data)}
             if problems:
@@ -383,8 +415,11 @@ class GitStore:
             if not new and not new_extra:
                 return AddResult(None, (), tuple(unchanged))
             files = {m.path: m.stored_bytes() for m in new} | new_extra
-            commit = self._write_commit(parent, files, meta)
-            if self._compare_and_swap(MAIN, parent, commit):
+            if sign is not None:
+                commit = self._write_commit_loose(parent, files, meta, sign)
+            else:
+                commit = self._write_commit(parent, files, meta)
+            if self._compare_and_swap(ref, parent, commit):
                 return AddResult(commit, tuple(new), tuple(unchanged))
         raise StoreBusy(_ATTEMPTS)
 
@@ -424,9 +459,7 @@ class GitStore:
         # Every new file goes to the check, not only the first of each digest: a second file with the
         # same digest and other metadata is a conflict to report, not a duplicate to drop.
         additions = [(source, m) for source, m in sourced if m.digest in new]
-        problems.extend(
-            check_additions(additions, _TreeLookup(self, tree), allowed_mismatches=allowed_mismatches)
-        )
+        problems.extend(check_additions(additions, _TreeLookup(self, tree), allowed_mismatches=allowed_mismatches))
         return list(new.values()), unchanged, problems
 
     def _same_value(self, oid: str, manifest: Manifest) -> bool:
@@ -439,20 +472,25 @@ class GitStore:
             return self._write_commit_packed(parent, files, meta)
         return self._write_commit_loose(parent, files, meta)
 
-    def _write_commit_loose(self, parent: str | None, files: Mapping[str, bytes], meta: CommitMeta) -> str:
+    def _write_commit_loose(
+        self,
+        parent: str | None,
+        files: Mapping[str, bytes],
+        meta: CommitMeta,
+        sign: Callable[[bytes], bytes] | None = None,
+    ) -> str:
         repo = self._repo
         blobs = {path: repo.create_blob(data) for path, data in files.items()}
         root = self._commit(parent).tree if parent else None
         tree_id = _build_tree(repo, root, _nest(blobs))
-        commit = repo.create_commit(
-            None,
-            _signature(meta.author),
-            _signature(meta.committer),
-            meta.message,
-            tree_id,
-            [pygit2.Oid(hex=parent)] if parent else [],
-        )
-        return str(commit)
+        parents: list[str | pygit2.Oid] = [pygit2.Oid(hex=parent)] if parent else []
+        author, committer = _signature(meta.author), _signature(meta.committer)
+        if sign is None:
+            return str(repo.create_commit(None, author, committer, meta.message, tree_id, parents))
+        # pygit2's stubs say Oid; libgit2 returns the commit's text, which is what gets signed.
+        content = str(repo.create_commit_string(author, committer, meta.message, tree_id, parents))
+        signature = sign(content.encode())
+        return str(repo.create_commit_with_signature(content, signature.decode()))
 
     def _write_commit_packed(self, parent: str | None, files: Mapping[str, bytes], meta: CommitMeta) -> str:
         """One pack for the whole batch (blobs, trees, commit) through `git fast-import`.
@@ -482,16 +520,31 @@ class GitStore:
         finally:
             self._git("update-ref", "-d", ref, check=False)
 
+    def create_branch(self, ref: str, commit: str) -> None:
+        """Create `ref` at `commit`.
+
+        Raises:
+            RegistryError: it exists already, or the name is not a valid branch.
+        """
+        self._git("update-ref", "-m", "kernelindex branch", ref, commit, _ZERO)
+
+    def sync_work_tree(self, old: str, new: str) -> None:
+        """Move a clone's index and files from `old` to `new` after a commit on its branch, as a
+        checkout would (`git read-tree -m -u`): the new manifests appear, nothing else is touched."""
+        work_tree = self.work_tree
+        if work_tree is not None:
+            self._git("--work-tree", str(work_tree), "read-tree", "-m", "-u", old, new, cwd=work_tree)
+
     def _compare_and_swap(self, ref: str, old: str | None, new: str) -> bool:
         """Move `ref` from `old` to `new` atomically; False if someone else moved it first."""
         result = self._git("update-ref", "-m", "kernelindex add", ref, new, old or _ZERO, check=False)
         return result.returncode == 0
 
     def _git(
-        self, *args: str, stdin: bytes | None = None, check: bool = True
+        self, *args: str, stdin: bytes | None = None, check: bool = True, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[bytes]:
         env = {**os.environ, "GIT_DIR": str(self.git_dir), "GIT_TERMINAL_PROMPT": "0"}
-        result = subprocess.run(["git", *args], input=stdin, capture_output=True, env=env, check=False)
+        result = subprocess.run(["git", *args], input=stdin, capture_output=True, env=env, check=False, cwd=cwd)
         if check and result.returncode != 0:
             raise RegistryError(f"git {args[0]} failed: {result.stderr.decode(errors='replace').strip()}")
         return result

@@ -7,7 +7,7 @@ request check (`check_range`, in validate_range.py) runs it for a base..head ran
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Protocol
 
 from registry.errors import Problem
@@ -50,6 +50,41 @@ def operation_mismatch_digests(implementation_op: str | None, workload_op: str |
     return f"implementation is for operation {implementation_op} but workload is for operation {workload_op}"
 
 
+def _lifecycle_problems(
+    source: str,
+    manifest: Manifest,
+    resolved: dict[str, dict[str, Any]],
+    lookup: Callable[[tuple[str, ...], str], dict[str, Any] | None],
+) -> list[Problem]:
+    """A verification reruns the same comparison; a run never verifies or supersedes itself."""
+    spec = manifest.document["spec"]
+    if manifest.kind == "Supersession" and spec["runDigest"] == spec["supersedesDigest"]:
+        return [Problem(source, "$.spec.supersedesDigest", "a run cannot supersede itself")]
+    if manifest.kind != "Verification":
+        return []
+    if spec["runDigest"] == spec["rerunDigest"]:
+        return [Problem(source, "$.spec.rerunDigest", "the rerun must be a new run, not the run itself")]
+    run, rerun = resolved.get("$.spec.runDigest"), resolved.get("$.spec.rerunDigest")
+    if run is None or rerun is None:
+        return []  # already reported as a dangling reference
+    from registry.cohorts import cohort_key_of
+
+    keys = []
+    for document in (run, rerun):
+        workload = lookup(("WorkloadCase", "WorkloadSuite"), document["spec"]["workloadDigest"])
+        keys.append(cohort_key_of(document["spec"], workload) if workload else None)
+    if keys[0] != keys[1]:
+        return [
+            Problem(
+                source,
+                "$.spec.rerunDigest",
+                f"the rerun is in cohort {keys[1]} but the run in {keys[0]}: a verification reruns the same "
+                "comparison (operation, workload, protocol, environment, correctness, metric)",
+            )
+        ]
+    return []
+
+
 def check_additions(
     additions: Sequence[tuple[str, Manifest]],
     existing: Existing,
@@ -75,8 +110,7 @@ def check_additions(
                 Problem(
                     source,
                     "$.metadata",
-                    f"same digest as {previous[0]} ({manifest.digest}) but different metadata; "
-                    "a digest names one file",
+                    f"same digest as {previous[0]} ({manifest.digest}) but different metadata; a digest names one file",
                 )
             )
 
@@ -95,12 +129,11 @@ def check_additions(
                 problems.append(Problem(source, path, f"{digest} does not resolve to a {wanted}"))
             else:
                 resolved[path] = document
+        problems.extend(_lifecycle_problems(source, manifest, resolved, lookup))
         if manifest.kind == "BenchmarkRun" and manifest.digest not in allowed_mismatches:
             implementation = resolved.get("$.spec.implementationDigest")
             workload = resolved.get("$.spec.workloadDigest")
             reason = operation_mismatch(implementation, workload) if implementation and workload else None
             if reason:
-                problems.append(
-                    Problem(source, "$.spec.workloadDigest", f"{reason}; a run measures one operation")
-                )
+                problems.append(Problem(source, "$.spec.workloadDigest", f"{reason}; a run measures one operation"))
     return problems
