@@ -1183,8 +1183,13 @@ class Cohort:
     def leader(self) -> Run | None:
         return _run(self._graph, self._cohort.leader) if self._cohort.leader else None
 
-    @strawberry.field(description="The leaderboard: eligible runs in ranking-v1 order.")
-    def entries(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[CohortEntry]:
+    @strawberry.field(
+        description="The leaderboard: eligible runs in ranking-v1 order. `minTrust` keeps runs with at least "
+        "that evidence level; ranks stay those of the whole cohort."
+    )
+    def entries(
+        self, first: int = DEFAULT_PAGE, after: str | None = None, min_trust: Trust | None = None
+    ) -> Connection[CohortEntry]:
         def make(entry: registry.cohorts.Ranked) -> CohortEntry:
             node = self._graph.nodes[entry.id]
             assert isinstance(node, n.Run)
@@ -1192,7 +1197,11 @@ class Cohort:
                 rank=entry.rank, tied_with_previous=entry.tied_with_previous, run=Run(_graph=self._graph, _node=node)
             )
 
-        return paginate(self._graph, self._cohort.ranked, first, after, make)
+        ranked: Sequence[registry.cohorts.Ranked] = self._cohort.ranked
+        if min_trust is not None:
+            floor = _DOMAIN_TRUST[min_trust]
+            ranked = [entry for entry in ranked if self._graph.facts[entry.id].trust >= floor]
+        return paginate(self._graph, ranked, first, after, make)
 
     @strawberry.field(description="Every run of the cohort, newest first, eligible or not.")
     def runs(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Run]:

@@ -263,6 +263,8 @@ def record_events(cohort: str, candidates: Sequence[Candidate]) -> list[RecordEv
     """
     timeline: list[tuple[int, int, str, Candidate]] = []
     for run in candidates:
+        if run.withdrawn_ns is not None and run.withdrawn_ns <= run.observed_ns:
+            continue  # retracted before the time it claims to be observed: it never competed
         timeline.append((run.observed_ns, 0, run.id, run))
         if run.withdrawn_ns is not None:
             timeline.append((run.withdrawn_ns, 1, run.id, run))
