@@ -180,9 +180,11 @@ def _checker(store: GitStore, policy: bytes | None) -> Callable[[str], Signature
         info = store.commit_info(commit)
         if info.signature is None or info.signed_payload is None:
             return SignatureCheck(signed=False, verified=False, reason="unsigned")
-        if not policy:
+        # Without a policy in base, only the initial policy commit can vouch, with its own policy.
+        allowed = policy if policy is not None else maintainers_at(store, commit)
+        if not allowed or not allowed.strip():
             return SignatureCheck(signed=True, verified=False, reason=f"base has no {POLICY_PATH}")
-        return check_signature(info.signed_payload, info.signature, policy)
+        return check_signature(info.signed_payload, info.signature, allowed)
 
     return check
 

@@ -2,8 +2,10 @@
 
 A commit's signature counts when `ssh-keygen -Y verify` (namespace `git`) accepts it for a
 principal listed in `policy/maintainers` of the commit's first parent: a change cannot vouch
-for itself. The one exception is a root commit, the repository's initial policy commit,
-which is checked against the policy it introduces (someone has to be first; DESIGN section 4).
+for itself. The one exception is the initial policy commit, the one that first introduces
+`policy/maintainers` into a history without one: it is checked against the policy it
+introduces (someone has to be first; DESIGN section 4). Once a policy exists, only its
+maintainers can change it.
 """
 
 from __future__ import annotations
@@ -41,11 +43,11 @@ def verify_commit(store: GitStore, info: CommitInfo) -> SignatureCheck:
         return SignatureCheck(signed=False, verified=False, reason="unsigned")
     if b"-----BEGIN SSH SIGNATURE-----" not in info.signature:
         return SignatureCheck(signed=True, verified=False, reason="not an SSH signature (only SSH signatures count)")
-    policy_commit = info.parents[0] if info.parents else info.id
-    allowed = maintainers_at(store, policy_commit)
+    allowed = maintainers_at(store, info.parents[0] if info.parents else None)
+    if allowed is None:
+        allowed = maintainers_at(store, info.id)  # the initial policy commit vouches with its own policy
     if not allowed or not allowed.strip():
-        where = "its parent" if info.parents else "the initial commit"
-        return SignatureCheck(signed=True, verified=False, reason=f"no {POLICY_PATH} in {where}")
+        return SignatureCheck(signed=True, verified=False, reason=f"no {POLICY_PATH} to check it against")
     return check_signature(info.signed_payload, info.signature, allowed)
 
 

@@ -174,7 +174,9 @@ class GitStore:
         """
         if not rev or len(rev) > 256 or rev.startswith("-") or any(c in rev for c in "\0\n :^~?*["):
             raise RevisionNotFound(rev, "not a commit id, branch or tag name")
-        candidates = [rev, f"refs/heads/{rev}", f"refs/tags/{rev}"] if not rev.startswith("refs/") else [rev]
+        candidates = (
+            [rev] if rev.startswith("refs/") else [rev, f"refs/heads/{rev}", f"refs/tags/{rev}", f"refs/remotes/{rev}"]
+        )
         for name in candidates:
             ref = self._lookup_ref(name)
             if ref is not None:

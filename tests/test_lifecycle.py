@@ -439,3 +439,24 @@ def test_kernelindex_add_signs_for_maintainers(
     commit = json.loads(result.output)["commit"]
     check = verify_commit(governed, governed.commit_info(commit))
     assert check.verified and check.signer == "alice@example.com"
+
+
+def test_a_registry_without_a_policy_gets_its_first_maintainers_from_the_initial_policy_commit(
+    store: registry.GitStore, keys: dict[str, Key]
+) -> None:
+    scenario = basic_scenario()
+    base = store.add([to_manifest(d) for d in scenario.docs], commit_meta(T0)).commit
+    assert base is not None
+    policy = keys["alice"].allowed_signer
+    by_mallory = _commit(store, base, {POLICY_PATH: policy}, signer=keys["mallory"], ref="refs/heads/by-mallory")
+    unsigned = _commit(store, base, {POLICY_PATH: policy}, ref="refs/heads/unsigned")
+    by_alice = _commit(store, base, {POLICY_PATH: policy}, signer=keys["alice"], ref="refs/heads/by-alice")
+    assert not verify_commit(store, store.commit_info(by_mallory)).verified
+    assert not verify_commit(store, store.commit_info(unsigned)).verified
+    assert verify_commit(store, store.commit_info(by_alice)).verified
+    assert [check_range(store, base, head).ok for head in (by_mallory, unsigned, by_alice)] == [False, False, True]
+    # Once alice is the maintainer, mallory cannot add herself.
+    takeover = _commit(store, by_alice, {POLICY_PATH: policy + keys["mallory"].allowed_signer}, signer=keys["mallory"])
+    report = check_range(store, by_alice, takeover)
+    assert not report.ok and report.problems[0].source == POLICY_PATH
+    assert not verify_commit(store, store.commit_info(takeover)).verified
