@@ -171,9 +171,7 @@ def make_workload(
     return _envelope("WorkloadCase", name, spec)
 
 
-def make_workload_suite(
-    operation: Ref, cases: Sequence[int] = (1024, 2048), *, name: str | None = None
-) -> Doc:
+def make_workload_suite(operation: Ref, cases: Sequence[int] = (1024, 2048), *, name: str | None = None) -> Doc:
     """A WorkloadSuite of `operation`, one case per token count (an ordered list)."""
     spec = {
         "operationSpecDigest": digest_of(operation),
@@ -223,9 +221,7 @@ def make_protocol(name: str = "test-protocol", *, primary_statistic: str = "medi
     return _envelope("BenchmarkProtocol", name, spec)
 
 
-def make_environment(
-    name: str = "test-b200", *, product: str = "NVIDIA B200", architecture: str = "sm_100"
-) -> Doc:
+def make_environment(name: str = "test-b200", *, product: str = "NVIDIA B200", architecture: str = "sm_100") -> Doc:
     """An ExecutionEnvironment; its spec depends on `product` and `architecture`."""
     spec = {
         "hardware": {"vendor": "nvidia", "product": product, "architecture": architecture},

@@ -210,9 +210,7 @@ def test_stored_json_layout() -> None:
     document = {"spec": {"b": [1, 2.5], "a": "µ"}, "kind": "K"}
     assert (
         stored_json(document)
-        == (
-            '{\n  "kind": "K",\n  "spec": {\n    "a": "µ",\n    "b": [\n      1,\n      2.5\n    ]\n  }\n}\n'
-        ).encode()
+        == ('{\n  "kind": "K",\n  "spec": {\n    "a": "µ",\n    "b": [\n      1,\n      2.5\n    ]\n  }\n}\n').encode()
     )
 
 
@@ -240,9 +238,7 @@ json_scalars = (
 )
 json_values: st.SearchStrategy[Any] = st.recursive(
     json_scalars,
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
-    ),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5),
     max_leaves=30,
 )
 

@@ -196,9 +196,7 @@ DIFFERENT: list[tuple[str, Callable[[], Doc], Change]] = [
     (
         "build variants are not a set",
         lambda: _example("implementation-revision"),
-        lambda d: d["spec"]["buildVariants"].append(
-            copy.deepcopy(d["spec"]["buildVariants"][0]) | {"name": "other"}
-        ),
+        lambda d: d["spec"]["buildVariants"].append(copy.deepcopy(d["spec"]["buildVariants"][0]) | {"name": "other"}),
     ),
     (
         "latency changed by 1 ns",
@@ -208,9 +206,7 @@ DIFFERENT: list[tuple[str, Callable[[], Doc], Change]] = [
     (
         "statistic renamed",
         lambda: _example("benchmark-run"),
-        lambda d: d["spec"]["timing"]["latencyNs"].update(
-            mean=d["spec"]["timing"]["latencyNs"].pop("median")
-        ),
+        lambda d: d["spec"]["timing"]["latencyNs"].update(mean=d["spec"]["timing"]["latencyNs"].pop("median")),
     ),
     (
         "timestamp spelled otherwise",
@@ -248,9 +244,7 @@ def test_digest_unchanged(base: Callable[[], Doc], change: Change) -> None:
     assert _digest(_changed(document, change)) == _digest(document)
 
 
-@pytest.mark.parametrize(
-    ("base", "change"), [(b, c) for _, b, c in DIFFERENT], ids=[n for n, _, _ in DIFFERENT]
-)
+@pytest.mark.parametrize(("base", "change"), [(b, c) for _, b, c in DIFFERENT], ids=[n for n, _, _ in DIFFERENT])
 def test_digest_changed(base: Callable[[], Doc], change: Change) -> None:
     document = base()
     assert _digest(_changed(document, change)) != _digest(document)
@@ -308,9 +302,7 @@ def test_set_like_lists_are_stored_sorted_and_unique() -> None:
 
 def test_ordered_lists_keep_their_order() -> None:
     document = _example("implementation-revision")
-    document["spec"]["buildVariants"].insert(
-        0, copy.deepcopy(document["spec"]["buildVariants"][0]) | {"name": "zzz"}
-    )
+    document["spec"]["buildVariants"].insert(0, copy.deepcopy(document["spec"]["buildVariants"][0]) | {"name": "zzz"})
     manifest = registry.manifest_from_document(document, "implementation.json")
     assert [v["name"] for v in manifest.document["spec"]["buildVariants"]] == ["zzz", "source"]
 

@@ -97,9 +97,7 @@ def _billion_laughs() -> bytes:
 
 BAD = [
     # syntax
-    Bad(
-        "malformed-json", "run.json", b'{"apiVersion": kernelindex}', "", "invalid JSON at line 1, column 16"
-    ),
+    Bad("malformed-json", "run.json", b'{"apiVersion": kernelindex}', "", "invalid JSON at line 1, column 16"),
     Bad("truncated-json", "run.json", _json("benchmark-run")[:300], "", "invalid JSON at line"),
     Bad("empty-file", "run.json", b"  \n", "", "empty document"),
     Bad("not-an-object", "run.json", b"[1, 2]", "$", "a manifest is a JSON object, not an array"),
@@ -134,9 +132,7 @@ BAD = [
     Bad(
         "deep-nesting",
         "run.json",
-        _json(
-            "benchmark-run", lambda d: d["metadata"].__setitem__("labels", json.loads("[" * 80 + "]" * 80))
-        ),
+        _json("benchmark-run", lambda d: d["metadata"].__setitem__("labels", json.loads("[" * 80 + "]" * 80))),
         "$.metadata.labels[0][0][0][0]...(depth 65)",
         "nesting deeper than 64 levels",
     ),
@@ -308,9 +304,7 @@ BAD = [
     Bad(
         "latency-without-median-or-mean",
         "run.json",
-        _json(
-            "benchmark-run", lambda d: [d["spec"]["timing"]["latencyNs"].pop(k) for k in ("median", "mad")]
-        ),
+        _json("benchmark-run", lambda d: [d["spec"]["timing"]["latencyNs"].pop(k) for k in ("median", "mad")]),
         "$.spec.timing.latencyNs",
         "latencyNs needs a median or a mean",
     ),
@@ -413,18 +407,14 @@ BAD = [
     Bad(
         "derived-axis-without-expression",
         "operation.json",
-        _json(
-            "operation-spec", lambda d: d["spec"]["axes"].update(total={"role": "derived", "type": "integer"})
-        ),
+        _json("operation-spec", lambda d: d["spec"]["axes"].update(total={"role": "derived", "type": "integer"})),
         "$.spec.axes.total",
         "a derived axis needs an expression",
     ),
     Bad(
         "argument-tensor-and-scalar",
         "operation.json",
-        _json(
-            "operation-spec", lambda d: d["spec"]["inputs"][2].update(tensor={"shape": [1], "dtype": "fp32"})
-        ),
+        _json("operation-spec", lambda d: d["spec"]["inputs"][2].update(tensor={"shape": [1], "dtype": "fp32"})),
         "$.spec.inputs[2]",
         "an argument is exactly one of tensor or scalar",
     ),
@@ -598,9 +588,7 @@ def test_known_upstream_mismatches_may_be_imported(store: registry.GitStore) -> 
     assert store.find_entry(commit, digest_of(run)) is not None
 
 
-def test_cli_refuses_a_run_across_operations(
-    store: registry.GitStore, runner: CliRunner, tmp_path: Path
-) -> None:
+def test_cli_refuses_a_run_across_operations(store: registry.GitStore, runner: CliRunner, tmp_path: Path) -> None:
     existing, run = _mismatch()
     commit_manifests(store, existing)
     head, objects = store.head(), object_ids(store)
@@ -648,9 +636,7 @@ def _kernelindex(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
-def test_cli_process_reports_each_problem_on_one_line(
-    examples_store: registry.GitStore, tmp_path: Path
-) -> None:
+def test_cli_process_reports_each_problem_on_one_line(examples_store: registry.GitStore, tmp_path: Path) -> None:
     chosen = [b for b in BAD if b.id in SUBSET]
     files = []
     for bad in chosen:

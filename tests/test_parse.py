@@ -61,9 +61,7 @@ def test_yaml_anchors_within_bounds_are_fine() -> None:
 
 
 def test_explicit_core_tags_are_allowed() -> None:
-    value = load_document(
-        b"a: !!str 12\nb: !!int '7'\nc: !!float 1\nd: !!bool true\ne: !!null ''\n", "x.yaml"
-    )
+    value = load_document(b"a: !!str 12\nb: !!int '7'\nc: !!float 1\nd: !!bool true\ne: !!null ''\n", "x.yaml")
     assert value == {"a": "12", "b": 7, "c": 1.0, "d": True, "e": None}
 
 
@@ -104,9 +102,7 @@ def test_nesting_limit(fmt: str) -> None:
 
     ok = load_document(nested(MAX_DEPTH), f"x.{fmt}")
     assert isinstance(ok, list)
-    with pytest.raises(
-        registry.InvalidManifest, match=rf"\(depth {MAX_DEPTH + 1}\): nesting deeper than {MAX_DEPTH}"
-    ):
+    with pytest.raises(registry.InvalidManifest, match=rf"\(depth {MAX_DEPTH + 1}\): nesting deeper than {MAX_DEPTH}"):
         load_document(nested(MAX_DEPTH + 1), f"x.{fmt}")
     with pytest.raises(registry.InvalidManifest, match="nesting deeper"):
         load_document(nested(200_000), f"x.{fmt}")  # far past Python's recursion limit: no crash

@@ -39,9 +39,7 @@ def _operations(count: int, prefix: str = "op") -> list[dict[str, object]]:
 
 def test_a_commit_carries_its_people_message_and_trailers(store: registry.GitStore) -> None:
     trailers = (("License", "Apache-2.0"), ("Signed-off-by", "Test <test@example.com>"))
-    commit = commit_manifests(
-        store, basic_scenario().docs, subject="Add the basic scenario", trailers=trailers
-    )
+    commit = commit_manifests(store, basic_scenario().docs, subject="Add the basic scenario", trailers=trailers)
     info = store.commit_info(commit)
     assert info.parents == ()
     assert info.author == person() == info.committer
@@ -49,8 +47,7 @@ def test_a_commit_carries_its_people_message_and_trailers(store: registry.GitSto
     assert info.trailers == (("Source", "test"), *trailers)
     assert info.trailer("source") == "test"  # keys compare as git compares them
     assert info.message == (
-        "Add the basic scenario\n\n"
-        "Source: test\nLicense: Apache-2.0\nSigned-off-by: Test <test@example.com>\n"
+        "Add the basic scenario\n\nSource: test\nLicense: Apache-2.0\nSigned-off-by: Test <test@example.com>\n"
     )
     assert store.head() == commit
     assert store.resolve("main") == commit
@@ -59,9 +56,7 @@ def test_a_commit_carries_its_people_message_and_trailers(store: registry.GitSto
 def test_git_itself_reads_the_trailers(store: registry.GitStore) -> None:
     import subprocess
 
-    commit = commit_manifests(
-        store, [make_operation("a")], trailers=[("Source-URL", "https://example.invalid")]
-    )
+    commit = commit_manifests(store, [make_operation("a")], trailers=[("Source-URL", "https://example.invalid")])
     out = subprocess.run(
         ["git", "--git-dir", str(store.git_dir), "log", "-1", "--format=%(trailers:only,unfold)", commit],
         capture_output=True,
@@ -83,9 +78,7 @@ def test_files_sit_at_their_digest_path_as_stored_json(store: registry.GitStore)
         assert entry.path == manifest.path == registry.manifest_path(manifest.kind, manifest.digest)
         hexdigest = manifest.digest.removeprefix("sha256:")
         assert entry.path == f"{manifest.info.folder}/{hexdigest[:2]}/{hexdigest}.json"
-        assert (
-            store.read_blob(entry.oid) == manifest.stored_bytes() == registry.stored_json(manifest.document)
-        )
+        assert store.read_blob(entry.oid) == manifest.stored_bytes() == registry.stored_json(manifest.document)
         assert store.find_entry(commit, manifest.digest) == entry
         assert store.find_entry(commit, manifest.digest, (manifest.kind,)) == entry
         assert store.read_document(commit, manifest.digest) == manifest.document
@@ -169,9 +162,7 @@ def test_same_digest_other_metadata_is_a_conflict(store: registry.GitStore) -> N
     manifest = to_manifest(retitled)
     assert manifest.digest == digest_of(operation)
     with pytest.raises(registry.RejectedChange) as caught:
-        store.add(
-            [("retitled.json", manifest), ("new.json", to_manifest(make_operation("new")))], commit_meta()
-        )
+        store.add([("retitled.json", manifest), ("new.json", to_manifest(make_operation("new")))], commit_meta())
     (problem,) = caught.value.problems
     assert problem.source == "retitled.json"
     assert problem.path == "$.metadata"
@@ -220,9 +211,7 @@ def test_a_dangling_reference_is_refused(store: registry.GitStore) -> None:
 def test_a_reference_to_the_wrong_kind_is_refused(store: registry.GitStore) -> None:
     scenario = basic_scenario()
     commit_manifests(store, scenario.docs)
-    wrong = make_run(
-        scenario.implementations[0], scenario.workload, scenario.environment, scenario.environment, 100
-    )
+    wrong = make_run(scenario.implementations[0], scenario.workload, scenario.environment, scenario.environment, 100)
     with pytest.raises(registry.RejectedChange) as caught:
         store.add([("wrong.json", to_manifest(wrong))], commit_meta())
     (problem,) = caught.value.problems
@@ -258,9 +247,7 @@ def test_references_resolve_within_the_batch_in_any_order(store: registry.GitSto
 
 
 @pytest.mark.parametrize("count", [64, 200])
-def test_pack_and_loose_paths_make_the_same_commit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int
-) -> None:
+def test_pack_and_loose_paths_make_the_same_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int) -> None:
     assert count >= registry.store._PACK_THRESHOLD
     base, batch = _operations(5, "base"), _operations(count)
     packed = registry.GitStore.init(tmp_path / "packed.git")
@@ -271,16 +258,12 @@ def test_pack_and_loose_paths_make_the_same_commit(
     assert packed_ids == loose_ids
     # fast-import left one pack, no private ref, and every blob is readable
     assert list((tmp_path / "packed.git" / "objects" / "pack").glob("*.pack"))
-    assert [
-        r for r in pygit2.Repository(str(packed.git_dir)).references if not r.startswith("refs/heads/")
-    ] == []
+    assert [r for r in pygit2.Repository(str(packed.git_dir)).references if not r.startswith("refs/heads/")] == []
     for entry in packed.entries(packed_ids[1]):
         assert to_manifest(json.loads(packed.read_blob(entry.oid))).digest == entry.digest
 
 
-def test_a_big_first_commit_goes_through_the_pack_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_big_first_commit_goes_through_the_pack_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     batch = _operations(70)
     packed = registry.GitStore.init(tmp_path / "packed.git")
     commit = commit_manifests(packed, batch)
@@ -292,9 +275,7 @@ def test_a_big_first_commit_goes_through_the_pack_path(
 
 def test_extra_files_ride_in_the_same_commit(store: registry.GitStore) -> None:
     policy = b"maintainer@example.com ssh-ed25519 AAAA\n"
-    result = store.add(
-        [to_manifest(make_operation("a"))], commit_meta(), extra_files={"policy/maintainers": policy}
-    )
+    result = store.add([to_manifest(make_operation("a"))], commit_meta(), extra_files={"policy/maintainers": policy})
     assert result.commit is not None
     found = store.find_path(result.commit, "policy/maintainers")
     assert found is not None
@@ -313,9 +294,7 @@ def history(store: registry.GitStore) -> tuple[registry.GitStore, list[str]]:
     commits = [commit_manifests(store, [make_operation(f"op-{i}")], TEST_TIME + i) for i in range(3)]
     repo = pygit2.Repository(str(store.git_dir))
     repo.references.create("refs/tags/v1", pygit2.Oid(hex=commits[0]))
-    repo.create_tag(
-        "v2", pygit2.Oid(hex=commits[1]), pygit2.enums.ObjectType.COMMIT, _signature(), "release 2"
-    )
+    repo.create_tag("v2", pygit2.Oid(hex=commits[1]), pygit2.enums.ObjectType.COMMIT, _signature(), "release 2")
     repo.references.create("refs/heads/side", pygit2.Oid(hex=commits[1]))
     blob = repo.create_blob(b"not a commit")
     repo.references.create("refs/tags/blob", blob)
@@ -479,9 +458,7 @@ def test_diff_sees_a_file_turned_into_a_folder_and_modes(basic_store: registry.G
     repo = pygit2.Repository(str(store.git_dir))
     index = pygit2.Index()
     index.read_tree(repo[pygit2.Oid(hex=second)].peel(pygit2.Tree))
-    index.add(
-        pygit2.IndexEntry("run.sh", repo.create_blob(b"#!/bin/sh\n"), pygit2.enums.FileMode.BLOB_EXECUTABLE)
-    )
+    index.add(pygit2.IndexEntry("run.sh", repo.create_blob(b"#!/bin/sh\n"), pygit2.enums.FileMode.BLOB_EXECUTABLE))
     index.add(pygit2.IndexEntry("link", repo.create_blob(b"target"), pygit2.enums.FileMode.LINK))
     third = str(
         repo.create_commit(
