@@ -1,0 +1,87 @@
+"""Commit messages and trailers, people and times; the errors' shapes (house style section 4)."""
+
+from __future__ import annotations
+
+import pytest
+
+import registry
+from registry.provenance import format_message, parse_trailers, trailer_pairs
+
+
+@pytest.mark.parametrize(
+    ("message", "trailers"),
+    [
+        ("Subject\n\nSource: x\n", (("Source", "x"),)),
+        ("Subject\n\nBody text.\n\nSource: x\nLicense: Apache-2.0\n", (("Source", "x"), ("License", "Apache-2.0"))),
+        ("Subject\n", ()),  # a subject alone has no trailers
+        ("Source: x\n", ()),
+        ("Subject\n\nBody\nSource: x\n", ()),  # a paragraph with prose is not a trailer block
+        ("Subject\n\nSource-Snapshot: sha256:ab 000_x.txt\n", (("Source-Snapshot", "sha256:ab 000_x.txt"),)),
+        ("Subject\n\nA: 1\nA: 2\n", (("A", "1"), ("A", "2"))),
+    ],
+    ids=repr,
+)
+def test_parse_trailers(message: str, trailers: tuple[tuple[str, str], ...]) -> None:
+    assert parse_trailers(message) == trailers
+
+
+def test_format_then_parse_round_trips() -> None:
+    trailers = (("Source", "community"), ("Signed-off-by", "A <a@example.com>"), ("Integrity-Warning", "x y"))
+    message = format_message("  Add a run  ", "Some words.\n", trailers)
+    assert message == (
+        "Add a run\n\nSome words.\n\nSource: community\nSigned-off-by: A <a@example.com>\nIntegrity-Warning: x y\n"
+    )
+    assert parse_trailers(message) == trailers
+
+
+@pytest.mark.parametrize(
+    ("subject", "trailers"),
+    [
+        ("", ()),
+        ("two\nlines", ()),
+        ("ok", (("Bad Key", "x"),)),
+        ("ok", (("Key", "multi\nline"),)),
+        ("ok", (("Key", "  "),)),
+    ],
+    ids=repr,
+)
+def test_format_message_refuses_what_git_would_mangle(subject: str, trailers: tuple[tuple[str, str], ...]) -> None:
+    with pytest.raises(ValueError):  # noqa: PT011
+        format_message(subject, "", trailers)
+
+
+def test_trailer_pairs_drops_missing_values() -> None:
+    assert trailer_pairs([("A", "1"), ("B", None), ("C", ""), ("D", "4")]) == (("A", "1"), ("D", "4"))
+
+
+def test_person_times() -> None:
+    person = registry.Person("A", "a@example.com", 1_700_000_000, 120)
+    assert person.when_utc == "2023-11-14T22:13:20Z"
+    assert person.when.isoformat() == "2023-11-15T00:13:20+02:00"
+
+
+def test_commit_meta_message() -> None:
+    when = registry.Person("A", "a@example.com", 0)
+    meta = registry.CommitMeta(when, when, "Subject", "Body", (("Source", "s"),))
+    assert meta.message == "Subject\n\nBody\n\nSource: s\n"
+
+
+def test_errors_are_registry_errors_and_builtins() -> None:
+    problem = registry.Problem("run.json", "$.spec", "unknown field 'x'")
+    invalid = registry.InvalidManifest([problem, registry.Problem("run.json", "", "second")])
+    assert isinstance(invalid, registry.RegistryError)
+    assert isinstance(invalid, ValueError)
+    assert (invalid.source, invalid.path, invalid.reason) == ("run.json", "$.spec", "unknown field 'x'")
+    assert str(invalid) == "run.json: $.spec: unknown field 'x'\nrun.json: second"
+    rejected = registry.RejectedChange([problem])
+    assert isinstance(rejected, ValueError)
+    with pytest.raises(ValueError, match="at least one problem"):
+        registry.InvalidManifest([])
+    missing = registry.ManifestNotFound("x", "abc")
+    assert isinstance(missing, LookupError)
+    assert str(missing) == "manifest not found: 'x' at abc"
+    ambiguous = registry.AmbiguousName("n", [f"d{i}" for i in range(7)])
+    assert str(ambiguous) == "name 'n' is ambiguous: 7 manifests match (d0, d1, d2, d3, d4 ...); use a digest"
+    assert isinstance(registry.RevisionNotFound("r"), LookupError)
+    assert isinstance(registry.StoreNotFound("/p"), FileNotFoundError)
+    assert str(registry.StoreBusy(20)).startswith("main moved 20 times")
