@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import Result
 from helpers import (
     EMBEDDED_REPO,
     EXAMPLES,
@@ -25,7 +24,7 @@ from helpers import (
     make_operation,
     to_manifest,
 )
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 import registry
 from api.cli import app
@@ -345,7 +344,8 @@ def test_show_at_an_older_commit(filled: Path, runner: CliRunner) -> None:
 
 
 def test_show_in_an_empty_registry(repo: Path, runner: CliRunner) -> None:
-    for args in (["show", "x", "--repo", repo], ["show", "x", "--repo", repo, "--at", "HEAD"]):
+    calls: list[list[str | Path]] = [["show", "x", "--repo", repo], ["show", "x", "--repo", repo, "--at", "HEAD"]]
+    for args in calls:
         result = _run(runner, *args)
         assert result.exit_code == 1
         assert result.stderr.startswith("kernelindex: ")

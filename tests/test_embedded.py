@@ -10,7 +10,6 @@ import json
 import re
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -291,7 +290,7 @@ def test_the_repository_is_packed_and_sound() -> None:
 
 
 @pytest.fixture(scope="module")
-def rebuilt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[registry.GitStore]:
+def rebuilt(tmp_path_factory: pytest.TempPathFactory) -> registry.GitStore:
     store = registry.GitStore.init(tmp_path_factory.mktemp("rebuild") / "manifests.git")
     import_export(store, EXPORT)
     import_seed_pages(store, SEEDS)

@@ -30,7 +30,7 @@ def test_one_example_per_upstream_kind(examples: dict[str, registry.Manifest]) -
 
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
 def test_each_reference_names_the_example_of_its_kind(path: Path, examples: dict[str, registry.Manifest]) -> None:
-    by_digest = {m.digest: m for m in examples.values()}
+    by_digest: dict[str, registry.Manifest] = {m.digest: m for m in examples.values()}
     manifest = examples[path.name]
     for reference in manifest.info.references:
         target = reference.read(manifest.document)
@@ -77,7 +77,8 @@ def test_the_run_measures_one_operation(examples: dict[str, registry.Manifest]) 
 
 def test_the_examples_make_a_valid_registry(store: registry.GitStore, examples: dict[str, registry.Manifest]) -> None:
     """In any order: the store checks the references of a batch against the batch itself."""
-    commit = commit_manifests(store, sorted(examples.values(), key=lambda m: m.digest))
+    ordered = sorted(examples.values(), key=lambda m: m.digest)
+    commit = commit_manifests(store, ordered)
     assert {e.digest for e in store.entries(commit)} == {m.digest for m in examples.values()}
 
 

@@ -93,7 +93,7 @@ def test_two_writers_both_land(store: registry.GitStore, rounds: int, size: int)
     assert chain[-1] == base
     for commit in chain:
         assert len(store.commit_info(commit).parents) <= 1  # linear: no merges, nothing rewritten
-    sources = [store.commit_info(c).trailer("Source") for c in chain[:-1]]
+    sources = [store.commit_info(c).trailer("Source") or "" for c in chain[:-1]]
     assert sorted(sources) == sorted(["left"] * rounds + ["right"] * rounds)
     assert _fsck(store).returncode == 0
 
