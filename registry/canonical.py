@@ -67,9 +67,7 @@ def manifest_digest(document: Mapping[str, Any]) -> Digest:
 
     This is the only function that hashes manifests.
     """
-    return json_digest(
-        {"apiVersion": document["apiVersion"], "kind": document["kind"], "spec": document["spec"]}
-    )
+    return json_digest({"apiVersion": document["apiVersion"], "kind": document["kind"], "spec": document["spec"]})
 
 
 def parse_digest(text: str) -> Digest:
@@ -91,6 +89,4 @@ def stored_json(document: Mapping[str, Any]) -> bytes:
     >>> stored_json({"b": [1, 2], "a": "µ"})
     b'{\\n  "a": "\\xc2\\xb5",\\n  "b": [\\n    1,\\n    2\\n  ]\\n}\\n'
     """
-    return (
-        json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    ).encode()
+    return (json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()

@@ -86,9 +86,7 @@ class AmbiguousName(RegistryError, LookupError):
         self.name = name
         self.candidates = tuple(candidates)
         shown = ", ".join(self.candidates[:5]) + (" ..." if len(self.candidates) > 5 else "")
-        super().__init__(
-            f"name {name!r} is ambiguous: {len(self.candidates)} manifests match ({shown}); use a digest"
-        )
+        super().__init__(f"name {name!r} is ambiguous: {len(self.candidates)} manifests match ({shown}); use a digest")
 
 
 class RevisionNotFound(RegistryError, LookupError):

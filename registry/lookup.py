@@ -91,9 +91,7 @@ def integrity_warnings(store: GitStore, commit: str, found: Found) -> list[str]:
     warnings = []
     if found.entry.kind == "BenchmarkRun":
         spec = document["spec"]
-        implementation = store.read_document(
-            commit, spec["implementationDigest"], ("ImplementationRevision",)
-        )
+        implementation = store.read_document(commit, spec["implementationDigest"], ("ImplementationRevision",))
         workload = store.read_document(commit, spec["workloadDigest"], ("WorkloadCase", "WorkloadSuite"))
         reason = operation_mismatch(implementation, workload) if implementation and workload else None
         if reason:

@@ -85,9 +85,7 @@ def load_document(data: bytes, source: str, fmt: Format | None = None) -> JSONVa
         InvalidManifest: with the source name, a JSON path where one applies, and the reason.
     """
     if len(data) > MAX_DOCUMENT_BYTES:
-        raise _fail(
-            source, "", f"document is {len(data):,} bytes; the limit is {MAX_DOCUMENT_BYTES:,} (1 MiB)"
-        )
+        raise _fail(source, "", f"document is {len(data):,} bytes; the limit is {MAX_DOCUMENT_BYTES:,} (1 MiB)")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -252,9 +250,7 @@ def _scalar(tag: str, value: str, style: str | None) -> tuple[bool, Any]:
         if _INF.fullmatch(value) or _NAN.fullmatch(value):
             return False, f"{value} is not JSON (numbers must be finite)"
         return True, value
-    if tag == _CORE + "int" and (
-        _INT10.fullmatch(value) or _INT8.fullmatch(value) or _INT16.fullmatch(value)
-    ):
+    if tag == _CORE + "int" and (_INT10.fullmatch(value) or _INT8.fullmatch(value) or _INT16.fullmatch(value)):
         return _scalar(_PLAIN, value, None)
     if tag == _CORE + "float" and (_FLOAT.fullmatch(value) or _INT10.fullmatch(value)):
         return True, float(value)
@@ -350,9 +346,7 @@ def _check_values(value: JSONValue, source: str) -> None:
         if isinstance(item, dict):
             for key, child in item.items():
                 if _has_surrogate(key):
-                    raise _fail(
-                        source, json_path(path), "key contains an unpaired surrogate (not valid Unicode)"
-                    )
+                    raise _fail(source, json_path(path), "key contains an unpaired surrogate (not valid Unicode)")
                 stack.append((child, (*path, key)))
         elif isinstance(item, list):
             stack.extend((child, (*path, i)) for i, child in enumerate(item))

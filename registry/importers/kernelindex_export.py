@@ -122,10 +122,7 @@ class SourceBatch:
                 ("Source-Export", export.name),
                 ("License", self.license),
                 ("Attribution", self.attribution),
-                *(
-                    ("Integrity-Warning", f"{digest} operation-mismatch")
-                    for digest in sorted(self.mismatches)
-                ),
+                *(("Integrity-Warning", f"{digest} operation-mismatch") for digest in sorted(self.mismatches)),
                 ("Signed-off-by", f"{IMPORTER.name} <{IMPORTER.email}>"),
             ]
         )
@@ -168,9 +165,7 @@ def read_export(path: Path) -> Export:
             or not isinstance(record.get("table"), str)
             or not isinstance(record.get("row"), dict)
         ):
-            raise InvalidManifest(
-                [Problem(f"{path.name}:{number}", "$", 'expected {"table": <name>, "row": {...}}')]
-            )
+            raise InvalidManifest([Problem(f"{path.name}:{number}", "$", 'expected {"table": <name>, "row": {...}}')])
         tables[record["table"]].append(record["row"])
     return Export(path.name, hashlib.sha256(raw).hexdigest(), dict(tables))
 
@@ -186,9 +181,7 @@ def plan_import(export: Export, progress: Progress | None = None) -> list[Source
         raise InvalidManifest([Problem(export.name, "", "the export has no sources table")])
     batches = {s["id"]: _batch(s, position) for position, s in enumerate(sources)}
     order = [(s["createdAt"], s["id"]) for s in sources]
-    project_names = {
-        row["id"]: row["manifest"]["metadata"]["name"] for row in export.tables.get("projects", [])
-    }
+    project_names = {row["id"]: row["manifest"]["metadata"]["name"] for row in export.tables.get("projects", [])}
 
     def by_time(stamp: str) -> SourceBatch:
         # Rows without a source column were created by the import of the latest source started before them.
@@ -216,20 +209,14 @@ def plan_import(export: Export, progress: Progress | None = None) -> list[Source
             problems.append(Problem(where, "", f"digest is {manifest.digest} but the export says {claimed}"))
             continue
         source_id = row.get("sourceId")
-        batch = (
-            batches[source_id]
-            if source_id in batches
-            else by_time(row.get("createdAt") or row["publishedAt"])
-        )
+        batch = batches[source_id] if source_id in batches else by_time(row.get("createdAt") or row["publishedAt"])
         stamp = row.get("publishedAt") or row.get("createdAt")
         if stamp:
             batch.last_row = max(batch.last_row, _instant(stamp))
         position = batch.position
         earlier = placed.get(manifest.digest)
         if earlier is not None and earlier[2].document != manifest.document:
-            problems.append(
-                Problem(where, "$.metadata", f"same digest as {earlier[1]} but different metadata")
-            )
+            problems.append(Problem(where, "$.metadata", f"same digest as {earlier[1]} but different metadata"))
         elif earlier is None or position < earlier[0]:
             placed[manifest.digest] = (position, where, manifest)
     if problems:

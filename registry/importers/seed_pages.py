@@ -136,16 +136,12 @@ def _with_project(store: GitStore, head: str, manifest: Manifest, source: str) -
     return manifest
 
 
-def _meta(
-    store: GitStore, head: str | None, published: str, source: str, pages: list[SeedPage]
-) -> CommitMeta:
+def _meta(store: GitStore, head: str | None, published: str, source: str, pages: list[SeedPage]) -> CommitMeta:
     terms = _source_terms(store, head, source)
     moment = int(datetime.fromisoformat(published).replace(tzinfo=UTC).timestamp())
     names = ", ".join(page.name for page in pages)
     return CommitMeta(
-        author=Person(
-            f"{source} (via KernelIndex run pages)", f"{source}@sources.kernelindex.invalid", moment
-        ),
+        author=Person(f"{source} (via KernelIndex run pages)", f"{source}@sources.kernelindex.invalid", moment),
         committer=Person(IMPORTER.name, IMPORTER.email, moment),
         subject=f"Add the seed records {names} (published {published})",
         body=(

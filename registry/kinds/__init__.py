@@ -161,12 +161,8 @@ def validate_document(document: Any, source: str) -> KindInfo:
             document breaks its kind's schema or refinements.
     """
     if not isinstance(document, dict):
-        raise InvalidManifest(
-            [Problem(source, "$", f"a manifest is a JSON object, not {_type_name(document)}")]
-        )
-    problems = [
-        Problem(source, "$", f"missing required field {key!r}") for key in _ENVELOPE if key not in document
-    ]
+        raise InvalidManifest([Problem(source, "$", f"a manifest is a JSON object, not {_type_name(document)}")])
+    problems = [Problem(source, "$", f"missing required field {key!r}") for key in _ENVELOPE if key not in document]
     api_version, kind = document.get("apiVersion"), document.get("kind")
     if "apiVersion" in document and api_version != API_VERSION:
         problems.append(
@@ -219,11 +215,7 @@ def _problem(source: str, error: Any) -> Problem:
     message = str(error["msg"])
     if kind == "value_error":
         message = message.removeprefix("Value error, ")
-    if (
-        "input" in error
-        and kind not in ("model_type", "dict_type")
-        and not isinstance(error["input"], dict | list)
-    ):
+    if "input" in error and kind not in ("model_type", "dict_type") and not isinstance(error["input"], dict | list):
         message = f"{message} (got {error['input']!r})"
     if key_problem:
         message = f"invalid key: {message}"
