@@ -483,3 +483,24 @@ def test_publication_is_the_first_commit_on_main_holding_the_file(store: registr
     assert first_published is not None
     assert first_published.id == first
     assert lookup.publication(store, "operation-specs/00/none.json") is None
+
+
+def test_pack_and_loose_agree_on_unicode_identities_and_offsets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fast-import's `data <bytes>` and ident lines against libgit2's commit writer: same object."""
+    meta = registry.CommitMeta(
+        author=registry.Person("Zoë Ünïcode", "z@example.com", TEST_TIME, 90),
+        committer=registry.Person("Jürgen", "j@example.com", TEST_TIME + 1, -300),
+        subject="Add µ-kernels — fast",
+        body="Body with ü.",
+        trailers=(("Source", "münchen"),),
+    )
+    batch = [to_manifest(d) for d in _operations(70)]
+    packed = registry.GitStore.init(tmp_path / "packed.git").add(batch, meta).commit
+    monkeypatch.setattr(registry.store, "_PACK_THRESHOLD", 10**9)
+    loose_store = registry.GitStore.init(tmp_path / "loose.git")
+    assert loose_store.add(batch, meta).commit == packed
+    info = loose_store.commit_info(packed or "")
+    assert (info.author, info.committer) == (meta.author, meta.committer)
+    assert info.trailers == (("Source", "münchen"),)
