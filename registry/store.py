@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
+import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,7 @@ _TREE = pygit2.enums.FileMode.TREE
 _ZERO = "0" * 40
 _PACK_THRESHOLD = 64  # from this many new blobs on, one pack beats loose objects (DESIGN section 10)
 _ATTEMPTS = 20
+_LOCK_TRIES = 20  # with git's own 100 ms lock timeout: about 3 s before a held lock is reported
 
 
 @dataclass(frozen=True, slots=True)
@@ -538,9 +540,28 @@ class GitStore:
             self._git("--work-tree", str(work_tree), "read-tree", "-m", "-u", old, new, cwd=work_tree)
 
     def _compare_and_swap(self, ref: str, old: str | None, new: str) -> bool:
-        """Move `ref` from `old` to `new` atomically; False if someone else moved it first."""
-        result = self._git("update-ref", "-m", "kernelindex add", ref, new, old or _ZERO, check=False)
-        return result.returncode == 0
+        """Move `ref` from `old` to `new` atomically; False if someone else moved it first.
+
+        A failure while `ref` still points at `old` is not a lost race: another writer holds the
+        ref's lock for a moment, or a writer killed inside `git update-ref` left its lock behind.
+        Only the ref is retried then (never the objects), and a lock that stays is reported.
+
+        Raises:
+            RegistryError: git kept refusing to move `ref` although nobody else moved it.
+        """
+        for _ in range(_LOCK_TRIES):
+            result = self._git("update-ref", "-m", "kernelindex add", ref, new, old or _ZERO, check=False)
+            if result.returncode == 0:
+                return True
+            current = self._repo.references.get(ref)
+            if (None if current is None else str(current.target)) != old:
+                return False
+            time.sleep(0.05)
+        reason = result.stderr.decode(errors="replace").strip()
+        raise RegistryError(
+            f"cannot move {ref}: {reason} (if no other kernelindex or git process is running, "
+            f"a writer was killed while holding the lock: remove {self.git_dir / ref}.lock)"
+        )
 
     def _git(
         self, *args: str, stdin: bytes | None = None, check: bool = True, cwd: Path | None = None
