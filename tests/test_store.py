@@ -504,3 +504,24 @@ def test_pack_and_loose_agree_on_unicode_identities_and_offsets(
     info = loose_store.commit_info(packed or "")
     assert (info.author, info.committer) == (meta.author, meta.committer)
     assert info.trailers == (("Source", "münchen"),)
+
+
+def test_a_stale_ref_lock_is_reported_not_called_a_lost_race(
+    store: registry.GitStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer killed inside `git update-ref` leaves refs/heads/main.lock; main itself is intact.
+    The next write must say so, not "main moved 20 times", and must not write its pack 20 times."""
+    head = commit_manifests(store, [make_operation("base")])
+    lock = store.git_dir / "refs" / "heads" / "main.lock"
+    lock.write_text(head + "\n")
+    monkeypatch.setattr(registry.store, "_LOCK_TRIES", 2)
+    packs = store.git_dir / "objects" / "pack"
+    before = set(packs.glob("*.pack"))
+    batch = [to_manifest(d) for d in _operations(70, "next")]  # the fast-import path: one pack per write
+    with pytest.raises(registry.RegistryError, match=r"cannot move refs/heads/main: .*main\.lock") as caught:
+        store.add(batch, commit_meta(TEST_TIME + 1))
+    assert not isinstance(caught.value, registry.StoreBusy)
+    assert len(set(packs.glob("*.pack")) - before) == 1
+    assert store.head() == head
+    lock.unlink()
+    assert commit_manifests(store, batch, TEST_TIME + 1) != head
