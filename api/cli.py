@@ -277,7 +277,11 @@ class _StoreView:
 
 
 def _try_open(repo: Path | None) -> registry.GitStore | None:
-    path = _repo_path(repo)
+    """The registry to check references against: the one named (which must exist), else the
+    default one if there is one."""
+    if repo is not None:
+        return _open(repo)
+    path = _repo_path(None)
     try:
         return registry.GitStore(path) if path.exists() else None
     except registry.StoreNotFound:

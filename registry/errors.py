@@ -74,11 +74,11 @@ class RejectedChange(_ProblemsError, ValueError):
 
 
 class ManifestNotFound(RegistryError, LookupError):
-    def __init__(self, name: str, at: str | None = None) -> None:
+    def __init__(self, name: str, at: str | None = None, hint: str = "") -> None:
         self.name = name
         self.at = at
         where = f" at {at}" if at else ""
-        super().__init__(f"manifest not found: {name!r}{where}")
+        super().__init__(f"manifest not found: {name!r}{where}" + (f" ({hint})" if hint else ""))
 
 
 class AmbiguousName(RegistryError, LookupError):

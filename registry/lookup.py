@@ -10,14 +10,13 @@ from typing import Any
 import orjson
 
 from registry.errors import AmbiguousName, ManifestNotFound
+from registry.graph import MIN_PREFIX
 from registry.provenance import CommitInfo
 from registry.store import Entry, GitStore
 from registry.validate import operation_mismatch
 
 __all__ = ["MIN_PREFIX", "Found", "get_manifest", "integrity_warnings", "publication"]
 
-MIN_PREFIX = 12
-"""A hex prefix shorter than this is refused: at a million manifests 12 digits still rarely collide."""
 
 _HEX = re.compile(r"[0-9a-f]+")
 
@@ -62,7 +61,8 @@ def get_manifest(store: GitStore, commit: str, ident: str) -> Found:
         return named[0]
     if named:
         raise AmbiguousName(ident, [f"{f.entry.kind} {f.entry.digest}" for f in named])
-    raise ManifestNotFound(ident, commit)
+    short = _HEX.fullmatch(hexpart) is not None and len(hexpart) < MIN_PREFIX
+    raise ManifestNotFound(ident, commit, f"a digest prefix needs at least {MIN_PREFIX} hex digits" if short else "")
 
 
 def publication(store: GitStore, path: str) -> CommitInfo | None:

@@ -39,7 +39,9 @@ def duration_ns(value: Any, where: str) -> int:
     Raises:
         ValueError: the value is not a duration, or does not land on a whole safe integer of ns.
     """
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, float) and value.is_integer():
+        ns = int(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
         ns = value
     elif isinstance(value, str) and (match := _DURATION.fullmatch(value)):
         exact = Decimal(match.group(1)) * _NS_PER_UNIT[match.group(2)]

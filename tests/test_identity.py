@@ -251,9 +251,9 @@ def test_digest_changed(base: Callable[[], Doc], change: Change) -> None:
 
 
 @pytest.mark.parametrize(
-    "spelling", [8000, "8000 ns", "8000ns", "8 us", "8us", "8 µs", "8µs", "0.008 ms", "0.008ms", "0.000008 s"]
+    "spelling", [8000, 8000.0, "8000 ns", "8000ns", "8 us", "8us", "8 µs", "8µs", "0.008 ms", "0.008ms", "0.000008 s"]
 )
-def test_durations_are_nanoseconds(spelling: int | str) -> None:
+def test_durations_are_nanoseconds(spelling: int | float | str) -> None:
     """DESIGN section 2: `"0.008 ms"` and `8000` give the same digest."""
     reference = _changed(_example("benchmark-run"), _set("spec.timing.latencyNs.median", 8000))
     document = _changed(reference, _set("spec.timing.latencyNs.median", spelling))

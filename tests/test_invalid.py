@@ -270,7 +270,7 @@ BAD = [
         "run.json",
         _json("benchmark-run", _latency(8120.5)),
         LATENCY,
-        "whole nanoseconds (8120)",
+        "not a whole number of nanoseconds (got 8120.5)",
     ),
     Bad(
         "latency-1.5-ns",

@@ -57,7 +57,7 @@ def test_durations(value: int | str, expected: int) -> None:
         ".5 us",
         "5. us",
         "",
-        8.0,
+        8.5,
         True,
         None,
     ],

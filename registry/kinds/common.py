@@ -115,10 +115,14 @@ _DURATION = re.compile(DURATION_PATTERN.removeprefix("^").removesuffix("$"))
 
 
 def _check_duration(value: object) -> int | str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # 8120.0 is the number 8120 (JSON does not tell them apart; JCS prints 8120)
     if isinstance(value, int) and not isinstance(value, bool):
         if 0 <= value <= MAX_SAFE_INTEGER:
             return value
         raise ValueError("a duration in nanoseconds must be between 0 and 2^53-1")
+    if isinstance(value, float):
+        raise ValueError("not a whole number of nanoseconds")
     if isinstance(value, str) and _DURATION.fullmatch(value):
         return value
     raise ValueError('a duration is whole nanoseconds (8120) or a string with a unit ("8.12 us", "0.008 ms")')
