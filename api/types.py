@@ -935,11 +935,11 @@ class Run:
 
     @strawberry.field(description="Rank in its cohort under ranking-v1; null when not eligible.")
     def rank(self) -> int | None:
-        return self._facts().rank
+        return self._graph.rank(self._node.digest)
 
     @strawberry.field
     def tied_with_previous(self) -> bool:
-        return self._facts().tied
+        return self._graph.tied(self._node.digest)
 
     @strawberry.field
     def eligible(self) -> bool:
@@ -1315,7 +1315,9 @@ def compare_runs(graph: Graph, ids: Sequence[str], info: Info) -> Compare:
     entries = None
     if same_cohort and all(f.eligible for f in facts):
         entries = [
-            CompareEntry(run=Run(_graph=graph, _node=r), rank=f.rank, tied_with_previous=f.tied)
+            CompareEntry(
+                run=Run(_graph=graph, _node=r), rank=graph.rank(r.digest), tied_with_previous=graph.tied(r.digest)
+            )
             for r, f in zip(runs, facts, strict=True)
         ]
     rows.sort(key=lambda row: (not (row.material and not row.same), not row.material))
@@ -1361,7 +1363,7 @@ def _project_of(graph: Graph, implementation: n.Implementation) -> n.Project | N
     """The project an implementation's `metadata.labels.project` names (the first by digest if several)."""
     if not implementation.project:
         return None
-    found = sorted(graph.names.get(("SoftwareProject", implementation.project), ()))
+    found = sorted(d for d in graph.names.get(implementation.project, ()) if graph.nodes[d].kind == "SoftwareProject")
     node = graph.nodes[found[0]] if found else None
     return node if isinstance(node, n.Project) else None
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -114,6 +115,7 @@ def primary_of(spec: Mapping[str, Any]) -> Primary | None:
         low = high = None
         if "confidence95" in latency:
             low, high = float(latency["confidence95"][0]), float(latency["confidence95"][1])
+        statistic = sys.intern(statistic)  # a handful of values shared by thousands of runs
         if statistic in latency and statistic in _LATENCY_STATISTICS:
             return Primary("latency", statistic, "ns", float(latency[statistic]), low, high)
         order = ("mean", "median") if statistic == "mean" else ("median", "mean")
@@ -124,7 +126,10 @@ def primary_of(spec: Mapping[str, Any]) -> Primary | None:
     measurements = spec.get("measurements") or ()
     if measurements:
         first = measurements[0]
-        return Primary(first["metric"], first["statistic"], first["unit"], float(first["value"]))
+        intern = sys.intern
+        return Primary(
+            intern(first["metric"]), intern(first["statistic"]), intern(first["unit"]), float(first["value"])
+        )
     return None
 
 

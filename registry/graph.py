@@ -88,8 +88,6 @@ class RunFacts(NamedTuple):
     """What the graph derives about one run at this commit."""
 
     cohort: str | None
-    rank: int | None
-    tied: bool
     reasons: tuple[str, ...]  # why it is not eligible; empty when it is
     trust: Trust
     warnings: tuple[str, ...]
@@ -156,9 +154,9 @@ class Graph:
     honoured_commits: frozenset[str]  # commits whose overlays count (signed by a maintainer)
     nodes: dict[str, Node] = field(default_factory=dict)
     facts: dict[str, RunFacts] = field(default_factory=dict)
+    places: dict[str, Ranked] = field(default_factory=dict)  # ranked runs: their rank and tie
     cohorts: dict[str, Cohort] = field(default_factory=dict)
-    names: dict[tuple[str, str], set[str]] = field(default_factory=dict)
-    prefixes: Index = field(default_factory=dict)  # first 4 hex digits -> digests
+    names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # metadata.name -> digests (any kind)
     runs_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in _NODE_INDEXES + _FACT_INDEXES})
     cohorts_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in ("operation", "workload", "gpu")})
     children: dict[str, Index] = field(
@@ -171,6 +169,7 @@ class Graph:
     # Index sets this graph made itself and may change in place; the others are shared with the
     # graph it was derived from and are copied before their first change (copy on write).
     _owned: set[int] = field(default_factory=set, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False)  # per change: cohort keys, GPU keys
 
     # Building -------------------------------------------------------------------------------------
 
@@ -185,7 +184,7 @@ class Graph:
         honoured_commits: frozenset[str] = frozenset(),
     ) -> Graph:
         graph = cls(commit, committed_at, mainline, position, honoured_commits)
-        graph._change(list(nodes), [])
+        graph._bulk_load(list(nodes))
         return graph
 
     def apply(
@@ -209,9 +208,9 @@ class Graph:
             honoured,
             nodes=dict(self.nodes),
             facts=dict(self.facts),
+            places=dict(self.places),
             cohorts=dict(self.cohorts),
             names=dict(self.names),
-            prefixes=dict(self.prefixes),
             runs_by={k: dict(v) for k, v in self.runs_by.items()},
             cohorts_by={k: dict(v) for k, v in self.cohorts_by.items()},
             children={k: dict(v) for k, v in self.children.items()},
@@ -243,7 +242,39 @@ class Graph:
             runs.update(self._runs_depending_on(node))
         self._recompute(runs)
         self._owned.clear()
+        self._memo.clear()
         self.__dict__.pop("records", None)
+
+    def _bulk_load(self, nodes: list[Node]) -> None:
+        """What `_change(nodes, [])` does for an empty graph, without the per-edit bookkeeping:
+        every index here is new, so it is filled in place (a cold build of 1M manifests)."""
+        names: dict[str, list[str]] = {}
+        runs: list[Run] = []
+        for node in nodes:
+            digest = node.digest
+            self.nodes[digest] = node
+            names.setdefault(node.name, []).append(digest)
+            if node.pub < 0:
+                self.unpublished.add(digest)
+            for index, key in self._node_index_keys(node):
+                index.setdefault(key, set()).add(digest)
+            if type(node) is Run:
+                runs.append(node)
+        self.names = {key: tuple(values) for key, values in names.items()}
+        members: dict[str, list[str]] = {}
+        for run in runs:
+            facts = self._facts(run)
+            self.facts[run.digest] = facts
+            for index, key in self._fact_index_keys(facts):
+                index.setdefault(key, set()).add(run.digest)
+            if facts.cohort is not None:
+                members.setdefault(facts.cohort, []).append(run.digest)
+        for key, digests in members.items():
+            cohort = self._cohort(key, sorted(digests))
+            self.cohorts[key] = cohort
+            for index, value in self._cohort_index_keys(cohort):
+                index.setdefault(value, set()).add(key)
+        self._memo.clear()
 
     def _runs_depending_on(self, node: Node) -> list[str]:
         """Runs whose derived facts may change when `node` comes or goes."""
@@ -284,58 +315,66 @@ class Graph:
         else:
             members.add(value)
 
-    def _index(self, node: Node, remove: bool = False) -> None:
-        def edit(index: dict[Any, set[str]], key: object, value: str) -> None:
-            self._edit(index, key, value, remove)
+    def _node_index_keys(self, node: Node) -> list[tuple[Index, str]]:
+        """The set-valued indexes a node belongs to, and under which key."""
+        match node:
+            case Run():
+                return [
+                    (self.runs_by["environment"], node.environment),
+                    (self.runs_by["implementation"], node.implementation),
+                    (self.runs_by["workload"], node.workload),
+                ]
+            case Workload():
+                return [(self.children["workloads"], node.operation)]
+            case Implementation():
+                keys = [(self.children["implementations"], node.operation)]
+                if node.project:
+                    keys.append((self.children["project_implementations"], node.project))
+                return keys
+            case Attestation():
+                return [(self.overlays["attestations"], node.run)]
+            case Retraction():
+                return [(self.overlays["retractions"], node.run)]
+            case Supersession():
+                return [(self.overlays["supersessions"], node.supersedes)]
+            case Verification():
+                return [(self.overlays["verifications"], node.run)]
+        return []
 
-        edit(self.names, (node.kind, node.name), node.digest)
-        edit(self.prefixes, node.digest[7:11], node.digest)
+    def _fact_index_keys(self, facts: RunFacts) -> list[tuple[Index, str]]:
+        keys = [(self.runs_by["gpu"], gpu) for gpu in facts.gpu]
+        if facts.operation is not None:
+            keys.append((self.runs_by["operation"], facts.operation))
+        if facts.source is not None:
+            keys.append((self.runs_by["source"], facts.source))
+        return keys
+
+    def _cohort_index_keys(self, cohort: Cohort) -> list[tuple[Index, str]]:
+        keys = [(self.cohorts_by["operation"], cohort.operation), (self.cohorts_by["workload"], cohort.workload)]
+        keys.extend((self.cohorts_by["gpu"], gpu) for gpu in cohort.gpu)
+        return keys
+
+    def _index(self, node: Node, remove: bool = False) -> None:
+        digest = node.digest
+        _edit_tuple(self.names, node.name, digest, remove)
         if node.pub < 0:
             if remove:
-                self.unpublished.discard(node.digest)
+                self.unpublished.discard(digest)
             else:
-                self.unpublished.add(node.digest)
-        if isinstance(node, Run):
-            edit(self.runs_by["environment"], node.environment, node.digest)
-            edit(self.runs_by["implementation"], node.implementation, node.digest)
-            edit(self.runs_by["workload"], node.workload, node.digest)
-        elif isinstance(node, Workload):
-            edit(self.children["workloads"], node.operation, node.digest)
-        elif isinstance(node, Implementation):
-            edit(self.children["implementations"], node.operation, node.digest)
-            if node.project:
-                edit(self.children["project_implementations"], node.project, node.digest)
-        elif isinstance(node, Attestation):
-            edit(self.overlays["attestations"], node.run, node.digest)
-        elif isinstance(node, Retraction):
-            edit(self.overlays["retractions"], node.run, node.digest)
-        elif isinstance(node, Supersession):
-            edit(self.overlays["supersessions"], node.supersedes, node.digest)
-        elif isinstance(node, Verification):
-            edit(self.overlays["verifications"], node.run, node.digest)
+                self.unpublished.add(digest)
+        for index, key in self._node_index_keys(node):
+            self._edit(index, key, digest, remove)
 
     def _unindex(self, node: Node) -> None:
         self._index(node, remove=True)
 
     def _index_facts(self, run: str, facts: RunFacts, remove: bool = False) -> None:
-        def edit(index: dict[Any, set[str]], key: object, value: str) -> None:
-            self._edit(index, key, value, remove)
-
-        if facts.operation is not None:
-            edit(self.runs_by["operation"], facts.operation, run)
-        if facts.source is not None:
-            edit(self.runs_by["source"], facts.source, run)
-        for key in facts.gpu:
-            edit(self.runs_by["gpu"], key, run)
+        for index, key in self._fact_index_keys(facts):
+            self._edit(index, key, run, remove)
 
     def _index_cohort(self, cohort: Cohort, remove: bool = False) -> None:
-        def edit(index: dict[Any, set[str]], key: object, value: str) -> None:
-            self._edit(index, key, value, remove)
-
-        edit(self.cohorts_by["operation"], cohort.operation, cohort.key)
-        edit(self.cohorts_by["workload"], cohort.workload, cohort.key)
-        for key in cohort.gpu:
-            edit(self.cohorts_by["gpu"], key, cohort.key)
+        for index, key in self._cohort_index_keys(cohort):
+            self._edit(index, key, cohort.key, remove)
 
     # Derivation -----------------------------------------------------------------------------------
 
@@ -362,6 +401,9 @@ class Graph:
                     joining.setdefault(new.cohort, []).append(digest)
         for key in cohorts:
             old_cohort = self.cohorts.pop(key, None)
+            if old_cohort is not None:
+                for entry in old_cohort.ranked:
+                    self.places.pop(entry.id, None)
             members = {d for d in old_cohort.members if d not in runs} if old_cohort else set()
             members.update(joining.get(key, ()))
             if old_cohort is not None:
@@ -373,52 +415,63 @@ class Graph:
 
     def _facts(self, run: Run) -> RunFacts:
         """A run's facts except its rank (which needs its whole cohort)."""
-        workload = self.nodes.get(run.workload)
-        implementation = self.nodes.get(run.implementation)
-        environment = self.nodes.get(run.environment)
+        nodes = self.nodes
+        workload = nodes.get(run.workload)
+        implementation = nodes.get(run.implementation)
+        environment = nodes.get(run.environment)
         warnings = [run.primary.note] if run.primary is not None and run.primary.note else []
-        for role, digest, node, wanted in (
-            ("implementation", run.implementation, implementation, Implementation),
-            ("workload", run.workload, workload, Workload),
-            ("protocol", run.protocol, self.nodes.get(run.protocol), Protocol),
-            ("environment", run.environment, environment, Environment),
+        if not (
+            isinstance(workload, Workload)
+            and isinstance(implementation, Implementation)
+            and isinstance(environment, Environment)
+            and isinstance(nodes.get(run.protocol), Protocol)
         ):
-            if not isinstance(node, wanted):
-                warnings.append(f"dangling-reference: the {role} {digest} is not in the registry")
+            for role, digest, wanted in (
+                ("implementation", run.implementation, Implementation),
+                ("workload", run.workload, Workload),
+                ("protocol", run.protocol, Protocol),
+                ("environment", run.environment, Environment),
+            ):
+                if not isinstance(nodes.get(digest), wanted):
+                    warnings.append(f"dangling-reference: the {role} {digest} is not in the registry")
         key = operation = None
         if isinstance(workload, Workload):
             operation = workload.operation
-            key = comparison_key(
-                workload.operation,
-                run.workload,
-                run.protocol,
-                run.environment,
-                workload.correctness,
-                metric_key(run.primary),
-            )
+            metric = metric_key(run.primary)
+            memo = ("key", run.workload, run.protocol, run.environment, metric)
+            key = self._memo.get(memo)
+            if key is None:
+                key = comparison_key(
+                    workload.operation, run.workload, run.protocol, run.environment, workload.correctness, metric
+                )
+                self._memo[memo] = key
             if isinstance(implementation, Implementation):
                 mismatch = operation_mismatch_digests(implementation.operation, workload.operation)
                 if mismatch:
                     warnings.append(f"operation-mismatch: {mismatch} (an upstream data error, kept as published)")
-        retraction = next(
-            (d for d in self.overlays["retractions"].get(run.digest, ()) if self.honoured(self.nodes[d])),
-            None,
-        )
-        superseded_by = next(
-            (
-                overlay.run
-                for d in self.overlays["supersessions"].get(run.digest, ())
-                if isinstance(overlay := self.nodes[d], Supersession)
-                and self.honoured(overlay)
-                and isinstance(self.nodes.get(overlay.run), Run)
-            ),
-            None,
-        )
-        runners = {
-            overlay.runner
-            for d in self.overlays["verifications"].get(run.digest, ())
-            if isinstance(overlay := self.nodes[d], Verification) and self.honoured(overlay)
-        }
+        retraction = superseded_by = None
+        runners: set[str] = set()
+        if self.overlays["retractions"]:
+            retraction = next(
+                (d for d in self.overlays["retractions"].get(run.digest, ()) if self.honoured(nodes[d])), None
+            )
+        if self.overlays["supersessions"]:
+            superseded_by = next(
+                (
+                    overlay.run
+                    for d in self.overlays["supersessions"].get(run.digest, ())
+                    if isinstance(overlay := nodes[d], Supersession)
+                    and self.honoured(overlay)
+                    and isinstance(nodes.get(overlay.run), Run)
+                ),
+                None,
+            )
+        if self.overlays["verifications"]:
+            runners = {
+                overlay.runner
+                for d in self.overlays["verifications"].get(run.digest, ())
+                if isinstance(overlay := nodes[d], Verification) and self.honoured(overlay)
+            }
         trust = trust_of(
             independent_verifications=len(runners),
             source_available=isinstance(implementation, Implementation) and implementation.source_available,
@@ -434,17 +487,22 @@ class Graph:
         source = run.source or (self.mainline.sources[run.pub] if run.pub >= 0 else None)
         return RunFacts(
             key,
-            None,
-            False,
             reasons,
             trust,
-            tuple(warnings),
+            tuple(warnings) if warnings else (),
             source,
             retraction,
             superseded_by,
             operation,
-            gpu_keys(environment),
+            self._gpu(run.environment, environment),
         )
+
+    def _gpu(self, digest: str, environment: Node | None) -> tuple[str, ...]:
+        memo = ("gpu", digest)
+        found: tuple[str, ...] | None = self._memo.get(memo)
+        if found is None:
+            found = self._memo[memo] = gpu_keys(environment)
+        return found
 
     def _cohort(self, key: str, members: list[str]) -> Cohort:
         runs = [self.nodes[d] for d in members]
@@ -480,13 +538,9 @@ class Graph:
                     )
                 )
         ranked = tuple(rank_cohort(inputs, source_native))
-        places = {entry.id: entry for entry in ranked}
-        for digest in members:
-            place = places.get(digest)
-            facts = self.facts[digest]
-            rank, tie = (place.rank, place.tied_with_previous) if place else (None, False)
-            if facts.rank != rank or facts.tied != tie:
-                self.facts[digest] = facts._replace(rank=rank, tied=tie)
+        places = self.places
+        for entry in ranked:
+            places[entry.id] = entry
         return Cohort(
             key=key,
             profile=SOURCE_NATIVE if source_native else STRICT_EXACT,
@@ -496,13 +550,23 @@ class Graph:
             environment=first.environment,
             correctness_key=workload.correctness,
             metric_key=metric_key(first.primary),
-            gpu=gpu_keys(self.nodes.get(first.environment)),
+            gpu=self._gpu(first.environment, self.nodes.get(first.environment)),
             members=tuple(members),
             ranked=ranked,
             events=tuple(record_events(key, candidates)),
         )
 
     # Queries --------------------------------------------------------------------------------------
+
+    def rank(self, run: str) -> int | None:
+        """The run's rank in its cohort; None when it is not ranked."""
+        place = self.places.get(run)
+        return place.rank if place else None
+
+    def tied(self, run: str) -> bool:
+        """Whether the run shares its rank with the run presented before it."""
+        place = self.places.get(run)
+        return place.tied_with_previous if place else False
 
     def find(self, kinds: Collection[str], ident: str) -> Node | None:
         """The node of one of `kinds` that `ident` names: `sha256:<hex>`, a unique hex prefix of
@@ -518,16 +582,14 @@ class Graph:
                 node = self.nodes.get("sha256:" + hexpart)
                 return node if node is not None and node.kind in kinds else None
             if len(hexpart) >= MIN_PREFIX:
-                matches = [
-                    d
-                    for d in self.prefixes.get(hexpart[:4], ())
-                    if d[7:].startswith(hexpart) and self.nodes[d].kind in kinds
-                ]
+                # A scan (about 50 ns a manifest): prefixes are for people typing ids, not for hot paths.
+                wanted = "sha256:" + hexpart
+                matches = sorted(d for d in self.nodes if d.startswith(wanted) and self.nodes[d].kind in kinds)
                 if len(matches) == 1:
                     return self.nodes[matches[0]]
                 if matches:
                     raise AmbiguousName(ident, sorted(matches))
-        named = sorted(d for kind in kinds for d in self.names.get((kind, text), ()))
+        named = sorted(d for d in self.names.get(text, ()) if self.nodes[d].kind in kinds)
         if len(named) == 1:
             return self.nodes[named[0]]
         if named:
@@ -563,3 +625,17 @@ class Graph:
         held = [c for c in self.cohorts.values() if c.events]
         held.sort(key=lambda c: (-c.events[-1].at_ns, c.key))
         return tuple(c.key for c in held)
+
+
+def _edit_tuple(index: dict[Any, tuple[str, ...]], key: object, value: str, remove: bool) -> None:
+    """Add to or remove from a tuple-valued index (small, immutable values: shared between graphs as they are)."""
+    current = index.get(key, ())
+    if remove:
+        if value in current:
+            remaining = tuple(v for v in current if v != value)
+            if remaining:
+                index[key] = remaining
+            else:
+                del index[key]
+    elif value not in current:
+        index[key] = (*current, value)

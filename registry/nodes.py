@@ -260,12 +260,6 @@ def extract(kind: str, digest: str, oid: str, pub: int, document: dict[str, Any]
         evidence = spec.get("evidence") or {}
         timing = spec.get("timing") or {}
         primary = primary_of(spec)
-        if primary is not None:
-            primary = primary._replace(
-                metric=_intern(primary.metric),
-                statistic=_intern(primary.statistic),
-                unit=_intern(primary.unit),
-            )
         observed = spec["observedAt"]
         return Run(
             digest,

@@ -73,25 +73,63 @@ class Publication:
 
 
 def publication_of(store: GitStore, head: str, previous: Publication | None = None) -> Publication:
-    """Replay main's first-parent history up to `head`, reusing `previous` when head extends it."""
+    """Replay main's first-parent history up to `head`, reusing `previous` when head extends it.
+
+    Each commit is compared with its first parent one fan-out tree at a time: unchanged
+    subtrees (same id) are skipped, and a changed one contributes the names it has and its
+    predecessor lacked. The cost follows the subtrees the history touched, not every file of
+    every commit.
+    """
     known = previous.mainline.commits[-1] if previous and previous.mainline.commits else None
     chain = store.first_parents(head, stop=known)[::-1]
     if previous is not None and known is not None and chain[0] == known:
-        first, mainline, new, parent = dict(previous.first), previous.mainline, chain[1:], known
+        first, mainline, new = dict(previous.first), previous.mainline, chain[1:]
+        folders, fans = _fan_out(store, known)
     else:
-        first, mainline, new, parent = {}, Mainline.of((), (), ()), chain, None
+        first, mainline, new = {}, Mainline.of((), (), ()), chain
+        folders, fans = {}, {}
+    names: dict[str, set[bytes]] = {}  # the fan-out trees' names as last read, so each version is read once
     offset = len(mainline.commits)
     times, sources = [], []
     for index, commit in enumerate(new):
         info = store.commit_info(commit)
         times.append(info.committer.time)
         sources.append(info.trailer("Source"))
-        for change in store.diff(parent, commit):
-            digest = _digest_of_path(change.path)
-            if change.new is not None and digest is not None and digest not in first:
-                first[digest] = offset + index
-        parent = commit
+        for mode, folder, folder_tree in store.tree_entries(store.tree_id(commit)):
+            if mode != _TREE_MODE or folder not in KIND_BY_FOLDER or folders.get(folder) == folder_tree:
+                continue
+            folders[folder] = folder_tree
+            for fan_mode, fan, fan_tree in store.tree_entries(folder_tree):
+                key = folder + "/" + fan
+                before = fans.get(key)
+                if fan_mode != _TREE_MODE or before == fan_tree:
+                    continue
+                fans[key] = fan_tree
+                current = store.fan_out_names(fan_tree)
+                previous_names = names.get(key)
+                if previous_names is None and before is not None:
+                    previous_names = store.fan_out_names(before)
+                names[key] = current
+                for name in current - previous_names if previous_names else current:
+                    if len(name) == 69 and name.endswith(b".json"):
+                        first.setdefault("sha256:" + name[:64].decode(), offset + index)
     return Publication(mainline.extended(new, times, sources), first)
+
+
+_TREE_MODE = 0o040000
+
+
+def _fan_out(store: GitStore, commit: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The ids of a commit's kind folders and of their fan-out subtrees."""
+    folders: dict[str, str] = {}
+    fans: dict[str, str] = {}
+    for mode, folder, folder_tree in store.tree_entries(store.tree_id(commit)):
+        if mode == _TREE_MODE and folder in KIND_BY_FOLDER:
+            folders[folder] = folder_tree
+            for fan_mode, fan, fan_tree in store.tree_entries(folder_tree):
+                if fan_mode == _TREE_MODE:
+                    fans[folder + "/" + fan] = fan_tree
+    return folders, fans
 
 
 def _digest_of_path(path: str) -> str | None:

@@ -313,7 +313,10 @@ def test_retracting_a_run_that_never_held_the_record_adds_nothing() -> None:
 def test_a_retraction_published_before_the_observation_means_the_run_never_competed() -> None:
     events = record_events(
         "k",
-        [candidate("a", 100, "2026-01-01T00:00:00Z"), candidate("r", 50, "2026-03-01T00:00:00Z", "2026-02-01T00:00:00Z")],
+        [
+            candidate("a", 100, "2026-01-01T00:00:00Z"),
+            candidate("r", 50, "2026-03-01T00:00:00Z", "2026-02-01T00:00:00Z"),
+        ],
     )
     assert [(e.run, e.cause) for e in events] == [("a", "new_run")]
 

@@ -109,7 +109,7 @@ def test_seed_records(
     graph = head[2]
     facts = graph.facts[run]
     assert facts.cohort is not None and facts.cohort.startswith(key_prefix)
-    assert facts.rank == rank
+    assert graph.rank(run) == rank
     assert facts.eligible and not facts.warnings
     leader = graph.nodes[graph.cohorts[facts.cohort].leader or ""]
     assert isinstance(leader, Run) and leader.primary is not None
@@ -131,7 +131,7 @@ def test_the_43_operation_mismatches_keep_their_ranking_and_carry_a_warning(
     # Their cohort keys are upstream's (checked above); the eligible ones rank like any other run.
     eligible = [d for d in flagged if graph.facts[d].eligible]
     assert len(eligible) == 9
-    assert all(graph.facts[d].rank is not None for d in eligible)
+    assert all(graph.rank(d) is not None for d in eligible)
     assert all(
         graph.facts[d].reasons == ("STATUS_RUNTIME_ERROR", "MISSING_PRIMARY_METRIC")
         for d in flagged
@@ -144,7 +144,7 @@ def test_no_pinned_commit_shares_state_with_the_head(
 ) -> None:
     graph = head[2]
     assert SEED_000 in graph.nodes and SEED_000 not in before_seeds.nodes
-    assert graph.facts[SEED_000].rank == 2  # moving to the older commit did not touch the head graph
+    assert graph.rank(SEED_000) == 2  # moving to the older commit did not touch the head graph
     assert len(graph.nodes) - len(before_seeds.nodes) == 4
 
 
@@ -156,6 +156,7 @@ def _signature(graph: Graph) -> dict[str, Any]:
     return {
         "nodes": dict(graph.nodes),
         "facts": dict(graph.facts),
+        "places": dict(graph.places),
         "cohorts": {k: (c.profile, c.members, c.ranked, c.events) for k, c in graph.cohorts.items()},
         "names": {k: set(v) for k, v in graph.names.items()},
         "runs_by": {k: {kk: set(vv) for kk, vv in v.items()} for k, v in graph.runs_by.items()},
@@ -231,10 +232,10 @@ def test_a_newer_faster_run_takes_the_record_and_rank(store: registry.GitStore) 
     new = move_graph(store, old, second, publication)
     key = new.facts[digest_of(faster)].cohort
     assert key is not None
-    assert new.facts[digest_of(faster)].rank == 1
+    assert new.rank(digest_of(faster)) == 1
     assert new.cohorts[key].holder is not None and new.cohorts[key].holder.run == digest_of(faster)  # type: ignore[union-attr]
     assert old.cohorts[key].leader == digest_of(scenario.runs[1])  # the old graph is untouched
-    assert [new.facts[digest_of(r)].rank for r in scenario.runs] == [3, 2, 4]
+    assert [new.rank(digest_of(r)) for r in scenario.runs] == [3, 2, 4]
 
 
 def test_runs_on_a_branch_are_unpublished(store: registry.GitStore, tmp_path: Path) -> None:
@@ -266,5 +267,5 @@ def test_runs_on_a_branch_are_unpublished(store: registry.GitStore, tmp_path: Pa
     graph = move_graph(store, build_graph(store, main, publication), branch_commit, publication)
     facts = graph.facts[manifest.digest]
     assert facts.reasons == ("UNPUBLISHED",)
-    assert facts.rank is None
+    assert graph.rank(manifest.digest) is None
     assert graph.position is None
