@@ -13,6 +13,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -58,29 +59,42 @@ class Service:
         self.started = time.time()
         self.ready = False
         self.load_error: str | None = None
+        self.saved: str | None = None  # the commit the warm-start cache describes
 
     def load(self) -> None:
-        """Build (or warm-load) the head graph; runs in a worker thread at startup."""
+        """Build (or warm-load) the head graph; runs in a worker thread at startup. What is left
+        (every cohort's ranking and ledger, the cache for the next start) is done afterwards in the
+        background, while the server already answers."""
         store = self.snapshots.store()
         cached = load_cache(cache_path(self.settings.repo_path), store) if self.settings.graph_cache else None
         if cached is not None:
             self.snapshots.load(*cached)
+            self.saved = cached[0].commit
         else:
             self.snapshots.load()
-            self._save()
         self.ready = True
+        threading.Thread(target=self._prepare, name="prepare-graph", daemon=True).start()
+
+    def _prepare(self) -> None:
+        try:
+            self.snapshots.head.prepare()
+            self.save()
+        except registry.RegistryError as exc:  # nothing served: nothing to prepare
+            log.info("kernelindex: nothing to prepare: %s", exc)
 
     def refresh(self) -> registry.snapshots.HeadStatus:
-        before = self.snapshots.status.serving
-        status = self.snapshots.refresh()
-        if status.serving != before:
-            self._save()
-        return status
+        return self.snapshots.refresh()
 
-    def _save(self) -> None:
+    def save(self) -> None:
+        """Write the warm-start cache if what is served moved since it was written."""
         publication = self.snapshots.publication
-        if self.settings.graph_cache and publication is not None and self.snapshots.status.serving:
-            save_cache(cache_path(self.settings.repo_path), self.snapshots.head, publication)
+        serving = self.snapshots.status.serving
+        if not self.settings.graph_cache or publication is None or serving is None or serving == self.saved:
+            return
+        graph = self.snapshots.head
+        graph.prepare()
+        if save_cache(cache_path(self.settings.repo_path), graph, publication):
+            self.saved = graph.commit
 
     def unavailable(self) -> JSONResponse | None:
         """The 503 to answer while there is nothing to serve (loading, or no valid head)."""
@@ -114,6 +128,8 @@ def create_app(settings: Settings | None = None, *, clock: Callable[[], dt.date]
             poller.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await poller
+            if service.ready:
+                await anyio.to_thread.run_sync(service.save)  # the next start is a warm one
 
     routes = [
         Route("/", _index, methods=["GET"]),

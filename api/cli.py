@@ -652,3 +652,7 @@ def main() -> None:
             raise
         _err(f"kernelindex: internal error: {type(exc).__name__}: {exc} (set KERNELINDEX_DEBUG=1 for details)")
         raise SystemExit(1) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import anyio.to_thread
 import strawberry
 from graphql import GraphQLError
 from strawberry.extensions import (
+    AddValidationRules,
     MaskErrors,
     MaxAliasesLimiter,
     MaxTokensLimiter,
@@ -84,9 +86,9 @@ def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
         return _all_runs(graph)
     candidates: set[str] | None = None
 
-    def narrow(found: set[str]) -> None:
+    def narrow(found: AbstractSet[str]) -> None:
         nonlocal candidates
-        candidates = set(found) if candidates is None else candidates & found
+        candidates = set(found) if candidates is None else candidates.intersection(found)
 
     if f.operation is not None:
         node = graph.find(("OperationSpec",), f.operation)
@@ -139,9 +141,9 @@ def _all_runs(graph: Graph) -> list[str]:
 def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) -> list[str]:
     keys: set[str] | None = None
 
-    def narrow(found: set[str]) -> None:
+    def narrow(found: AbstractSet[str]) -> None:
         nonlocal keys
-        keys = set(found) if keys is None else keys & found
+        keys = set(found) if keys is None else keys.intersection(found)
 
     if f is not None:
         if f.operation is not None:
@@ -344,14 +346,21 @@ class _Schema(strawberry.Schema):
             super().process_errors(unexpected, execution_context)
 
 
+# The limit rules are made once: a limiter builds a new rule class each time it is made, and the
+# validation cache is keyed by the rules, so per-request rules would never hit it (3x the cost
+# of a first-time query).
+_LIMIT_RULES = [
+    *QueryDepthLimiter(max_depth=LIMITS["max_depth"]).validation_rules,
+    *MaxAliasesLimiter(max_alias_count=LIMITS["max_aliases"]).validation_rules,
+]
+
 # Factories: strawberry builds fresh extensions per request; the parser and validation caches
 # live at module level (keyed by maxsize), so they outlive requests anyway.
 schema = _Schema(
     query=Query,
     types=[Snapshot],
     extensions=[
-        lambda: QueryDepthLimiter(max_depth=LIMITS["max_depth"]),
-        lambda: MaxAliasesLimiter(max_alias_count=LIMITS["max_aliases"]),
+        lambda: AddValidationRules(_LIMIT_RULES),
         lambda: MaxTokensLimiter(max_token_count=LIMITS["max_tokens"]),
         lambda: ParserCache(maxsize=512),
         lambda: ValidationCache(maxsize=512),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, TypeVar, cast
 
 import strawberry
@@ -304,9 +304,8 @@ def provenance_of(context: Context, graph: Graph, node: n.Node, source: str | No
 
 
 def _publishing_commit(graph: Graph, node: n.Node) -> str | None:
-    if node.pub >= 0:
-        return graph.mainline.commits[node.pub]
-    return None
+    position = graph.publication(node.digest)
+    return None if position is None else graph.mainline.commits[position]
 
 
 # Shared leaves ------------------------------------------------------------------------------------
@@ -963,7 +962,8 @@ class Run:
     def leader(self) -> Run | None:
         key = self._facts().cohort
         cohort = self._graph.cohorts.get(key) if key else None
-        return _run(self._graph, cohort.leader) if cohort and cohort.leader else None
+        leader = cohort.leader(self._graph) if cohort else None
+        return _run(self._graph, leader) if leader else None
 
     @strawberry.field
     def trust(self) -> Trust:
@@ -998,7 +998,9 @@ class Run:
     def attestations(self) -> list[Attestation]:
         digests = sorted(self._graph.overlays["attestations"].get(self._node.digest, ()))
         nodes_ = [self._graph.nodes[d] for d in digests]
-        nodes_.sort(key=lambda a: (a.pub < 0, a.pub, a.digest))
+        nodes_.sort(
+            key=lambda a: (self._graph.publication(a.digest) is None, self._graph.publication(a.digest) or 0, a.digest)
+        )
         return [Attestation(_graph=self._graph, _node=a) for a in nodes_ if isinstance(a, n.Attestation)]
 
     @strawberry.field
@@ -1177,11 +1179,12 @@ class Cohort:
 
     @strawberry.field(description="Runs with a rank.")
     def ranked_count(self) -> int:
-        return len(self._cohort.ranked)
+        return len(self._cohort.ranked(self._graph))
 
     @strawberry.field
     def leader(self) -> Run | None:
-        return _run(self._graph, self._cohort.leader) if self._cohort.leader else None
+        leader = self._cohort.leader(self._graph)
+        return _run(self._graph, leader) if leader else None
 
     @strawberry.field(
         description="The leaderboard: eligible runs in ranking-v1 order. `minTrust` keeps runs with at least "
@@ -1197,7 +1200,7 @@ class Cohort:
                 rank=entry.rank, tied_with_previous=entry.tied_with_previous, run=Run(_graph=self._graph, _node=node)
             )
 
-        ranked: Sequence[registry.cohorts.Ranked] = self._cohort.ranked
+        ranked: Sequence[registry.cohorts.Ranked] = self._cohort.ranked(self._graph)
         if min_trust is not None:
             floor = _DOMAIN_TRUST[min_trust]
             ranked = [entry for entry in ranked if self._graph.facts[entry.id].trust >= floor]
@@ -1210,11 +1213,11 @@ class Cohort:
 
     @strawberry.field(description="Its record events, oldest first.")
     def history(self) -> list[RecordEvent]:
-        return [RecordEvent(_graph=self._graph, _event=e) for e in self._cohort.events]
+        return [RecordEvent(_graph=self._graph, _event=e) for e in self._cohort.events(self._graph)]
 
     @strawberry.field(description="The event that made the current record holder.")
     def holder(self) -> RecordEvent | None:
-        event = self._cohort.holder
+        event = self._cohort.holder(self._graph)
         return RecordEvent(_graph=self._graph, _event=event) if event else None
 
 
@@ -1229,17 +1232,17 @@ class RecordEntry:
 
     @strawberry.field
     def holder(self) -> Run | None:
-        event = self._cohort.holder
+        event = self._cohort.holder(self._graph)
         return _run(self._graph, event.run) if event else None
 
     @strawberry.field
     def since(self) -> str | None:
-        event = self._cohort.holder
+        event = self._cohort.holder(self._graph)
         return event.at if event else None
 
     @strawberry.field
     def event(self) -> RecordEvent | None:
-        event = self._cohort.holder
+        event = self._cohort.holder(self._graph)
         return RecordEvent(_graph=self._graph, _event=event) if event else None
 
 
@@ -1363,7 +1366,7 @@ def _project_of(graph: Graph, implementation: n.Implementation) -> n.Project | N
     """The project an implementation's `metadata.labels.project` names (the first by digest if several)."""
     if not implementation.project:
         return None
-    found = sorted(d for d in graph.names.get(implementation.project, ()) if graph.nodes[d].kind == "SoftwareProject")
+    found = sorted(d for d in graph.named(implementation.project) if graph.nodes[d].kind == "SoftwareProject")
     node = graph.nodes[found[0]] if found else None
     return node if isinstance(node, n.Project) else None
 
@@ -1373,13 +1376,13 @@ def _operation(graph: Graph, digest: str) -> Operation | None:
     return Operation(_graph=graph, _node=node) if isinstance(node, n.Operation) else None
 
 
-def _ordered_runs(graph: Graph, digests: set[str] | frozenset[str]) -> list[str]:
+def _ordered_runs(graph: Graph, digests: Iterable[str]) -> list[str]:
     """Newest observation first, then digest: a stable order for a given commit."""
     nodes = graph.nodes
     return sorted(digests, key=lambda d: (-nodes[d].observed_ns, d))  # type: ignore[union-attr]
 
 
-def _ordered_cohorts(graph: Graph, keys: set[str] | frozenset[str]) -> list[str]:
+def _ordered_cohorts(graph: Graph, keys: Iterable[str]) -> list[str]:
     """Largest first, then key."""
     cohorts = graph.cohorts
     return sorted(keys, key=lambda k: (-len(cohorts[k].members), k))

@@ -232,17 +232,29 @@ def rank_cohort(inputs: Iterable[RankInput], source_native: bool) -> list[Ranked
     are presented by trust, then newest observation, then id. Presentation inside a tie
     is display order only, never a performance claim.
     """
+    runs = sorted(inputs, key=lambda r: r.value)
     chains: list[list[RankInput]] = []
-    for run in sorted(inputs, key=lambda r: r.value):
-        chain = chains[-1] if chains else None
-        if chain is not None and all(tied(member, run, source_native) for member in chain):
-            chain.append(run)
-        else:
-            chains.append([run])
+    if source_native or all(r.low is None for r in runs):
+        # Only equal values tie, and equality chains transitively: a chain is a run of equal values.
+        for run in runs:
+            if chains and chains[-1][0].value == run.value:
+                chains[-1].append(run)
+            else:
+                chains.append([run])
+    else:
+        for run in runs:
+            chain = chains[-1] if chains else None
+            if chain is not None and all(tied(member, run, source_native) for member in chain):
+                chain.append(run)
+            else:
+                chains.append([run])
     ranked: list[Ranked] = []
     for rank, chain in enumerate(chains, start=1):
+        if len(chain) == 1:
+            ranked.append(Ranked(chain[0].id, rank, False))
+            continue
         chain.sort(key=lambda r: (-r.trust, -r.observed_ns, r.id))
-        ranked.extend(Ranked(run.id, rank, len(chain) > 1 and index > 0) for index, run in enumerate(chain))
+        ranked.extend(Ranked(run.id, rank, index > 0) for index, run in enumerate(chain))
     return ranked
 
 
@@ -266,6 +278,18 @@ def record_events(cohort: str, candidates: Sequence[Candidate]) -> list[RecordEv
     takes over with a `retraction` event. With no retractions this is exactly upstream's
     ledger (2,948 events on the corpus).
     """
+    if all(run.withdrawn_ns is None for run in candidates):
+        # No retraction: one pass over the runs in time order.
+        events: list[RecordEvent] = []
+        best: Candidate | None = None
+        for run in sorted(candidates, key=lambda c: (c.observed_ns, c.id)):
+            if best is None or run.value < best.value:
+                events.append(
+                    RecordEvent(cohort, run.id, best.id if best else None, "new_run", run.observed_at, run.observed_ns,
+                                run.value, best.value if best else None)
+                )  # fmt: skip
+                best = run
+        return events
     timeline: list[tuple[int, int, str, Candidate]] = []
     for run in candidates:
         if run.withdrawn_ns is not None and run.withdrawn_ns <= run.observed_ns:
@@ -274,7 +298,7 @@ def record_events(cohort: str, candidates: Sequence[Candidate]) -> list[RecordEv
         if run.withdrawn_ns is not None:
             timeline.append((run.withdrawn_ns, 1, run.id, run))
     timeline.sort(key=lambda item: (item[0], item[1], item[2]))
-    events: list[RecordEvent] = []
+    events = []
     active: dict[str, Candidate] = {}
     holder: Candidate | None = None
     for at_ns, what, _, run in timeline:

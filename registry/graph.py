@@ -31,11 +31,13 @@ from registry.cohorts import (
     trust_of,
 )
 from registry.errors import AmbiguousName
+from registry.members import LAYER_FROM, Layered, Members
 from registry.nodes import (
     Attestation,
     Environment,
     Implementation,
     Node,
+    Other,
     Protocol,
     Retraction,
     Run,
@@ -64,7 +66,7 @@ _HEX = re.compile(r"[0-9a-f]+")
 SOURCE_NATIVE = "source_native"
 STRICT_EXACT = "strict_exact"
 
-Index = dict[str, set[str]]
+Index = dict[str, Members]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,31 +104,116 @@ class RunFacts(NamedTuple):
         return not self.reasons
 
 
-@dataclass(frozen=True, slots=True, eq=False)
 class Cohort:
-    """A comparison group: comparable runs, their ranking and their record events."""
+    """A comparison group: comparable runs, and (computed on first use, then kept) their ranking and
+    their record events.
 
-    key: str
-    profile: str
-    operation: str
-    workload: str
-    protocol: str
-    environment: str
-    correctness_key: str
-    metric_key: str
-    gpu: tuple[str, ...]  # lower-cased product and architecture of its environment
-    members: tuple[str, ...]  # every run in the cohort, eligible or not, by digest
-    ranked: tuple[Ranked, ...]  # the eligible runs with a value, in presentation order
-    events: tuple[RecordEvent, ...]  # the records ledger of this cohort, oldest first
+    A cohort object is shared by every graph in which none of its members' facts changed, so
+    the graph asking is as good as any to compute from: all of them agree on these runs.
+    """
 
-    @property
-    def leader(self) -> str | None:
-        return self.ranked[0].id if self.ranked else None
+    __slots__ = (
+        "_events",
+        "_places",
+        "_ranked",
+        "correctness_key",
+        "environment",
+        "gpu",
+        "key",
+        "members",
+        "metric_key",
+        "operation",
+        "profile",
+        "protocol",
+        "workload",
+    )
 
-    @property
-    def holder(self) -> RecordEvent | None:
+    def __init__(
+        self,
+        key: str,
+        profile: str,
+        operation: str,
+        workload: str,
+        protocol: str,
+        environment: str,
+        correctness_key: str,
+        metric_key: str,
+        gpu: tuple[str, ...],
+        members: tuple[str, ...],
+    ) -> None:
+        self.key = key
+        self.profile = profile
+        self.operation = operation
+        self.workload = workload
+        self.protocol = protocol
+        self.environment = environment
+        self.correctness_key = correctness_key
+        self.metric_key = metric_key
+        self.gpu = gpu  # lower-cased product and architecture of its environment
+        self.members = members  # every run in the cohort, eligible or not, by digest
+        self._ranked: tuple[Ranked, ...] | None = None
+        self._places: dict[str, Ranked] | None = None
+        self._events: tuple[RecordEvent, ...] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
+    def ranked(self, graph: Graph) -> tuple[Ranked, ...]:
+        """The eligible runs with a value, in ranking-v1 presentation order."""
+        if self._ranked is None:
+            inputs = []
+            for digest in self.members:
+                run = graph.nodes[digest]
+                facts = graph.facts[digest]
+                if facts.eligible and isinstance(run, Run) and run.primary is not None:
+                    primary = run.primary
+                    inputs.append(
+                        RankInput(digest, primary.value, primary.low, primary.high, facts.trust, run.observed_ns)
+                    )
+            self._ranked = tuple(rank_cohort(inputs, self.profile == SOURCE_NATIVE))
+        return self._ranked
+
+    def place(self, graph: Graph, run: str) -> Ranked | None:
+        if self._places is None:
+            self._places = {entry.id: entry for entry in self.ranked(graph)}
+        return self._places.get(run)
+
+    def leader(self, graph: Graph) -> str | None:
+        ranked = self.ranked(graph)
+        return ranked[0].id if ranked else None
+
+    def events(self, graph: Graph) -> tuple[RecordEvent, ...]:
+        """This cohort's records ledger, oldest first."""
+        if self._events is None:
+            candidates = []
+            for digest in self.members:
+                run = graph.nodes[digest]
+                facts = graph.facts[digest]
+                if not isinstance(run, Run) or run.primary is None:
+                    continue
+                value = run.primary.value
+                if facts.eligible:
+                    candidates.append(Candidate(digest, value, run.observed_at, run.observed_ns))
+                elif facts.reasons == ("RETRACTED",) and facts.retraction is not None:
+                    # It held its place in the ledger until the retraction was published.
+                    withdrawn = graph.mainline.times[graph.published_in[facts.retraction]]
+                    candidates.append(
+                        Candidate(
+                            digest, value, run.observed_at, run.observed_ns, utc_instant(withdrawn),
+                            withdrawn * 1_000_000_000,
+                        )
+                    )  # fmt: skip
+            self._events = tuple(record_events(self.key, candidates))
+        return self._events
+
+    def holder(self, graph: Graph) -> RecordEvent | None:
         """The event that made the current record holder."""
-        return self.events[-1] if self.events else None
+        events = self.events(graph)
+        return events[-1] if events else None
 
 
 def gpu_keys(environment: Node | None) -> tuple[str, ...]:
@@ -152,11 +239,14 @@ class Graph:
     mainline: Mainline
     position: int | None  # this commit's place on main's first-parent history; None off main
     honoured_commits: frozenset[str]  # commits whose overlays count (signed by a maintainer)
+    # digest -> position on main of the commit that published it (the publication record, shared)
+    published_in: Mapping[str, int] = field(default_factory=dict, repr=False)
     nodes: dict[str, Node] = field(default_factory=dict)
     facts: dict[str, RunFacts] = field(default_factory=dict)
-    places: dict[str, Ranked] = field(default_factory=dict)  # ranked runs: their rank and tie
     cohorts: dict[str, Cohort] = field(default_factory=dict)
-    names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # metadata.name -> digests (any kind)
+    # metadata.name -> its digest, or a tuple of them when several manifests share it (any kind):
+    # a million names cost a million tuples otherwise. Read it through `named`.
+    names: dict[str, str | tuple[str, ...]] = field(default_factory=dict)
     runs_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in _NODE_INDEXES + _FACT_INDEXES})
     cohorts_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in ("operation", "workload", "gpu")})
     children: dict[str, Index] = field(
@@ -182,10 +272,69 @@ class Graph:
         position: int | None,
         nodes: Iterable[Node],
         honoured_commits: frozenset[str] = frozenset(),
+        published_in: Mapping[str, int] | None = None,
     ) -> Graph:
-        graph = cls(commit, committed_at, mainline, position, honoured_commits)
-        graph._bulk_load(list(nodes))
+        """A graph from scratch: `take` the nodes, then `derive` everything else."""
+        graph = cls.loading(commit, committed_at)
+        graph.take(nodes)
+        graph.derive(mainline, position, published_in or {}, honoured_commits)
         return graph
+
+    @classmethod
+    def loading(cls, commit: str, committed_at: int) -> Graph:
+        """An empty graph to `take` nodes into, before its publication record is known."""
+        return cls(commit, committed_at, Mainline.of((), (), ()), None, frozenset())
+
+    def take(self, nodes: Iterable[Node]) -> None:
+        """Index nodes as they arrive (from a stream that is still being read): everything that
+        does not need the publication record or the other nodes."""
+        by_digest, names = self.nodes, self.names
+        runs_by_environment = self.runs_by["environment"]
+        runs_by_implementation = self.runs_by["implementation"]
+        runs_by_workload = self.runs_by["workload"]
+        for node in nodes:
+            digest = node.digest
+            by_digest[digest] = node
+            name = node.name
+            found = names.get(name)
+            names[name] = digest if found is None else (found, digest) if type(found) is str else (*found, digest)
+            if type(node) is Run:
+                runs_by_environment.setdefault(node.environment, set()).add(digest)
+                runs_by_implementation.setdefault(node.implementation, set()).add(digest)
+                runs_by_workload.setdefault(node.workload, set()).add(digest)
+            elif type(node) is not Other:
+                for index, key in self._node_index_keys(node):
+                    index.setdefault(key, set()).add(digest)
+
+    def derive(
+        self,
+        mainline: Mainline,
+        position: int | None,
+        published_in: Mapping[str, int],
+        honoured_commits: frozenset[str],
+    ) -> None:
+        """Everything derived from the nodes taken: facts, cohorts, rankings, the ledger."""
+        self.mainline, self.position, self.published_in, self.honoured_commits = (
+            mainline,
+            position,
+            published_in,
+            honoured_commits,
+        )
+        self.unpublished.update(d for d in self.nodes if d not in published_in)
+        members: dict[str, list[str]] = {}
+        for run in [n for n in self.nodes.values() if type(n) is Run]:
+            facts = self._facts(run)
+            self.facts[run.digest] = facts
+            for index, key in self._fact_index_keys(facts):
+                index.setdefault(key, set()).add(run.digest)
+            if facts.cohort is not None:
+                members.setdefault(facts.cohort, []).append(run.digest)
+        for key, digests in members.items():
+            cohort = self._cohort(key, sorted(digests))
+            self.cohorts[key] = cohort
+            for index, value in self._cohort_index_keys(cohort):
+                index.setdefault(value, set()).add(key)
+        self._memo.clear()
 
     def apply(
         self,
@@ -196,19 +345,22 @@ class Graph:
         added: Sequence[Node],
         removed: Sequence[str],
         honoured_commits: frozenset[str] | None = None,
+        published_in: Mapping[str, int] | None = None,
     ) -> Graph:
         """A new graph for `commit`: this one plus `added` (replacing nodes of the same digest),
-        minus `removed` (digests). Only the cohorts of touched runs are recomputed."""
+        minus `removed` (digests), with a newer publication record if given. Only the cohorts
+        of touched runs are recomputed."""
         honoured = self.honoured_commits if honoured_commits is None else honoured_commits
+        publication = self.published_in if published_in is None else published_in
         graph = Graph(
             commit,
             committed_at,
             mainline,
             position,
             honoured,
+            publication,
             nodes=dict(self.nodes),
             facts=dict(self.facts),
-            places=dict(self.places),
             cohorts=dict(self.cohorts),
             names=dict(self.names),
             runs_by={k: dict(v) for k, v in self.runs_by.items()},
@@ -223,6 +375,11 @@ class Graph:
             for index in graph.overlays.values():
                 for run in index:
                     touched.append(run)
+        if publication is not self.published_in:
+            # Manifests merged into main since: they are published now (cost: the unpublished ones).
+            for digest in [d for d in graph.unpublished if d in publication]:
+                graph.unpublished.discard(digest)
+                touched.extend(graph._runs_depending_on(graph.nodes[digest]))
         graph._change(list(added), list(removed), touched)
         return graph
 
@@ -245,37 +402,6 @@ class Graph:
         self._memo.clear()
         self.__dict__.pop("records", None)
 
-    def _bulk_load(self, nodes: list[Node]) -> None:
-        """What `_change(nodes, [])` does for an empty graph, without the per-edit bookkeeping:
-        every index here is new, so it is filled in place (a cold build of 1M manifests)."""
-        names: dict[str, list[str]] = {}
-        runs: list[Run] = []
-        for node in nodes:
-            digest = node.digest
-            self.nodes[digest] = node
-            names.setdefault(node.name, []).append(digest)
-            if node.pub < 0:
-                self.unpublished.add(digest)
-            for index, key in self._node_index_keys(node):
-                index.setdefault(key, set()).add(digest)
-            if type(node) is Run:
-                runs.append(node)
-        self.names = {key: tuple(values) for key, values in names.items()}
-        members: dict[str, list[str]] = {}
-        for run in runs:
-            facts = self._facts(run)
-            self.facts[run.digest] = facts
-            for index, key in self._fact_index_keys(facts):
-                index.setdefault(key, set()).add(run.digest)
-            if facts.cohort is not None:
-                members.setdefault(facts.cohort, []).append(run.digest)
-        for key, digests in members.items():
-            cohort = self._cohort(key, sorted(digests))
-            self.cohorts[key] = cohort
-            for index, value in self._cohort_index_keys(cohort):
-                index.setdefault(value, set()).add(key)
-        self._memo.clear()
-
     def _runs_depending_on(self, node: Node) -> list[str]:
         """Runs whose derived facts may change when `node` comes or goes."""
         if isinstance(node, Run):
@@ -296,22 +422,29 @@ class Graph:
 
     # Indexes --------------------------------------------------------------------------------------
 
-    def _edit(self, index: dict[Any, set[str]], key: object, value: str, remove: bool) -> None:
-        members = index.get(key)
+    def _edit(self, index: Index, key: object, value: str, remove: bool) -> None:
+        """Change one index entry of this graph without touching its parent's (copy on write:
+        small sets are copied, big ones layered, so the cost follows the change)."""
+        members = index.get(key)  # type: ignore[call-overload]
         if members is None:
             if remove:
                 return
             members = set()
-            index[key] = members
+            index[key] = members  # type: ignore[index]
             self._owned.add(id(members))
         elif id(members) not in self._owned:
-            members = set(members)
-            index[key] = members
+            if len(members) >= LAYER_FROM:
+                members = Layered.over(members)
+                if members.delta * 4 > len(members):
+                    members = set(members)  # too many changes on this base: flatten once
+            else:
+                members = set(members)
+            index[key] = members  # type: ignore[index]
             self._owned.add(id(members))
         if remove:
             members.discard(value)
             if not members:
-                del index[key]
+                del index[key]  # type: ignore[arg-type]
         else:
             members.add(value)
 
@@ -356,12 +489,11 @@ class Graph:
 
     def _index(self, node: Node, remove: bool = False) -> None:
         digest = node.digest
-        _edit_tuple(self.names, node.name, digest, remove)
-        if node.pub < 0:
-            if remove:
-                self.unpublished.discard(digest)
-            else:
-                self.unpublished.add(digest)
+        _edit_name(self.names, node.name, digest, remove)
+        if remove:
+            self.unpublished.discard(digest)
+        elif digest not in self.published_in:
+            self.unpublished.add(digest)
         for index, key in self._node_index_keys(node):
             self._edit(index, key, digest, remove)
 
@@ -380,7 +512,8 @@ class Graph:
 
     def honoured(self, node: Node) -> bool:
         """An overlay counts when main published it in a commit signed by a maintainer."""
-        return node.pub >= 0 and self.mainline.commits[node.pub] in self.honoured_commits
+        position = self.published_in.get(node.digest, -1)
+        return position >= 0 and self.mainline.commits[position] in self.honoured_commits
 
     def _recompute(self, runs: set[str]) -> None:
         cohorts: set[str] = set()
@@ -401,9 +534,6 @@ class Graph:
                     joining.setdefault(new.cohort, []).append(digest)
         for key in cohorts:
             old_cohort = self.cohorts.pop(key, None)
-            if old_cohort is not None:
-                for entry in old_cohort.ranked:
-                    self.places.pop(entry.id, None)
             members = {d for d in old_cohort.members if d not in runs} if old_cohort else set()
             members.update(joining.get(key, ()))
             if old_cohort is not None:
@@ -478,13 +608,15 @@ class Graph:
             raw_evidence=run.raw_evidence,
         )
         reasons = eligibility_reasons(
-            published=run.pub >= 0,
+            published=run.digest in self.published_in,
             status=run.status,
             retracted=retraction is not None,
             superseded=superseded_by is not None,
             has_primary=run.primary is not None and key is not None,
         )
-        source = run.source or (self.mainline.sources[run.pub] if run.pub >= 0 else None)
+        source = run.source
+        if source is None and run.digest in self.published_in:
+            source = self.mainline.sources[self.published_in[run.digest]]
         return RunFacts(
             key,
             reasons,
@@ -505,68 +637,57 @@ class Graph:
         return found
 
     def _cohort(self, key: str, members: list[str]) -> Cohort:
-        runs = [self.nodes[d] for d in members]
-        first = runs[0]
+        """A cohort's identity and membership; its ranking and ledger are computed on first use."""
+        first = self.nodes[members[0]]
         assert isinstance(first, Run)
         workload = self.nodes[first.workload]
         assert isinstance(workload, Workload)
-        source_native = any(isinstance(r, Run) and r.source is not None for r in runs)
-        inputs: list[RankInput] = []
-        candidates: list[Candidate] = []
-        for run in runs:
-            assert isinstance(run, Run)
-            facts = self.facts[run.digest]
-            if run.primary is None:
-                continue
-            if facts.eligible:
-                primary = run.primary
-                inputs.append(
-                    RankInput(run.digest, primary.value, primary.low, primary.high, facts.trust, run.observed_ns)
-                )
-                candidates.append(Candidate(run.digest, primary.value, run.observed_at, run.observed_ns))
-            elif facts.reasons == ("RETRACTED",) and facts.retraction is not None:
-                # It held its place in the ledger until the retraction was published.
-                withdrawn = self.mainline.times[self.nodes[facts.retraction].pub]
-                candidates.append(
-                    Candidate(
-                        run.digest,
-                        run.primary.value,
-                        run.observed_at,
-                        run.observed_ns,
-                        utc_instant(withdrawn),
-                        withdrawn * 1_000_000_000,
-                    )
-                )
-        ranked = tuple(rank_cohort(inputs, source_native))
-        places = self.places
-        for entry in ranked:
-            places[entry.id] = entry
+        nodes = self.nodes
+        source_native = any(nodes[d].source is not None for d in members)  # type: ignore[union-attr]
         return Cohort(
-            key=key,
-            profile=SOURCE_NATIVE if source_native else STRICT_EXACT,
-            operation=workload.operation,
-            workload=first.workload,
-            protocol=first.protocol,
-            environment=first.environment,
-            correctness_key=workload.correctness,
-            metric_key=metric_key(first.primary),
-            gpu=self._gpu(first.environment, self.nodes.get(first.environment)),
-            members=tuple(members),
-            ranked=ranked,
-            events=tuple(record_events(key, candidates)),
+            key,
+            SOURCE_NATIVE if source_native else STRICT_EXACT,
+            workload.operation,
+            first.workload,
+            first.protocol,
+            first.environment,
+            workload.correctness,
+            metric_key(first.primary),
+            self._gpu(first.environment, nodes.get(first.environment)),
+            tuple(members),
         )
 
     # Queries --------------------------------------------------------------------------------------
 
+    def named(self, name: str) -> tuple[str, ...]:
+        """Digests of the manifests (of any kind) whose metadata.name is `name`."""
+        found = self.names.get(name)
+        if found is None:
+            return ()
+        return (found,) if isinstance(found, str) else found
+
+    def place(self, run: str) -> Ranked | None:
+        facts = self.facts.get(run)
+        cohort = self.cohorts.get(facts.cohort) if facts is not None and facts.cohort is not None else None
+        return cohort.place(self, run) if cohort is not None else None
+
     def rank(self, run: str) -> int | None:
         """The run's rank in its cohort; None when it is not ranked."""
-        place = self.places.get(run)
+        place = self.place(run)
         return place.rank if place else None
 
     def tied(self, run: str) -> bool:
         """Whether the run shares its rank with the run presented before it."""
-        place = self.places.get(run)
+        place = self.place(run)
         return place.tied_with_previous if place else False
+
+    def prepare(self) -> None:
+        """Compute every cohort's ranking and ledger now (they are otherwise computed on first use):
+        before saving a warm cache, or in the background after a server starts."""
+        for cohort in list(self.cohorts.values()):
+            cohort.place(self, "")
+            cohort.events(self)
+        _ = self.records
 
     def find(self, kinds: Collection[str], ident: str) -> Node | None:
         """The node of one of `kinds` that `ident` names: `sha256:<hex>`, a unique hex prefix of
@@ -589,7 +710,7 @@ class Graph:
                     return self.nodes[matches[0]]
                 if matches:
                     raise AmbiguousName(ident, sorted(matches))
-        named = sorted(d for d in self.names.get(text, ()) if self.nodes[d].kind in kinds)
+        named = sorted(d for d in self.named(text) if self.nodes[d].kind in kinds)
         if len(named) == 1:
             return self.nodes[named[0]]
         if named:
@@ -612,30 +733,33 @@ class Graph:
             raise AmbiguousName(key, matches)
         return self.cohorts[matches[0]] if matches else None
 
-    def published(self, node: Node) -> bool:
-        return node.pub >= 0
+    def publication(self, digest: str) -> int | None:
+        """The position on main of the commit that first contained the manifest; None if not on main."""
+        return self.published_in.get(digest)
 
     def published_at(self, node: Node) -> int | None:
         """Committer time of the main commit that first contained the manifest."""
-        return self.mainline.times[node.pub] if node.pub >= 0 else None
+        position = self.published_in.get(node.digest)
+        return None if position is None else self.mainline.times[position]
 
     @cached_property
     def records(self) -> tuple[str, ...]:
         """Cohort keys with a record holder, newest holder first (then by key)."""
-        held = [c for c in self.cohorts.values() if c.events]
-        held.sort(key=lambda c: (-c.events[-1].at_ns, c.key))
-        return tuple(c.key for c in held)
+        held = [(c.holder(self), c.key) for c in self.cohorts.values()]
+        held = [(event, key) for event, key in held if event is not None]
+        held.sort(key=lambda item: (-item[0].at_ns, item[1]))  # type: ignore[union-attr]
+        return tuple(key for _, key in held)
 
 
-def _edit_tuple(index: dict[Any, tuple[str, ...]], key: object, value: str, remove: bool) -> None:
-    """Add to or remove from a tuple-valued index (small, immutable values: shared between graphs as they are)."""
-    current = index.get(key, ())
+def _edit_name(index: dict[str, str | tuple[str, ...]], key: str, value: str, remove: bool) -> None:
+    """Add to or remove from the name index (a digest, or a tuple of digests when several share a name)."""
+    found = index.get(key)
+    current: tuple[str, ...] = () if found is None else (found,) if isinstance(found, str) else found
     if remove:
-        if value in current:
-            remaining = tuple(v for v in current if v != value)
-            if remaining:
-                index[key] = remaining
-            else:
-                del index[key]
+        current = tuple(v for v in current if v != value)
     elif value not in current:
-        index[key] = (*current, value)
+        current = (*current, value)
+    if not current:
+        index.pop(key, None)
+    else:
+        index[key] = current[0] if len(current) == 1 else current

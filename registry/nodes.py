@@ -3,8 +3,8 @@
 A node keeps what ranking, filtering and listing need; everything else is read from the
 manifest's blob on demand (`oid`). Strings that repeat across thousands of manifests
 (digests, statuses, units, GPU names) are interned, so each exists once in memory.
-Nodes are pure functions of the stored bytes plus `pub`, the position of the commit that
-published the manifest on main's first-parent history (-1: not published).
+Nodes are pure functions of the stored bytes: when a manifest was published is the
+publication record's business (`snapshots.Publication`), so nodes load without it.
 """
 
 from __future__ import annotations
@@ -54,7 +54,6 @@ def instant_ns(text: str) -> int:
 class Run(NamedTuple):
     digest: str
     oid: str
-    pub: int
     name: str
     title: str | None
     status: str
@@ -80,7 +79,6 @@ class Run(NamedTuple):
 class Workload(NamedTuple):
     digest: str
     oid: str
-    pub: int
     name: str
     title: str | None
     suite: bool
@@ -96,7 +94,6 @@ class Workload(NamedTuple):
 class Implementation(NamedTuple):
     digest: str
     oid: str
-    pub: int
     name: str
     title: str | None
     operation: str
@@ -112,7 +109,6 @@ class Implementation(NamedTuple):
 class Operation(NamedTuple):
     digest: str
     oid: str
-    pub: int
     name: str
     title: str | None
     family: str
@@ -125,7 +121,6 @@ class Operation(NamedTuple):
 class Project(NamedTuple):
     digest: str
     oid: str
-    pub: int
     name: str
     title: str | None
     display_name: str
@@ -138,7 +133,6 @@ class Project(NamedTuple):
 class Protocol(NamedTuple):
     digest: str
     oid: str
-    pub: int
     name: str
     title: str | None
 
@@ -150,7 +144,6 @@ class Protocol(NamedTuple):
 class Environment(NamedTuple):
     digest: str
     oid: str
-    pub: int
     name: str
     title: str | None
     vendor: str
@@ -165,7 +158,6 @@ class Environment(NamedTuple):
 class Attestation(NamedTuple):
     digest: str
     oid: str
-    pub: int
     name: str
     title: str | None
     run: str
@@ -179,7 +171,6 @@ class Attestation(NamedTuple):
 class Retraction(NamedTuple):
     digest: str
     oid: str
-    pub: int
     name: str
     title: str | None
     run: str
@@ -193,7 +184,6 @@ class Retraction(NamedTuple):
 class Supersession(NamedTuple):
     digest: str
     oid: str
-    pub: int
     name: str
     title: str | None
     run: str  # the correction
@@ -208,7 +198,6 @@ class Supersession(NamedTuple):
 class Verification(NamedTuple):
     digest: str
     oid: str
-    pub: int
     name: str
     title: str | None
     run: str
@@ -225,7 +214,6 @@ class Other(NamedTuple):
 
     digest: str
     oid: str
-    pub: int
     name: str
     title: str | None
     kind: str
@@ -247,7 +235,7 @@ Node = (
 )
 
 
-def extract(kind: str, digest: str, oid: str, pub: int, document: dict[str, Any]) -> Node:
+def extract(kind: str, digest: str, oid: str, document: dict[str, Any]) -> Node:
     """The node of one manifest. `document` is the stored JSON, trusted to be valid
     (every write validated it; the digest path names it)."""
     digest = _intern(digest)
@@ -264,7 +252,6 @@ def extract(kind: str, digest: str, oid: str, pub: int, document: dict[str, Any]
         return Run(
             digest,
             oid,
-            pub,
             name,
             title,
             _intern(spec["status"]),
@@ -285,7 +272,6 @@ def extract(kind: str, digest: str, oid: str, pub: int, document: dict[str, Any]
         return Workload(
             digest,
             oid,
-            pub,
             name,
             title,
             suite,
@@ -299,7 +285,6 @@ def extract(kind: str, digest: str, oid: str, pub: int, document: dict[str, Any]
         return Implementation(
             digest,
             oid,
-            pub,
             name,
             title,
             _intern(spec["operation"]["specDigest"]),
@@ -308,17 +293,16 @@ def extract(kind: str, digest: str, oid: str, pub: int, document: dict[str, Any]
             _intern(spec["callable"]["language"]),
         )
     if kind == "OperationSpec":
-        return Operation(digest, oid, pub, name, title, _intern(spec["family"]))
+        return Operation(digest, oid, name, title, _intern(spec["family"]))
     if kind == "SoftwareProject":
-        return Project(digest, oid, pub, name, title, spec["name"])
+        return Project(digest, oid, name, title, spec["name"])
     if kind == "BenchmarkProtocol":
-        return Protocol(digest, oid, pub, name, title)
+        return Protocol(digest, oid, name, title)
     if kind == "ExecutionEnvironment":
         hardware = spec["hardware"]
         return Environment(
             digest,
             oid,
-            pub,
             name,
             title,
             _intern(hardware["vendor"]),
@@ -326,14 +310,13 @@ def extract(kind: str, digest: str, oid: str, pub: int, document: dict[str, Any]
             _intern(hardware["architecture"]),
         )
     if kind == "Attestation":
-        return Attestation(digest, oid, pub, name, title, _intern(spec["runDigest"]), spec["type"])
+        return Attestation(digest, oid, name, title, _intern(spec["runDigest"]), spec["type"])
     if kind == "Retraction":
-        return Retraction(digest, oid, pub, name, title, _intern(spec["runDigest"]), spec["reason"])
+        return Retraction(digest, oid, name, title, _intern(spec["runDigest"]), spec["reason"])
     if kind == "Supersession":
         return Supersession(
             digest,
             oid,
-            pub,
             name,
             title,
             _intern(spec["runDigest"]),
@@ -344,11 +327,10 @@ def extract(kind: str, digest: str, oid: str, pub: int, document: dict[str, Any]
         return Verification(
             digest,
             oid,
-            pub,
             name,
             title,
             _intern(spec["runDigest"]),
             _intern(spec["rerunDigest"]),
             spec["runner"],
         )
-    return Other(digest, oid, pub, name, title, kind)
+    return Other(digest, oid, name, title, kind)

@@ -24,7 +24,7 @@ from registry.parse import MAX_DOCUMENT_BYTES
 from registry.provenance import SignatureCheck
 from registry.signatures import POLICY_PATH, check_signature, maintainers_at
 from registry.store import GitStore, TreeChange
-from registry.validate import check_additions
+from registry.validate import Existing, check_additions
 
 __all__ = ["MAX_FILES", "RangeReport", "check_range"]
 
@@ -57,13 +57,16 @@ def check_range(
     *,
     max_files: int = MAX_FILES,
     signatures: bool = True,
+    changes: list[TreeChange] | None = None,
+    existing: Existing | None = None,
 ) -> RangeReport:
     """Every problem with moving a registry from `base` to `head` (commit ids).
 
     With `signatures`, overlays and policy changes must come from commits signed by a
     maintainer of base; without, they are accepted as they stand (a local registry).
+    `changes` is `store.diff(base, head)` and `existing` a view of base, when the caller has them.
     """
-    changes = store.diff(base, head)
+    changes = store.diff(base, head) if changes is None else changes
     problems: list[Problem] = []
     if len(changes) > max_files:
         problems.append(Problem(head, "", f"{len(changes):,} changed files; at most {max_files:,} in one change"))
@@ -103,7 +106,7 @@ def check_range(
             )
             continue
         additions.append((change.path, manifest))
-    problems.extend(check_additions(additions, _AtCommit(store, base)))
+    problems.extend(check_additions(additions, existing or _AtCommit(store, base)))
     commits = store.commits_between(base, head)
     if signatures:
         problems.extend(_unsigned_changes(store, base, commits))

@@ -26,7 +26,7 @@ from registry.nodes import Node, Retraction, Supersession, Verification, extract
 from registry.provenance import SignatureCheck
 from registry.review import check_range
 from registry.signatures import verify_commit
-from registry.store import Entry, GitStore
+from registry.store import Entry, GitStore, TreeChange
 
 __all__ = [
     "HeadStatus",
@@ -72,7 +72,9 @@ class Publication:
         return self.first.get(digest, -1)
 
 
-def publication_of(store: GitStore, head: str, previous: Publication | None = None) -> Publication:
+def publication_of(
+    store: GitStore, head: str, previous: Publication | None = None, changes: list[TreeChange] | None = None
+) -> Publication:
     """Replay main's first-parent history up to `head`, reusing `previous` when head extends it.
 
     Each commit is compared with its first parent one fan-out tree at a time: unchanged
@@ -82,6 +84,16 @@ def publication_of(store: GitStore, head: str, previous: Publication | None = No
     """
     known = previous.mainline.commits[-1] if previous and previous.mainline.commits else None
     chain = store.first_parents(head, stop=known)[::-1]
+    if previous is not None and known is not None and chain == [known, head] and changes is not None:
+        # One new commit on main, whose diff with its first parent the caller already has.
+        info = store.commit_info(head)
+        first = dict(previous.first)
+        position = len(previous.mainline.commits)
+        for change in changes:
+            digest = _digest_of_path(change.path)
+            if change.new is not None and digest is not None:
+                first.setdefault(digest, position)
+        return Publication(previous.mainline.extended([head], [info.committer.time], [info.trailer("Source")]), first)
     if previous is not None and known is not None and chain[0] == known:
         first, mainline, new = dict(previous.first), previous.mainline, chain[1:]
         folders, fans = _fan_out(store, known)
@@ -150,39 +162,93 @@ def _entry_of(path: str, oid: str | None) -> Entry | None:
     return Entry(info.name, digest[7:], oid)
 
 
-def load_nodes(store: GitStore, entries: Sequence[Entry], publication: Publication) -> list[Node]:
-    """Read and extract many manifests: the bulk path (packed objects, orjson, no validation:
-    every file was validated when written and its path names its digest)."""
-    position = publication.first.get
+def load_nodes(store: GitStore, entries: Sequence[Entry]) -> list[Node]:
+    """Read and extract some manifests (no validation: every file was validated when written,
+    and its path names its digest)."""
     return [
-        extract(entry.kind, entry.digest, entry.oid, position(entry.digest, -1), orjson.loads(data))
+        extract(entry.kind, entry.digest, entry.oid, orjson.loads(data))
         for entry, data in zip(entries, store.read_blobs([e.oid for e in entries]), strict=True)
     ]
 
 
-def overlay_commits(nodes: Iterable[Node], mainline: Mainline) -> set[str]:
-    """The commits that published overlays whose effect depends on a signature."""
-    return {mainline.commits[node.pub] for node in nodes if isinstance(node, _OVERLAYS) and node.pub >= 0}
+def stream_nodes(store: GitStore, commit: str) -> Iterator[Node]:
+    """Every manifest at `commit` as a node, while git is still reading the rest."""
+    loads = orjson.loads
+    for kind, digest, oid, data in store.manifests_with_bytes(commit):
+        yield extract(kind, digest, oid, loads(data))
 
 
-def build_graph(store: GitStore, commit: str, publication: Publication, honour: Honour | None = None) -> Graph:
-    """A graph from scratch: every manifest at `commit`."""
+def overlay_commits(
+    digests: Iterable[str], node_of: Callable[[str], Node | None], publication: Publication
+) -> set[str]:
+    """The commits that published those of `digests` that are overlays needing a signature."""
+    found = set()
+    for digest in digests:
+        position = publication.first.get(digest)
+        if position is not None and isinstance(node_of(digest), _OVERLAYS):
+            found.add(publication.mainline.commits[position])
+    return found
+
+
+def _overlays(graph: Graph) -> set[str]:
+    return {d for name in ("retractions", "supersessions", "verifications") for ds in graph.overlays[name].values()
+            for d in ds}  # fmt: skip
+
+
+def build_graph(
+    store: GitStore, commit: str, publication: Publication | None = None, honour: Honour | None = None
+) -> tuple[Graph, Publication]:
+    """A graph from scratch: every manifest at `commit`, with main's publication record (replayed
+    from main's head when not given).
+
+    The publication replay runs in a thread with its own repository handle while this thread
+    indexes the manifests `git cat-file` streams in: the replay fills the time spent waiting on git.
+    """
     info = store.commit_info(commit)
+    replay: list[Publication | BaseException] = []
+
+    def replay_history() -> None:
+        try:
+            own = GitStore(store.path)
+            head = own.head()
+            replay.append(publication_of(own, head if head is not None else commit))
+        except BaseException as exc:  # noqa: BLE001 - handed to the building thread, raised there
+            replay.append(exc)
+
+    worker = None
+    if publication is None:
+        worker = threading.Thread(target=replay_history, name="publication-replay", daemon=True)
+        worker.start()
     with gc_paused():
-        nodes = load_nodes(store, list(store.entries(commit)), publication)
-        honoured = honour(overlay_commits(nodes, publication.mainline)) if honour else frozenset()
-        position = publication.mainline.positions.get(commit)
-        return Graph.build(commit, info.committer.time, publication.mainline, position, nodes, honoured)
+        graph = Graph.loading(commit, info.committer.time)
+        graph.take(stream_nodes(store, commit))
+        if worker is not None:
+            worker.join()
+            found = replay[0]
+            if isinstance(found, BaseException):
+                raise found
+            publication = found
+        assert publication is not None
+        overlays = _overlays(graph)
+        honoured = honour(overlay_commits(overlays, graph.nodes.get, publication)) if honour else frozenset()
+        graph.derive(publication.mainline, publication.mainline.positions.get(commit), publication.first, honoured)
+    return graph, publication
 
 
 def move_graph(
-    store: GitStore, graph: Graph, commit: str, publication: Publication, honour: Honour | None = None
+    store: GitStore,
+    graph: Graph,
+    commit: str,
+    publication: Publication,
+    honour: Honour | None = None,
+    changes: list[TreeChange] | None = None,
 ) -> Graph:
-    """The graph of `commit`, made from `graph` by applying the tree diff between their commits."""
+    """The graph of `commit`, made from `graph` by applying the tree diff between their commits
+    (`changes`, when the caller has it already)."""
     info = store.commit_info(commit)
     added_entries: list[Entry] = []
     removed: list[str] = []
-    for change in store.diff(graph.commit, commit):
+    for change in store.diff(graph.commit, commit) if changes is None else changes:
         digest = _digest_of_path(change.path)
         if digest is None:
             continue
@@ -192,19 +258,18 @@ def move_graph(
         if entry is not None:
             added_entries.append(entry)
     with gc_paused():
-        added = load_nodes(store, added_entries, publication)
-        # A manifest already present may have been published since (a branch merged into main).
-        republished = [
-            graph.nodes[digest]._replace(pub=publication.position(digest))
-            for digest in graph.unpublished
-            if publication.position(digest) >= 0
-        ]
-        changed = [*republished, *added]
+        added = load_nodes(store, added_entries)
         honoured = graph.honoured_commits
         if honour is not None:
-            honoured = honoured | honour(overlay_commits(changed, publication.mainline))
+            fresh = {node.digest: node for node in added}
+            candidates = [*fresh, *(d for d in graph.unpublished if d in publication.first)]
+            honoured = honoured | honour(
+                overlay_commits(candidates, lambda d: fresh.get(d) or graph.nodes.get(d), publication)
+            )
         position = publication.mainline.positions.get(commit)
-        return graph.apply(commit, info.committer.time, publication.mainline, position, changed, removed, honoured)
+        return graph.apply(
+            commit, info.committer.time, publication.mainline, position, added, removed, honoured, publication.first
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,8 +380,7 @@ class Snapshots:
             if graph.commit != head:
                 self.refresh()
             return
-        publication = publication_of(store, head)
-        graph = build_graph(store, head, publication, self.honour)
+        graph, publication = build_graph(store, head, None, self.honour)
         self._install(graph, publication, head, started)
 
     def _install(self, graph: Graph, publication: Publication, main: str, started: float) -> None:
@@ -339,24 +403,25 @@ class Snapshots:
                 self.status = HeadStatus(current.commit, main, None, time.time(), self.status.build_seconds)
                 return self.status
             started = time.perf_counter()
-            reason = self._rejection(store, current.commit, main)
+            changes = store.diff(current.commit, main)
+            reason = self._rejection(store, current.commit, main, changes)
             if reason is not None:
                 self.status = HeadStatus(current.commit, main, reason, time.time(), self.status.build_seconds)
                 return self.status
             assert self._publication is not None
-            publication = publication_of(store, main, self._publication)
-            graph = move_graph(store, current, main, publication, self.honour)
+            publication = publication_of(store, main, self._publication, changes)
+            graph = move_graph(store, current, main, publication, self.honour, changes)
             self._install(graph, publication, main, started)
             return self.status
 
-    def _rejection(self, store: GitStore, served: str, main: str) -> str | None:
+    def _rejection(self, store: GitStore, served: str, main: str, changes: list[TreeChange]) -> str | None:
         """Why the new head of main may not be served, or None."""
         if not store.is_ancestor(served, main):
             return f"main {main[:12]} does not descend from the served commit {served[:12]} (history was rewritten)"
         if not self._validate:
             return None
         # Unsigned overlays on main are not refused here: the graph simply does not honour them.
-        report = check_range(store, served, main, signatures=False)
+        report = check_range(store, served, main, signatures=False, changes=changes, existing=_Served(self, store))
         if report.ok:
             return None
         shown = "; ".join(str(p) for p in report.problems[:5])
@@ -402,3 +467,17 @@ class Snapshots:
         if from_main_only:
             return False
         return any(store.is_ancestor(commit, tip) for tip in store.branches().values())
+
+
+class _Served:
+    """`validate.Existing` over the served head: references resolve through its graph."""
+
+    def __init__(self, snapshots: Snapshots, store: GitStore) -> None:
+        self._graph = snapshots.head
+        self._store = store
+
+    def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, object] | None:
+        node = self._graph.nodes.get(digest)
+        if node is None or node.kind not in kinds:
+            return None
+        return orjson.loads(self._store.read_blob(node.oid))  # type: ignore[no-any-return]

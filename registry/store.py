@@ -13,6 +13,7 @@ between threads (libgit2 repositories are not thread-safe): open one per thread.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import socket
@@ -58,6 +59,8 @@ _FILE_MODE = 0o100644
 _FILE = pygit2.enums.FileMode.BLOB
 _TREE = pygit2.enums.FileMode.TREE
 _ZERO = "0" * 40
+_ZERO_BYTES = b"0" * 40
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's id of the empty tree
 _BATCH_THRESHOLD = 2048  # from this many blobs on, read them through one `git cat-file --batch`
 _PACK_THRESHOLD = 64  # from this many new blobs on, one pack beats loose objects (DESIGN section 10)
 _ATTEMPTS = 20
@@ -350,6 +353,73 @@ class GitStore:
             return
         yield from self._cat_file(oids)
 
+    def manifests_with_bytes(self, commit: str) -> Iterator[tuple[str, str, str, bytes]]:
+        """Every manifest at a commit as (kind, digest, blob id, bytes): the cold-load path.
+
+        `git ls-tree -r` piped into `git cat-file --batch` list and inflate in two processes of
+        their own while this one parses what arrives (pygit2 would read in this thread, holding
+        the GIL); only paths at `<kind-folder>/<hh>/<hex>.json` are yielded.
+        """
+        env = {**os.environ, "GIT_DIR": str(self.git_dir)}
+        folders = sorted(KIND_BY_FOLDER)
+        lister = subprocess.Popen(
+            ["git", "ls-tree", "-r", "--format=%(objectname) %(objecttype) %(path)", commit, "--", *folders],
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        # ls-tree lists blobs and nothing else under these folders in a valid registry; whatever
+        # else a broken tree holds (a submodule) is filtered out below, before cat-file sees it.
+        reader = subprocess.Popen(
+            ["git", "cat-file", "--batch=%(objectname) %(objecttype) %(objectsize) %(rest)"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            bufsize=1 << 20,
+        )
+        assert lister.stdout is not None
+        assert reader.stdin is not None
+        assert reader.stdout is not None
+        listing, requests, out = lister.stdout, reader.stdin, reader.stdout
+
+        def feed() -> None:  # a thread: keep cat-file supplied while we read its answers
+            try:
+                for line in listing:
+                    oid, kind, path = line.split(b" ", 2)
+                    if kind == b"blob":
+                        requests.write(oid + b" " + path)
+                requests.close()
+            except BrokenPipeError:
+                pass
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        kinds = {folder.encode(): info.name for folder, info in KIND_BY_FOLDER.items()}
+        readline, read = out.readline, out.read
+        try:
+            while header := readline():
+                # "<40 hex> blob <size> <folder>/<hh>/<64 hex>.json\n"
+                space = header.index(b" ", 46)
+                data = read(int(header[46:space]))
+                read(1)
+                path = header[space + 1 : -1]
+                slash = path.find(b"/")
+                kind = kinds.get(path[:slash])
+                rest = path[slash + 1 :]
+                if kind is not None and len(rest) == 72 and rest[68:] == b"json" and rest[:2] == rest[3:5]:
+                    yield kind, "sha256:" + rest[3:67].decode(), header[:40].decode(), data
+        finally:
+            for process in (lister, reader):
+                if process.poll() is None:
+                    process.kill()
+            writer.join()
+            for stream in (out, listing, requests):
+                with contextlib.suppress(OSError):
+                    stream.close()
+            lister.wait()
+            reader.wait()
+        if lister.returncode not in (0, -9) or reader.returncode not in (0, -9):
+            raise StoreCorrupt(commit, "git could not list or read the manifests")
+
     def _cat_file(self, oids: Sequence[str]) -> Iterator[bytes]:
         process = subprocess.Popen(
             ["git", "cat-file", "--batch"],
@@ -423,44 +493,20 @@ class GitStore:
 
         Reports blobs, symlinks and submodules alike (the PR check needs to see all of them).
         """
-        new_tree = self._commit(new).tree_id
-        old_tree = self._commit(old).tree_id if old else None
+        new_tree = str(self._commit(new).tree_id)
+        old_tree = str(self._commit(old).tree_id) if old else _EMPTY_TREE
+        # git diff-tree inflates trees ~4x faster than libgit2 and skips equal subtrees too.
+        output = self._git("diff-tree", "-r", "--raw", "-z", "--no-renames", "--full-index", old_tree, new_tree).stdout
+        fields = output.split(b"\0")
         changes: list[TreeChange] = []
-        self._diff_trees(old_tree, new_tree, "", changes)
+        for index in range(0, len(fields) - 1, 2):
+            old_mode, new_mode, old_id, new_id, _ = fields[index][1:].split(b" ")
+            path = fields[index + 1].decode("utf-8", errors="surrogateescape")
+            was = None if old_id == _ZERO_BYTES else old_id.decode()
+            now = None if new_id == _ZERO_BYTES else new_id.decode()
+            before, after = int(old_mode, 8), int(new_mode, 8)
+            changes.append(TreeChange(path, was, now, after if now is not None else before, before if was else None))
         return changes
-
-    def _diff_trees(self, old: Any, new: Any, prefix: str, out: list[TreeChange]) -> None:
-        if old == new:
-            return
-        old_entries = {e.name: e for e in self._repo[old]} if old is not None else {}  # type: ignore[attr-defined]
-        new_entries = {e.name: e for e in self._repo[new]} if new is not None else {}  # type: ignore[attr-defined]
-        for name in sorted(old_entries.keys() | new_entries.keys()):
-            before, after = old_entries.get(name), new_entries.get(name)
-            path = prefix + name
-            if before is not None and after is not None and before.id == after.id and before.filemode == after.filemode:
-                continue
-            before_tree = before is not None and before.filemode == _TREE
-            after_tree = after is not None and after.filemode == _TREE
-            if before_tree or after_tree:
-                self._diff_trees(
-                    before.id if before_tree else None,  # type: ignore[union-attr]
-                    after.id if after_tree else None,  # type: ignore[union-attr]
-                    path + "/",
-                    out,
-                )
-            if before is not None and not before_tree and (after is None or after_tree):
-                out.append(TreeChange(path, str(before.id), None, int(before.filemode)))
-            if after is not None and not after_tree:
-                was_file = before is not None and not before_tree
-                out.append(
-                    TreeChange(
-                        path,
-                        str(before.id) if was_file else None,  # type: ignore[union-attr]
-                        str(after.id),
-                        int(after.filemode),
-                        int(before.filemode) if was_file else None,  # type: ignore[union-attr]
-                    )
-                )
 
     # Writing --------------------------------------------------------------------------------------
 

@@ -44,7 +44,7 @@ def head() -> tuple[registry.GitStore, Publication, Graph]:
     head = store.head()
     assert head is not None
     publication = publication_of(store, head)
-    return store, publication, build_graph(store, head, publication)
+    return store, publication, build_graph(store, head, publication)[0]
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ def test_every_corpus_run_has_upstreams_comparison_key(
 
 
 def _events(graph: Graph) -> set[tuple[str, str, str | None, str, str]]:
-    return {(e.cohort, e.run, e.previous_run, e.cause, e.at) for c in graph.cohorts.values() for e in c.events}
+    return {(e.cohort, e.run, e.previous_run, e.cause, e.at) for c in graph.cohorts.values() for e in c.events(graph)}
 
 
 def test_the_corpus_alone_has_upstreams_2948_record_events(before_seeds: Graph, expected: dict[str, Any]) -> None:
@@ -88,11 +88,12 @@ def test_the_seeds_add_two_new_firsts_and_a_history(
     cohort = graph.cohorts[graph.facts[SEED_000].cohort or ""]
     assert cohort.key.startswith("sha256:92bc0be5")
     history = [
-        (graph.nodes[e.run].name, graph.nodes[e.previous_run].name if e.previous_run else None) for e in cohort.events
+        (graph.nodes[e.run].name, graph.nodes[e.previous_run].name if e.previous_run else None)
+        for e in cohort.events(graph)
     ]
     assert history == [("sol-submission-6709", None), ("sol-submission-16043", "sol-submission-6709")]
     # Before the seeds, 16043 held that cohort's record alone: the seed run took the first place in time.
-    assert {e[1] for e in removed} == {cohort.events[1].run}
+    assert {e[1] for e in removed} == {cohort.events(graph)[1].run}
 
 
 @pytest.mark.parametrize(
@@ -111,7 +112,7 @@ def test_seed_records(
     assert facts.cohort is not None and facts.cohort.startswith(key_prefix)
     assert graph.rank(run) == rank
     assert facts.eligible and not facts.warnings
-    leader = graph.nodes[graph.cohorts[facts.cohort].leader or ""]
+    leader = graph.nodes[graph.cohorts[facts.cohort].leader(graph) or ""]
     assert isinstance(leader, Run) and leader.primary is not None
     assert leader.primary.value == (leader_value if leader_value is not None else graph.nodes[run].primary.value)  # type: ignore[union-attr]
 
@@ -156,9 +157,9 @@ def _signature(graph: Graph) -> dict[str, Any]:
     return {
         "nodes": dict(graph.nodes),
         "facts": dict(graph.facts),
-        "places": dict(graph.places),
-        "cohorts": {k: (c.profile, c.members, c.ranked, c.events) for k, c in graph.cohorts.items()},
-        "names": {k: set(v) for k, v in graph.names.items()},
+        "places": {d: graph.place(d) for d in graph.facts},
+        "cohorts": {k: (c.profile, c.members, c.ranked(graph), c.events(graph)) for k, c in graph.cohorts.items()},
+        "names": {k: set(graph.named(k)) for k in graph.names},
         "runs_by": {k: {kk: set(vv) for kk, vv in v.items()} for k, v in graph.runs_by.items()},
         "cohorts_by": {k: {kk: set(vv) for kk, vv in v.items()} for k, v in graph.cohorts_by.items()},
         "records": graph.records,
@@ -202,15 +203,15 @@ def test_incremental_updates_equal_full_builds(store: registry.GitStore) -> None
         commits.append(commit_manifests(store, batch, when=1_700_000_000 + when * 3600))
     head = commits[-1]
     publication = publication_of(store, head)
-    incremental = build_graph(store, commits[0], publication)
+    incremental = build_graph(store, commits[0], publication)[0]
     for commit in commits[1:]:
         incremental = move_graph(store, incremental, commit, publication)
-        assert _signature(incremental) == _signature(build_graph(store, commit, publication))
+        assert _signature(incremental) == _signature(build_graph(store, commit, publication)[0])
     # ...and backwards: an old commit from the head.
-    full_head = build_graph(store, head, publication)
+    full_head = build_graph(store, head, publication)[0]
     for commit in commits[:-1]:
         assert _signature(move_graph(store, full_head, commit, publication)) == _signature(
-            build_graph(store, commit, publication)
+            build_graph(store, commit, publication)[0]
         )
 
 
@@ -228,13 +229,14 @@ def test_a_newer_faster_run_takes_the_record_and_rank(store: registry.GitStore) 
     )
     second = commit_manifests(store, [faster], when=1_700_003_600)
     publication = publication_of(store, second)
-    old = build_graph(store, first, publication)
+    old = build_graph(store, first, publication)[0]
     new = move_graph(store, old, second, publication)
     key = new.facts[digest_of(faster)].cohort
     assert key is not None
     assert new.rank(digest_of(faster)) == 1
-    assert new.cohorts[key].holder is not None and new.cohorts[key].holder.run == digest_of(faster)  # type: ignore[union-attr]
-    assert old.cohorts[key].leader == digest_of(scenario.runs[1])  # the old graph is untouched
+    holder = new.cohorts[key].holder(new)
+    assert holder is not None and holder.run == digest_of(faster)
+    assert old.cohorts[key].leader(old) == digest_of(scenario.runs[1])  # the old graph is untouched
     assert [new.rank(digest_of(r)) for r in scenario.runs] == [3, 2, 4]
 
 
@@ -264,7 +266,7 @@ def test_runs_on_a_branch_are_unpublished(store: registry.GitStore, tmp_path: Pa
         repo.create_commit("refs/heads/pr", signature, signature, "Add a run\n", tree, [pygit2.Oid(hex=main)])
     )
     publication = publication_of(store, main)
-    graph = move_graph(store, build_graph(store, main, publication), branch_commit, publication)
+    graph = move_graph(store, build_graph(store, main, publication)[0], branch_commit, publication)
     facts = graph.facts[manifest.digest]
     assert facts.reasons == ("UNPUBLISHED",)
     assert graph.rank(manifest.digest) is None

@@ -184,12 +184,12 @@ def test_the_records_ledger(api: Running) -> None:
     ledger = data(api.graphql("{ records(first: 100) { totalCount edges { node { since cohort { key } holder { digest } "
                               "event { cause } } } } }"))["records"]  # fmt: skip
     graph = api.service.snapshots.head
-    assert ledger["totalCount"] == sum(1 for c in graph.cohorts.values() if c.events)
+    assert ledger["totalCount"] == sum(1 for c in graph.cohorts.values() if c.events(graph))
     since = [e["node"]["since"] for e in ledger["edges"]]
     assert since == sorted(since, reverse=True)
     for edge in ledger["edges"]:
         cohort = graph.cohorts[edge["node"]["cohort"]["key"]]
-        assert edge["node"]["holder"]["digest"] == cohort.events[-1].run
+        assert edge["node"]["holder"]["digest"] == cohort.events(graph)[-1].run
 
 
 def test_compare_in_one_cohort_ranks_and_across_cohorts_names_the_differences(api: Running) -> None:

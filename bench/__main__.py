@@ -1,0 +1,626 @@
+"""`python -m bench`: the registry's costs against floors and a peer measured in the same run.
+
+    python -m bench                 # 1x, 10x, 50x (generates and caches synthetic registries)
+    python -m bench --quick         # the real corpus only, short loads: under 3 minutes on 2 cores
+    python -m bench --smoke         # the harness itself, seconds per measurement (CI)
+    python -m bench --json FILE     # also write [{"name", "value", "unit", "floor", "ratio", "note"}]
+
+Every ratio is value / floor, the floor measured in the same run on the same machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.synth import CACHE, EMBEDDED, stored_bytes_at_head, synthetic_registry
+
+__all__ = ["Result", "main"]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DOSSIER = """query($id: String!) { run(id: $id) { digest name rank primary { display statistic }
+  cohort { key profile } leader { name primary { display } } sourceNative { summary }
+  implementation { displayName revision project { displayName } } workload { label } protocol { harness timer }
+  environment { gpu } trust eligible ineligibilityReasons warnings publishedAt
+  provenance { commit { id committedAt } license } permalink citation } }"""
+LEADERBOARD = """query($key: String!) { cohort(key: $key) { key size entries(first: 20) { edges { node {
+  rank tiedWithPrevious run { digest name primary { value display } trust implementation { displayName } } } } } } }"""
+RECORDS = "{ records(first: 20) { totalCount edges { node { since holder { name } cohort { key } } } } }"
+TARGETS = {
+    "cold_build": ("<=", 2.0),
+    "warm_start": ("<=", 0.2),
+    "incremental_100": ("<=", 0.01),
+    "rss": ("<=", 2.5),
+    "dossier_p50": ("<=", 1.5),
+    "leaderboard_p50": ("<=", 1.5),
+    "dossier_first_p50": ("<=", 8.0),
+    "leaderboard_first_p50": ("<=", 8.0),
+    "leaderboard_vs_datasette": ("<=", 1.0),
+    "load_rps": (">=", 0.5),
+}
+
+
+@dataclass
+class Result:
+    name: str
+    value: float
+    unit: str
+    floor: float
+    ratio: float
+    note: str = ""
+
+    @property
+    def target(self) -> tuple[str, float] | None:
+        for prefix, target in TARGETS.items():
+            if self.name == prefix or self.name.startswith(prefix + "_"):
+                return target
+        return None
+
+    @property
+    def met(self) -> bool | None:
+        target = self.target
+        if target is None:
+            return None
+        operator, bound = target
+        return self.ratio <= bound if operator == "<=" else self.ratio >= bound
+
+
+def result(name: str, value: float, unit: str, floor: float, note: str = "") -> Result:
+    return Result(name, value, unit, floor, value / floor if floor else float("inf"), note)
+
+
+@dataclass(frozen=True)
+class Plan:
+    scales: tuple[int, ...]
+    warm_scales: tuple[int, ...]
+    incremental_scales: tuple[int, ...]
+    datasette_scales: tuple[int, ...]
+    repeats: int
+    samples: int
+    load_seconds: int
+    workers: tuple[int, ...]
+
+
+PLANS = {
+    "full": Plan((1, 10, 50), (1, 10), (10, 50), (1, 10), 3, 400, 20, (1, 2)),
+    "quick": Plan((1,), (1,), (), (1,), 2, 200, 5, (1, 2)),
+    "smoke": Plan((1,), (1,), (1,), (1,), 1, 20, 1, (1,)),
+}
+
+
+# Processes -------------------------------------------------------------------------------------
+
+
+def _python(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    output = subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, check=True, cwd=ROOT, env={**os.environ, **(env or {})}
+    ).stdout
+    return json.loads(output.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 600) -> float:
+    started = time.perf_counter()
+    deadline = started + timeout
+    with httpx.Client(timeout=5) as client:
+        while time.perf_counter() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"the server exited with {process.returncode}")
+            try:
+                if client.get(url + "/healthz").status_code == 200:
+                    return time.perf_counter() - started
+            except httpx.TransportError:
+                pass
+            time.sleep(0.005)
+    raise RuntimeError("the server never became healthy")
+
+
+@contextmanager
+def _server(command: list[str], env: dict[str, str], port: int) -> Iterator[tuple[str, subprocess.Popen[bytes], float]]:
+    """Start a server; yield (url, process, seconds to healthy); stop it."""
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env={**os.environ, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            start_new_session=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            try:
+                seconds = _wait_healthy(url, process)
+            except RuntimeError as exc:
+                errors.seek(0)
+                raise RuntimeError(f"{exc}: {errors.read().decode(errors='replace')[-2000:]}") from None
+            yield url, process, seconds
+        finally:
+            _stop(process)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+    except ProcessLookupError:
+        pass
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def _ours(repo: Path, *, workers: int = 1, cache: bool = True) -> Any:
+    port = _free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "api.cli",
+        "serve",
+        "--repo",
+        str(repo),
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
+    return _server(
+        command, {"KERNELINDEX_GRAPH_CACHE": "1" if cache else "0", "KERNELINDEX_POLL_SECONDS": "3600"}, port
+    )
+
+
+@contextmanager
+def _floor_server(body: bytes, workers: int = 1) -> Iterator[str]:
+    port = _free_port()
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
+        handle.write(body)
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "bench.floor_app:app",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    ]
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env={**os.environ, "BENCH_FLOOR_BODY": handle.name},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        with httpx.Client() as client:
+            while True:
+                try:
+                    client.get(url + "/ready")
+                    break
+                except httpx.TransportError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.02)
+        yield url
+    finally:
+        _stop(process)
+        os.unlink(handle.name)
+
+
+def _rss(pid: int) -> int:
+    """Resident memory of a process and its children (uvicorn workers), in bytes."""
+    total = 0
+    pids = [pid]
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        pids.extend(int(p) for p in children.read_text().split())
+    for one in pids:
+        for line in Path(f"/proc/{one}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) * 1024
+    return total
+
+
+def _p50(client: httpx.Client, requests: list[tuple[str, dict[str, Any]]], url: str) -> float:
+    """Median latency in seconds of `requests` sent one after the other over one connection."""
+    times = []
+    for path, body in requests:
+        started = time.perf_counter()
+        response = client.post(url + path, json=body)
+        elapsed = time.perf_counter() - started
+        if response.status_code != 200:
+            raise RuntimeError(f"{path} answered {response.status_code}: {response.text[:200]}")
+        times.append(elapsed)
+    return statistics.median(times)
+
+
+# Measurements ----------------------------------------------------------------------------------------
+
+
+def measure_build(scale: int, repo: Path, plan: Plan) -> tuple[list[Result], float]:
+    ours = [_python("-m", "bench.probe", "cold", str(repo))["seconds"] for _ in range(plan.repeats)]
+    floor = [_python("-m", "bench.probe", "floor", str(repo))["seconds"] for _ in range(plan.repeats)]
+    cold = statistics.median(ours)
+    note = f"floor: cat-file --batch + orjson.loads of {stored_bytes_at_head(repo) / 1e6:.0f} MB"
+    return [result(f"cold_build_{scale}x", cold, "s", statistics.median(floor), note)], cold
+
+
+def measure_warm_start(scale: int, repo: Path, cold: float, plan: Plan) -> list[Result]:
+    with _ours(repo, cache=True):  # writes the cache beside the repository
+        pass
+    times = []
+    for _ in range(plan.repeats):
+        with _ours(repo, cache=True) as (_, _, seconds):
+            times.append(seconds)
+    return [result(f"warm_start_{scale}x", statistics.median(times), "s", cold, "kernelindex serve to /healthz 200")]
+
+
+def measure_incremental(scale: int, repo: Path, cold: float, plan: Plan) -> list[Result]:
+    times = [_python("-m", "bench.probe", "incremental", str(repo))["seconds"] for _ in range(plan.repeats)]
+    return [result(f"incremental_100_{scale}x", statistics.median(times), "s", cold, "refresh: validate + apply")]
+
+
+def measure_rss(scale: int, repo: Path) -> list[Result]:
+    with _ours(repo, cache=False) as (url, process, _):
+        with httpx.Client() as client:
+            client.post(url + "/graphql", json={"query": RECORDS})
+        rss = _rss(process.pid)
+    stored = stored_bytes_at_head(repo)
+    return [result(f"rss_{scale}x", rss, "bytes", stored, "server after a cold load; floor: bytes of the manifests")]
+
+
+def _queries(url: str) -> dict[str, Any]:
+    """Real ids to query: runs for dossiers, the largest cohorts for leaderboards."""
+    probe = """{ cohorts(first: 100) { edges { node { key size
+      entries(first: 1) { edges { node { run { digest } } } } } } } runs(first: 100) { edges { node { digest } } } }"""
+    with httpx.Client(timeout=60) as client:
+        data = client.post(url + "/graphql", json={"query": probe}).json()["data"]
+    cohorts = [e["node"]["key"] for e in data["cohorts"]["edges"] if e["node"]["size"] >= 20]
+    runs = [e["node"]["digest"] for e in data["runs"]["edges"]]
+    runs += [
+        e["node"]["entries"]["edges"][0]["node"]["run"]["digest"]
+        for e in data["cohorts"]["edges"]
+        if e["node"]["entries"]["edges"]
+    ]
+    return {"runs": runs, "cohorts": cohorts}
+
+
+SEED_RUN = "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308"
+
+
+def measure_latency(repo: Path, plan: Plan) -> tuple[list[Result], dict[str, Any]]:
+    results = []
+    with _ours(repo) as (url, _, _), httpx.Client(timeout=60) as client:
+        ids = _queries(url)
+        largest = ids["cohorts"][0]
+        dossier = {"query": DOSSIER, "variables": {"id": SEED_RUN}}
+        board = {"query": LEADERBOARD, "variables": {"key": largest}}
+        bodies = {"dossier": dossier, "leaderboard": board}
+        floors = {}
+        for name, body in bodies.items():
+            answer = client.post(url + "/graphql", json=body).content
+            with _floor_server(answer) as floor_url, httpx.Client() as floor_client:
+                floors[name] = _p50(floor_client, [("/graphql", body)] * plan.samples, floor_url)
+            repeat = _p50(client, [("/graphql", body)] * plan.samples, url)
+            results.append(result(f"{name}_p50", repeat * 1e3, "ms", floors[name] * 1e3, "repeat query, 1 client"))
+        fresh_runs = [{"query": DOSSIER, "variables": {"id": run}} for run in ids["runs"][: plan.samples]]
+        fresh_boards = [
+            {"query": LEADERBOARD, "variables": {"key": key}} for key in ids["cohorts"][1 : plan.samples + 1]
+        ]
+        first = _p50(client, [("/graphql", b) for b in fresh_runs], url)
+        results.append(
+            result(
+                "dossier_first_p50",
+                first * 1e3,
+                "ms",
+                floors["dossier"] * 1e3,
+                f"{len(fresh_runs)} different runs, each asked once",
+            )
+        )
+        first = _p50(client, [("/graphql", b) for b in fresh_boards], url)
+        results.append(
+            result(
+                "leaderboard_first_p50",
+                first * 1e3,
+                "ms",
+                floors["leaderboard"] * 1e3,
+                f"{len(fresh_boards)} different cohorts, each asked once",
+            )
+        )
+    return results, ids
+
+
+def measure_datasette(scale: int, repo: Path, plan: Plan) -> list[Result]:
+    if shutil.which("datasette") is None and not _has_module("datasette"):
+        return [
+            Result(
+                f"leaderboard_vs_datasette_{scale}x",
+                float("nan"),
+                "ms",
+                float("nan"),
+                float("nan"),
+                "skipped: datasette is not installed (pip install -e '.[bench]')",
+            )
+        ]
+    with _ours(repo) as (url, _, _), httpx.Client(timeout=120) as client:
+        key = _queries(url)["cohorts"][0]
+        body = {"query": LEADERBOARD, "variables": {"key": key}}
+        ours = _p50(client, [("/graphql", body)] * plan.samples, url)
+        database = _entries_database(scale, url, client)
+    port = _free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "datasette",
+        "serve",
+        str(database),
+        "--port",
+        str(port),
+        "--setting",
+        "default_page_size",
+        "20",
+    ]
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    peer = f"http://127.0.0.1:{port}"
+    path = f"/{database.stem}/entries.json?cohort={key}&_sort=rank&_size=20&_shape=array"
+    try:
+        with httpx.Client(timeout=60) as client:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if client.get(peer + path).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError("datasette did not start")
+                time.sleep(0.05)
+            times = []
+            for _ in range(plan.samples):
+                started = time.perf_counter()
+                response = client.get(peer + path)
+                times.append(time.perf_counter() - started)
+                if response.status_code != 200 or len(response.json()) != 20:
+                    raise RuntimeError(f"datasette answered {response.status_code}: {response.text[:200]}")
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+    return [
+        result(
+            f"leaderboard_vs_datasette_{scale}x",
+            ours * 1e3,
+            "ms",
+            statistics.median(times) * 1e3,
+            "the same 20 rows of the largest cohort; floor: Datasette over SQLite",
+        )
+    ]
+
+
+def _has_module(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+def _entries_database(scale: int, url: str, client: httpx.Client) -> Path:
+    """Every ranked run of every cohort, as Datasette would publish it: one table, indexed."""
+    path = CACHE / f"entries-x{scale}.db"
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = []
+    after = None
+    query = """query($after: String) { cohorts(first: 100, after: $after) { pageInfo { hasNextPage endCursor }
+      edges { node { key entries(first: 100) { edges { node { rank tiedWithPrevious
+      run { digest name primary { value display } trust implementation { displayName } } } } } } } } }"""
+    while True:
+        data = client.post(url + "/graphql", json={"query": query, "variables": {"after": after}}).json()["data"]
+        for edge in data["cohorts"]["edges"]:
+            for entry in edge["node"]["entries"]["edges"]:
+                node, run = entry["node"], entry["node"]["run"]
+                rows.append(
+                    (
+                        edge["node"]["key"],
+                        node["rank"],
+                        node["tiedWithPrevious"],
+                        run["digest"],
+                        run["name"],
+                        run["primary"]["value"],
+                        run["primary"]["display"],
+                        run["trust"],
+                        run["implementation"]["displayName"] if run["implementation"] else None,
+                    )
+                )
+        if not data["cohorts"]["pageInfo"]["hasNextPage"]:
+            break
+        after = data["cohorts"]["pageInfo"]["endCursor"]
+    temporary = path.with_suffix(".tmp")
+    temporary.unlink(missing_ok=True)
+    with sqlite3.connect(temporary) as db:
+        db.execute(
+            "create table entries (cohort text, rank integer, tied integer, digest text primary key, name text, "
+            "value real, display text, trust text, implementation text)"
+        )
+        db.executemany("insert or ignore into entries values (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        db.execute("create index entries_by_cohort on entries (cohort, rank)")
+    temporary.rename(path)
+    return path
+
+
+def measure_load(repo: Path, ids: dict[str, Any], plan: Plan) -> list[Result]:
+    if shutil.which("wrk") is None:
+        return [
+            Result(
+                "load_rps_1w",
+                float("nan"),
+                "req/s",
+                float("nan"),
+                float("nan"),
+                "skipped: wrk is not installed (apt install wrk)",
+            )
+        ]
+    bodies = [json.dumps({"query": DOSSIER, "variables": {"id": run}}) for run in ids["runs"][:20]]
+    bodies += [json.dumps({"query": LEADERBOARD, "variables": {"key": key}}) for key in ids["cohorts"][:20]]
+    bodies += [json.dumps({"query": RECORDS})] * 5
+    script = _wrk_script(bodies)
+    results = []
+    for workers in plan.workers:
+        with _ours(repo, workers=workers) as (url, _, _):
+            ours = _wrk(url, script, plan.load_seconds)
+        with _floor_server(b'{"data":{}}', workers=workers) as floor_url:
+            floor = _wrk(floor_url, script, plan.load_seconds)
+        note = f"32 connections, {plan.load_seconds} s, {len(bodies)} queries round-robin; errors: {ours['errors']}"
+        results.append(result(f"load_rps_{workers}w", ours["rps"], "req/s", floor["rps"], note))
+        results.append(result(f"load_p99_{workers}w", ours["p99"], "ms", floor["p99"], f"errors: {ours['errors']}"))
+    return results
+
+
+def _wrk_script(bodies: list[str]) -> Path:
+    lines = ["local bodies = {"]
+    lines.extend("  " + json.dumps(body) + "," for body in bodies)
+    lines.append("}")
+    lines.append("local i = 0")
+    lines.append("request = function()")
+    lines.append("  i = i + 1")
+    lines.append(
+        '  return wrk.format("POST", "/graphql", {["Content-Type"] = "application/json"}, bodies[(i % #bodies) + 1])'
+    )
+    lines.append("end")
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
+        handle.write("\n".join(lines) + "\n")
+    return Path(handle.name)
+
+
+def _wrk(url: str, script: Path, seconds: int) -> dict[str, float]:
+    output = subprocess.run(
+        ["wrk", "-t", "2", "-c", "32", "-d", f"{seconds}s", "--latency", "-s", str(script), url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rps = p99 = 0.0
+    errors = 0
+    for line in output.splitlines():
+        words = line.split()
+        if line.startswith("Requests/sec:"):
+            rps = float(words[1])
+        elif words[:1] == ["99%"]:
+            p99 = _milliseconds(words[1])
+        elif line.strip().startswith("Non-2xx or 3xx responses:"):
+            errors += int(words[-1])
+        elif line.strip().startswith("Socket errors:"):
+            errors += sum(int(part.split()[-1]) for part in line.split(":", 1)[1].split(","))
+    return {"rps": rps, "p99": p99, "errors": errors}
+
+
+def _milliseconds(text: str) -> float:
+    for suffix, factor in (("us", 1e-3), ("ms", 1.0), ("s", 1e3)):
+        if text.endswith(suffix):
+            return float(text[: -len(suffix)]) * factor
+    return float(text)
+
+
+# The run ---------------------------------------------------------------------------------------------
+
+
+def run(plan: Plan, report: Callable[[Result], None]) -> list[Result]:
+    results: list[Result] = []
+
+    def add(found: list[Result]) -> None:
+        for item in found:
+            results.append(item)
+            report(item)
+
+    colds: dict[int, float] = {}
+    repos = {}
+    for scale in plan.scales:
+        repos[scale] = synthetic_registry(scale)
+        found, colds[scale] = measure_build(scale, repos[scale], plan)
+        add(found)
+        add(measure_rss(scale, repos[scale]))
+        if scale in plan.warm_scales:
+            add(measure_warm_start(scale, repos[scale], colds[scale], plan))
+        if scale in plan.incremental_scales:
+            add(measure_incremental(scale, repos[scale], colds[scale], plan))
+        if scale in plan.datasette_scales:
+            add(measure_datasette(scale, repos[scale], plan))
+    latency, ids = measure_latency(repos[1], plan)
+    add(latency)
+    add(measure_load(repos[1], ids, plan))
+    return results
+
+
+def _row(item: Result) -> str:
+    target = item.target
+    met = {None: "", True: "met", False: "NOT MET"}[item.met]
+    goal = f"{target[0]} {target[1]}" if target else ""
+    if item.unit == "bytes":
+        value, floor = f"{item.value / 1e6:,.1f} MB", f"{item.floor / 1e6:,.1f} MB"
+    else:
+        value, floor = f"{item.value:,.3f} {item.unit}", f"{item.floor:,.3f} {item.unit}"
+    return f"| `{item.name}` | {value} | {floor} | {item.ratio:.3f} | {goal} | {met} | {item.note} |"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="the real corpus only, short loads (< 3 min)")
+    mode.add_argument("--smoke", action="store_true", help="check the harness: minimal repeats (CI)")
+    parser.add_argument("--json", type=Path, help="write the results as JSON to this file")
+    args = parser.parse_args(argv)
+    plan = PLANS["smoke" if args.smoke else "quick" if args.quick else "full"]
+    cpus = os.cpu_count()
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    print(
+        f"# kernelindex bench, {time.strftime('%Y-%m-%d')}, {platform.machine()}, {cpus} cores, {memory:.0f} GiB, "
+        f"Python {platform.python_version()}, registry {EMBEDDED.name}"
+    )
+    print("| name | value | floor | ratio | target | | note |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    started = time.monotonic()
+    results = run(plan, lambda item: print(_row(item), flush=True))
+    print(f"\n{len(results)} measurements in {time.monotonic() - started:.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps([_jsonable(item) for item in results], indent=2) + "\n")
+    return 0
+
+
+def _jsonable(item: Result) -> dict[str, Any]:
+    found = asdict(item)
+    return {k: (None if isinstance(v, float) and v != v else v) for k, v in found.items()}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,117 @@
+"""Measurements that need a fresh interpreter: `python -m bench.probe <what> <repo>` prints JSON.
+
+- `cold`: manifests at main's head to a ready graph (publication record included).
+- `floor`: `git cat-file --batch` of every blob at head, and `orjson.loads` of each.
+- `incremental`: a server's snapshots at head, then a commit adding 100 manifests to main and
+  the refresh that serves it (validation included); main is put back afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import orjson
+
+__all__ = ["main"]
+
+
+def cold(repo: Path) -> dict[str, float]:
+    """What a server does at a cold start: the publication record and the graph of main's head."""
+    from registry.snapshots import Snapshots
+
+    started = time.perf_counter()
+    snapshots = Snapshots(repo)
+    snapshots.load()
+    done = time.perf_counter()
+    return {"seconds": done - started, "nodes": len(snapshots.head.nodes)}
+
+
+def floor(repo: Path) -> dict[str, float]:
+    from registry.store import GitStore
+
+    store = GitStore(repo)
+    head = store.head()
+    assert head is not None
+    oids = "".join(entry.oid + "\n" for entry in store.entries(head)).encode()
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        ["git", "--git-dir", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    stdin = process.stdin
+
+    def feed() -> None:  # in a thread: cat-file answers while we still ask, and pipes are small
+        stdin.write(oids)
+        stdin.close()
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    out = process.stdout
+    count = 0
+    while header := out.readline():
+        size = int(header.rsplit(b" ", 1)[1])
+        orjson.loads(out.read(size))
+        out.read(1)
+        count += 1
+    writer.join()
+    process.wait()
+    return {"seconds": time.perf_counter() - started, "blobs": count}
+
+
+def incremental(repo: Path) -> dict[str, float]:
+    """Serve head, add a commit of 100 manifests (new runs in existing cohorts, new implementations
+    with them), refresh; report the refresh time. main is restored afterwards."""
+    import registry
+    from bench.synth import write_commit
+    from registry.nodes import Run
+    from registry.snapshots import Snapshots
+    from registry.store import MAIN, GitStore
+
+    store = GitStore(repo)
+    original = store.head()
+    assert original is not None
+    snapshots = Snapshots(repo)
+    snapshots.load()
+    graph = snapshots.head
+    rng = random.Random(11)
+    runs = [node for node in graph.nodes.values() if isinstance(node, Run) and node.primary is not None]
+    files: dict[str, bytes] = {}
+    for index, run in enumerate(rng.sample(runs, 50)):
+        run_doc = orjson.loads(store.read_blob(run.oid))
+        impl_doc = orjson.loads(store.read_blob(graph.nodes[run.implementation].oid))
+        impl_doc["metadata"]["name"] = f"bench-incremental-impl-{index}"
+        impl_doc["spec"]["projectRevision"]["version"] = f"bench-{index}"
+        implementation = registry.manifest_from_document(impl_doc, "bench")
+        run_doc["metadata"]["name"] = f"bench-incremental-run-{index}"
+        run_doc["spec"]["implementationDigest"] = implementation.digest
+        run_doc["spec"]["observedAt"] = "2026-11-01T00:00:00Z"
+        new_run = registry.manifest_from_document(run_doc, "bench")
+        files[implementation.path] = implementation.stored_bytes()
+        files[new_run.path] = new_run.stored_bytes()
+    try:
+        write_commit(repo, original, files, subject="Bench: 100 manifests", when=1_800_000_000)
+        started = time.perf_counter()
+        status = snapshots.refresh()
+        seconds = time.perf_counter() - started
+        if status.serving != store.head() or status.reason is not None:
+            raise RuntimeError(f"the new head was not served: {status}")
+        return {"seconds": seconds, "files": len(files)}
+    finally:
+        subprocess.run(["git", "--git-dir", str(repo), "update-ref", MAIN, original], check=True)
+
+
+def main() -> None:
+    what, repo = sys.argv[1], Path(sys.argv[2])
+    result = {"cold": cold, "floor": floor, "incremental": incremental}[what](repo)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
