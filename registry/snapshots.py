@@ -212,7 +212,7 @@ def build_graph(
             own = GitStore(store.path)
             head = own.head()
             replay.append(publication_of(own, head if head is not None else commit))
-        except BaseException as exc:  # noqa: BLE001 - handed to the building thread, raised there
+        except BaseException as exc:
             replay.append(exc)
 
     worker = None
