@@ -155,12 +155,10 @@ class Cohort:
         self._places: dict[str, Ranked] | None = None
         self._events: tuple[RecordEvent, ...] | None = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        for name, value in state.items():
-            object.__setattr__(self, name, value)
+    def restore(self, ranked: list[Ranked], events: list[RecordEvent]) -> None:
+        """Set what `ranked` and `events` compute (from a warm cache that saved them)."""
+        self._ranked = tuple(ranked)
+        self._events = tuple(events)
 
     def ranked(self, graph: Graph) -> tuple[Ranked, ...]:
         """The eligible runs with a value, in ranking-v1 presentation order."""

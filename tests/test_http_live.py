@@ -168,7 +168,7 @@ def test_the_warm_cache_is_used_and_ignored_when_stale(store: registry.GitStore)
     with serve(store.path, graph_cache=True) as api:
         assert api.service.snapshots.status.serving == head
         assert api.graphql('{ run(id: "run-a1") { rank } }').json()["data"]["run"]["rank"] == 2
-    cache.write_bytes(b"not a pickle")
+    cache.write_bytes(b"not a cache")
     with serve(store.path, graph_cache=True) as api:
         assert api.graphql('{ run(id: "run-a1") { rank } }').json()["data"]["run"]["rank"] == 2
     newer = commit_manifests(store, [_faster_run(5000, "run-after-cache")], when=1_700_003_600)

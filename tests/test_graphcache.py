@@ -1,0 +1,150 @@
+"""The warm-start cache: what it saves reads back as the same graph, and anything doubtful is ignored."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import basic_scenario, commit_manifests, make_attestation, make_retraction, make_run, make_supersession
+
+import registry
+from registry import graphcache
+from registry.graph import Graph
+from registry.snapshots import Publication, build_graph
+
+
+def _built(store: registry.GitStore) -> tuple[Graph, Publication]:
+    head = store.head()
+    assert head is not None
+    graph, publication = build_graph(store, head)
+    graph.prepare()
+    return graph, publication
+
+
+def _later_run() -> dict[str, Any]:
+    s = basic_scenario()
+    return make_run(
+        s.implementations[1], s.workload, s.protocol, s.environment, 7000, "2026-08-04T12:00:00Z", name="run-b2"
+    )
+
+
+def _sets(indexes: dict[str, Any]) -> dict[str, dict[str, set[str]]]:
+    return {name: {key: set(members) for key, members in index.items()} for name, index in indexes.items()}
+
+
+def _assert_same(graph: Graph, again: Graph) -> None:
+    assert again.commit == graph.commit and again.committed_at == graph.committed_at
+    assert again.position == graph.position and again.honoured_commits == graph.honoured_commits
+    assert dict(again.published_in) == dict(graph.published_in)
+    assert again.nodes == graph.nodes
+    assert {d: type(node) for d, node in again.nodes.items()} == {d: type(node) for d, node in graph.nodes.items()}
+    assert again.facts == graph.facts
+    assert again.names == graph.names and again.unpublished == graph.unpublished
+    for name in ("runs_by", "cohorts_by", "children", "overlays"):
+        assert _sets(getattr(again, name)) == _sets(getattr(graph, name)), name
+    assert again.cohorts.keys() == graph.cohorts.keys()
+    for key, cohort in graph.cohorts.items():
+        restored = again.cohorts[key]
+        assert restored.members == cohort.members and restored.gpu == cohort.gpu
+        assert restored.ranked(again) == cohort.ranked(graph), key
+        assert restored.events(again) == cohort.events(graph), key
+    assert again.records == graph.records
+
+
+def test_the_embedded_registry_reads_back_as_the_same_graph(embedded: registry.GitStore) -> None:
+    graph, publication = _built(embedded)
+    again, republished = graphcache.decode(graphcache.encode(graph, publication))
+    _assert_same(graph, again)
+    assert republished.first == publication.first
+    assert republished.mainline.commits == publication.mainline.commits
+    assert republished.mainline.times == publication.mainline.times
+    # Restored node types keep their behaviour: a run's primary statistic is a named tuple again.
+    run = next(node for node in again.nodes.values() if type(node).__name__ == "Run" and node.primary)  # type: ignore[attr-defined]
+    assert run.primary.statistic == graph.nodes[run.digest].primary.statistic  # type: ignore[attr-defined]
+
+
+def test_a_graph_with_lifecycle_overlays_reads_back_the_same(basic_store: registry.GitStore) -> None:
+    runs = basic_scenario().runs
+    overlays = [make_attestation(runs[0]), make_retraction(runs[2]), make_supersession(runs[1], runs[0])]
+    commit_manifests(basic_store, overlays, when=1_700_003_600)
+    graph, publication = _built(basic_store)
+    assert all(graph.overlays[name] for name in ("attestations", "retractions", "supersessions"))
+    again, _ = graphcache.decode(graphcache.encode(graph, publication))
+    _assert_same(graph, again)
+
+
+def test_a_saved_cache_loads_while_main_contains_it(basic_store: registry.GitStore) -> None:
+    graph, publication = _built(basic_store)
+    path = graphcache.cache_path(basic_store.path)
+    assert path == basic_store.path.resolve().with_name("manifests.git.graphcache")
+    assert graphcache.save_cache(path, graph, publication)
+    loaded = graphcache.load_cache(path, basic_store)
+    assert loaded is not None and loaded[0].commit == graph.commit
+    # main moves forward: the cache is still a good start (the server moves it to main's head).
+    commit_manifests(basic_store, [_later_run()], when=1_700_003_600)
+    assert graphcache.load_cache(path, basic_store) is not None
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda data: b"", id="empty"),
+        pytest.param(lambda data: b"not a cache at all", id="garbage"),
+        pytest.param(lambda data: data[: len(data) // 2], id="truncated"),
+        pytest.param(lambda data: data[:-7] + b"\x00" * 7, id="tail-zeroed"),
+    ],
+)
+def test_a_damaged_cache_is_ignored(basic_store: registry.GitStore, damage: Any) -> None:
+    graph, publication = _built(basic_store)
+    path = graphcache.cache_path(basic_store.path)
+    path.write_bytes(damage(graphcache.encode(graph, publication)))
+    assert graphcache.load_cache(path, basic_store) is None
+
+
+def test_a_cache_from_other_code_is_ignored(basic_store: registry.GitStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    graph, publication = _built(basic_store)
+    path = graphcache.cache_path(basic_store.path)
+    assert graphcache.save_cache(path, graph, publication)
+    monkeypatch.setattr(graphcache, "code_fingerprint", lambda: "0123456789abcdef")
+    assert graphcache.load_cache(path, basic_store) is None
+
+
+def test_a_cache_of_a_rewritten_main_is_ignored(basic_store: registry.GitStore) -> None:
+    first = basic_store.head()
+    assert first is not None
+    commit_manifests(basic_store, [_later_run()], when=1_700_003_600)
+    graph, publication = _built(basic_store)
+    path = graphcache.cache_path(basic_store.path)
+    assert graphcache.save_cache(path, graph, publication)
+    subprocess.run(["git", "--git-dir", str(basic_store.path), "update-ref", "refs/heads/main", first], check=True)
+    assert graphcache.load_cache(path, basic_store) is None
+
+
+def test_a_cache_of_another_repository_is_ignored(basic_store: registry.GitStore, tmp_path: Path) -> None:
+    graph, publication = _built(basic_store)
+    other = registry.GitStore.init(tmp_path / "other" / "manifests.git")
+    commit_manifests(other, basic_scenario().docs[:2])
+    path = graphcache.cache_path(other.path)
+    assert graphcache.save_cache(path, graph, publication)
+    assert graphcache.load_cache(path, other) is None
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only directories")
+def test_an_unwritable_directory_writes_nothing(basic_store: registry.GitStore, tmp_path: Path) -> None:
+    graph, publication = _built(basic_store)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        assert not graphcache.save_cache(locked / "manifests.git.graphcache", graph, publication)
+        assert list(locked.iterdir()) == []
+    finally:
+        locked.chmod(0o700)
+
+
+def test_a_missing_directory_writes_nothing(basic_store: registry.GitStore, tmp_path: Path) -> None:
+    graph, publication = _built(basic_store)
+    assert not graphcache.save_cache(tmp_path / "absent" / "manifests.git.graphcache", graph, publication)
