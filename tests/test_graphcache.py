@@ -12,7 +12,9 @@ from helpers import basic_scenario, commit_manifests, make_attestation, make_ret
 
 import registry
 from registry import graphcache
+from registry.cohorts import Primary
 from registry.graph import Graph
+from registry.nodes import Run
 from registry.snapshots import Publication, build_graph
 
 
@@ -62,8 +64,8 @@ def test_the_embedded_registry_reads_back_as_the_same_graph(embedded: registry.G
     assert republished.mainline.commits == publication.mainline.commits
     assert republished.mainline.times == publication.mainline.times
     # Restored node types keep their behaviour: a run's primary statistic is a named tuple again.
-    run = next(node for node in again.nodes.values() if type(node).__name__ == "Run" and node.primary)  # type: ignore[attr-defined]
-    assert run.primary.statistic == graph.nodes[run.digest].primary.statistic  # type: ignore[attr-defined]
+    run = next(node for node in again.nodes.values() if isinstance(node, Run) and node.primary is not None)
+    assert isinstance(run.primary, Primary) and run.primary.metric == run.primary[0]
 
 
 def test_a_graph_with_lifecycle_overlays_reads_back_the_same(basic_store: registry.GitStore) -> None:
