@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
@@ -31,7 +31,7 @@ from registry.cohorts import (
     trust_of,
 )
 from registry.errors import AmbiguousName
-from registry.members import LAYER_FROM, Layered, Members
+from registry.members import LAYER_FROM, Layered, Members, layered_over
 from registry.nodes import (
     Attestation,
     Environment,
@@ -66,7 +66,7 @@ _HEX = re.compile(r"[0-9a-f]+")
 SOURCE_NATIVE = "source_native"
 STRICT_EXACT = "strict_exact"
 
-Index = dict[str, Members]
+Index = MutableMapping[str, Members]
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,12 +239,14 @@ class Graph:
     honoured_commits: frozenset[str]  # commits whose overlays count (signed by a maintainer)
     # digest -> position on main of the commit that published it (the publication record, shared)
     published_in: Mapping[str, int] = field(default_factory=dict, repr=False)
-    nodes: dict[str, Node] = field(default_factory=dict)
-    facts: dict[str, RunFacts] = field(default_factory=dict)
-    cohorts: dict[str, Cohort] = field(default_factory=dict)
+    # The big mappings are plain dicts in a graph built from scratch, and `LayeredMap`s over the
+    # parent's in a graph derived by `apply` (so that deriving costs the change, not the registry).
+    nodes: MutableMapping[str, Node] = field(default_factory=dict)
+    facts: MutableMapping[str, RunFacts] = field(default_factory=dict)
+    cohorts: MutableMapping[str, Cohort] = field(default_factory=dict)
     # metadata.name -> its digest, or a tuple of them when several manifests share it (any kind):
     # a million names cost a million tuples otherwise. Read it through `named`.
-    names: dict[str, str | tuple[str, ...]] = field(default_factory=dict)
+    names: MutableMapping[str, str | tuple[str, ...]] = field(default_factory=dict)
     runs_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in _NODE_INDEXES + _FACT_INDEXES})
     cohorts_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in ("operation", "workload", "gpu")})
     children: dict[str, Index] = field(
@@ -357,14 +359,14 @@ class Graph:
             position,
             honoured,
             publication,
-            nodes=dict(self.nodes),
-            facts=dict(self.facts),
-            cohorts=dict(self.cohorts),
-            names=dict(self.names),
-            runs_by={k: dict(v) for k, v in self.runs_by.items()},
-            cohorts_by={k: dict(v) for k, v in self.cohorts_by.items()},
-            children={k: dict(v) for k, v in self.children.items()},
-            overlays={k: dict(v) for k, v in self.overlays.items()},
+            nodes=layered_over(self.nodes),
+            facts=layered_over(self.facts),
+            cohorts=layered_over(self.cohorts),
+            names=layered_over(self.names),
+            runs_by={k: layered_over(v) for k, v in self.runs_by.items()},
+            cohorts_by={k: layered_over(v) for k, v in self.cohorts_by.items()},
+            children={k: layered_over(v) for k, v in self.children.items()},
+            overlays={k: layered_over(v) for k, v in self.overlays.items()},
             unpublished=set(self.unpublished),
         )
         touched: list[str] = []
@@ -749,7 +751,7 @@ class Graph:
         return tuple(key for _, key in held)
 
 
-def _edit_name(index: dict[str, str | tuple[str, ...]], key: str, value: str, remove: bool) -> None:
+def _edit_name(index: MutableMapping[str, str | tuple[str, ...]], key: str, value: str, remove: bool) -> None:
     """Add to or remove from the name index (a digest, or a tuple of digests when several share a name)."""
     found = index.get(key)
     current: tuple[str, ...] = () if found is None else (found,) if isinstance(found, str) else found

@@ -13,7 +13,6 @@ lives beside the repository, written only by the server that reads it.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import marshal
 import os
@@ -24,7 +23,7 @@ from typing import Any
 from registry import nodes as n
 from registry.cohorts import Primary, Ranked, RecordEvent, Trust
 from registry.graph import Cohort, Graph, Mainline, RunFacts
-from registry.snapshots import Publication
+from registry.snapshots import Publication, gc_paused
 from registry.store import GitStore
 
 __all__ = ["cache_path", "code_fingerprint", "decode", "encode", "load_cache", "save_cache"]
@@ -81,7 +80,7 @@ def encode(graph: Graph, publication: Publication) -> bytes:
         "fingerprint": code_fingerprint(),
         "commit": graph.commit,
         "mainline": (list(mainline.commits), list(mainline.times), list(mainline.sources)),
-        "first": publication.first,
+        "first": dict(publication.first),
         "graph": {
             "commit": graph.commit,
             "committed_at": graph.committed_at,
@@ -90,7 +89,7 @@ def encode(graph: Graph, publication: Publication) -> bytes:
             "nodes": nodes,
             "facts": facts,
             "cohorts": cohorts,
-            "names": graph.names,
+            "names": dict(graph.names),
             "unpublished": sorted(graph.unpublished),
             **{name: _plain(getattr(graph, name)) for name in ("runs_by", "cohorts_by", "children", "overlays")},
         },
@@ -105,19 +104,14 @@ def _plain(indexes: dict[str, dict[str, Any]]) -> dict[str, dict[str, list[str]]
 def decode(data: bytes) -> tuple[Graph, Publication]:
     """The graph and publication record `encode` wrote.
 
-    The cyclic garbage collector is paused meanwhile: the millions of containers this creates
-    hold no cycles, and collecting them as they appear would double the time.
+    The cyclic garbage collector is paused meanwhile (`gc_paused`): the millions of containers
+    this creates hold no cycles, and collecting them as they appear would double the time.
 
     Raises:
         ValueError: not a cache of this format and code.
     """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _decode(data)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _decode(data: bytes) -> tuple[Graph, Publication]:

@@ -1,8 +1,10 @@
-"""Index values that a new graph derives from its parent's in time proportional to the change.
+"""Collections that a new graph derives from its parent's in time proportional to the change.
 
-An index maps a key (an operation, a GPU, a source...) to the digests under it. Some groups are
-huge (every run on a B200), and a graph for a new commit must not copy them to add one run: a
-`Layered` set is the parent's set, shared, plus what was added and removed since.
+A graph for a new commit must not copy what it shares with its parent: a million nodes by
+digest, or every run on a B200 under one index key, to add a hundred manifests. A `Layered` set
+is the parent's set, shared, plus what was added and removed since; a `LayeredMap` is the same
+for a dict. Both are flattened into a plain set or dict once their changes outgrow a fraction of
+the base, so that reads stay fast and the copying stays amortized O(1) per change.
 
 >>> base = {"a", "b", "c"}
 >>> layered = Layered(base)
@@ -15,10 +17,13 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Set
-from typing import Any
+from collections.abc import ItemsView, Iterator, Mapping, MutableMapping, Set, ValuesView
+from typing import Any, TypeVar
 
-__all__ = ["LAYER_FROM", "Layered", "Members", "flattened"]
+__all__ = ["LAYER_FROM", "Layered", "LayeredMap", "Members", "flattened", "layered_over"]
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 LAYER_FROM = 2048
 """Sets at least this big are layered rather than copied when a derived graph changes them."""
@@ -78,12 +83,124 @@ class Layered(Set[str]):
     def delta(self) -> int:
         return len(self._added) + len(self._removed)
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (set, (list(self),))  # saved flat: a cache holds plain sets
-
 
 Members = set[str] | Layered
 
 
 def flattened(members: Members) -> set[str]:
     return set(members)
+
+
+_MISSING: Any = object()
+_GONE: Any = object()  # a key removed in this layer
+
+
+class LayeredMap(MutableMapping[K, V]):
+    """A shared base dict plus local changes (new values, and removals). The base is never modified.
+
+    >>> base = {"a": 1, "b": 2}
+    >>> layer = LayeredMap(base)
+    >>> layer["c"] = 3; del layer["a"]; layer["b"] = 20
+    >>> sorted(layer.items()), len(layer), "a" in layer, layer.get("a")
+    ([('b', 20), ('c', 3)], 2, False, None)
+    >>> base
+    {'a': 1, 'b': 2}
+    """
+
+    __slots__ = ("_base", "_changes", "_size")
+
+    def __init__(self, base: dict[K, V], changes: dict[K, Any] | None = None, size: int | None = None) -> None:
+        self._base = base
+        self._changes: dict[K, Any] = {} if changes is None else changes
+        self._size = len(base) if size is None else size
+
+    def __getitem__(self, key: K) -> V:
+        value = self._changes.get(key, _MISSING)
+        if value is _MISSING:
+            return self._base[key]
+        if value is _GONE:
+            raise KeyError(key)
+        return value  # type: ignore[no-any-return]
+
+    def get(self, key: K, default: Any = None) -> Any:
+        value = self._changes.get(key, _MISSING)
+        if value is _MISSING:
+            return self._base.get(key, default)
+        return default if value is _GONE else value
+
+    def __contains__(self, key: object) -> bool:
+        value = self._changes.get(key, _MISSING)  # type: ignore[arg-type]
+        return key in self._base if value is _MISSING else value is not _GONE
+
+    def __iter__(self) -> Iterator[K]:
+        changes = self._changes
+        for key in self._base:
+            if key not in changes:
+                yield key
+        for key, value in changes.items():
+            if value is not _GONE:
+                yield key
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __setitem__(self, key: K, value: V) -> None:
+        if key not in self:
+            self._size += 1
+        self._changes[key] = value
+
+    def __delitem__(self, key: K) -> None:
+        if key not in self:
+            raise KeyError(key)
+        if key in self._base:
+            self._changes[key] = _GONE
+        else:
+            del self._changes[key]
+        self._size -= 1
+
+    def values(self) -> ValuesView[V]:
+        return _LayeredValues(self)
+
+    def items(self) -> ItemsView[K, V]:
+        return _LayeredItems(self)
+
+    def _pairs(self) -> Iterator[tuple[K, V]]:
+        changes = self._changes
+        for key, value in self._base.items():
+            if key not in changes:
+                yield key, value
+        for key, value in changes.items():
+            if value is not _GONE:
+                yield key, value
+
+    @property
+    def delta(self) -> int:
+        return len(self._changes)
+
+
+class _LayeredValues(ValuesView[V]):
+    _mapping: LayeredMap[Any, V]
+
+    def __iter__(self) -> Iterator[V]:
+        for _, value in self._mapping._pairs():
+            yield value
+
+
+class _LayeredItems(ItemsView[K, V]):
+    _mapping: LayeredMap[K, V]
+
+    def __iter__(self) -> Iterator[tuple[K, V]]:
+        return self._mapping._pairs()
+
+
+def layered_over(parent: Mapping[K, V]) -> MutableMapping[K, V]:
+    """A mapping equal to `parent` for a derived graph to change, sharing what it can: small
+    mappings are copied; a layer's base is shared and its changes copied (layers never stack),
+    until they reach an eighth of the base, when it is flattened into a plain dict."""
+    if isinstance(parent, LayeredMap):
+        if parent.delta * 8 > len(parent._base):
+            return dict(parent._pairs())
+        return LayeredMap(parent._base, dict(parent._changes), parent._size)
+    if len(parent) < LAYER_FROM or not isinstance(parent, dict):
+        return dict(parent)
+    return LayeredMap(parent)

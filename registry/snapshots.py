@@ -12,7 +12,7 @@ import gc
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +22,7 @@ import orjson
 from registry.errors import RegistryError, RevisionNotFound
 from registry.graph import Graph, Mainline
 from registry.kinds import KIND_BY_FOLDER
+from registry.members import layered_over
 from registry.nodes import Node, Retraction, Supersession, Verification, extract
 from registry.provenance import SignatureCheck
 from registry.review import check_range
@@ -66,7 +67,7 @@ class Publication:
     """When each manifest was published: its first commit on main's first-parent history."""
 
     mainline: Mainline
-    first: dict[str, int] = field(repr=False)  # digest -> position in mainline.commits
+    first: Mapping[str, int] = field(repr=False)  # digest -> position in mainline.commits
 
     def position(self, digest: str) -> int:
         return self.first.get(digest, -1)
@@ -87,7 +88,7 @@ def publication_of(
     if previous is not None and known is not None and chain == [known, head] and changes is not None:
         # One new commit on main, whose diff with its first parent the caller already has.
         info = store.commit_info(head)
-        first = dict(previous.first)
+        first = layered_over(previous.first)
         position = len(previous.mainline.commits)
         for change in changes:
             digest = _digest_of_path(change.path)

@@ -23,6 +23,8 @@ from helpers import (
 )
 
 import registry
+import registry.graph
+import registry.members
 from registry.graph import Graph
 from registry.nodes import Run
 from registry.snapshots import Publication, build_graph, move_graph, publication_of
@@ -166,7 +168,17 @@ def _signature(graph: Graph) -> dict[str, Any]:
     }
 
 
-def test_incremental_updates_equal_full_builds(store: registry.GitStore) -> None:
+@pytest.fixture(params=["copied", "layered"])
+def layering(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Derived graphs copy small collections and layer big ones over their parent's: "layered"
+    makes every collection count as big, so that small registries take the big-registry path."""
+    if request.param == "layered":
+        monkeypatch.setattr(registry.members, "LAYER_FROM", 1)
+        monkeypatch.setattr(registry.graph, "LAYER_FROM", 1)
+    return str(request.param)
+
+
+def test_incremental_updates_equal_full_builds(store: registry.GitStore, layering: str) -> None:
     scenario = basic_scenario()
     commits = [commit_manifests(store, scenario.docs)]
     op2 = make_operation("softmax-2", family="softmax")
@@ -215,7 +227,7 @@ def test_incremental_updates_equal_full_builds(store: registry.GitStore) -> None
         )
 
 
-def test_a_newer_faster_run_takes_the_record_and_rank(store: registry.GitStore) -> None:
+def test_a_newer_faster_run_takes_the_record_and_rank(store: registry.GitStore, layering: str) -> None:
     scenario = basic_scenario()
     first = commit_manifests(store, scenario.docs)
     faster = make_run(
