@@ -29,7 +29,7 @@ from registry.store import GitStore
 __all__ = ["cache_path", "code_fingerprint", "decode", "encode", "load_cache", "save_cache"]
 
 _FORMAT = 2
-_DERIVING_MODULES = ("nodes", "graph", "cohorts", "snapshots", "validate", "graphcache", "kinds/__init__")
+_DERIVING_MODULES = ("nodes", "graph", "members", "cohorts", "snapshots", "validate", "graphcache", "kinds/__init__")
 _NODE_CLASSES: dict[str, type[Any]] = {
     cls.__name__: cls
     for cls in (n.Run, n.Workload, n.Implementation, n.Operation, n.Project, n.Protocol, n.Environment,
