@@ -356,52 +356,53 @@ class GitStore:
     def manifests_with_bytes(self, commit: str) -> Iterator[tuple[str, str, str, bytes]]:
         """Every manifest at a commit as (kind, digest, blob id, bytes): the cold-load path.
 
-        `git ls-tree -r` piped into `git cat-file --batch` list and inflate in two processes of
+        `git ls-tree -r` pipes straight into `git cat-file --batch`: both run in processes of
         their own while this one parses what arrives (pygit2 would read in this thread, holding
-        the GIL); only paths at `<kind-folder>/<hh>/<hex>.json` are yielded.
+        the GIL, and a Python relay between the two costs ~10% of a cold build). Only blobs at
+        `<kind-folder>/<hh>/<hex>.json` are yielded.
+
+        Raises:
+            StoreCorrupt: git failed, or a blob the tree lists is missing.
         """
         env = {**os.environ, "GIT_DIR": str(self.git_dir)}
         folders = sorted(KIND_BY_FOLDER)
         lister = subprocess.Popen(
-            ["git", "ls-tree", "-r", "--format=%(objectname) %(objecttype) %(path)", commit, "--", *folders],
+            ["git", "ls-tree", "-r", "--format=%(objectname) %(objectmode) %(path)", commit, "--", *folders],
             stdout=subprocess.PIPE,
             env=env,
-        )
-        # ls-tree lists blobs and nothing else under these folders in a valid registry; whatever
-        # else a broken tree holds (a submodule) is filtered out below, before cat-file sees it.
-        reader = subprocess.Popen(
-            ["git", "cat-file", "--batch=%(objectname) %(objecttype) %(objectsize) %(rest)"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            bufsize=1 << 20,
         )
         assert lister.stdout is not None
-        assert reader.stdin is not None
+        try:
+            reader = subprocess.Popen(
+                ["git", "cat-file", "--buffer", "--batch=%(objectname) %(objecttype) %(objectsize) %(rest)"],
+                stdin=lister.stdout,
+                stdout=subprocess.PIPE,
+                env=env,
+                bufsize=1 << 20,
+            )
+        finally:
+            lister.stdout.close()  # cat-file holds it now; ls-tree sees SIGPIPE if cat-file dies
         assert reader.stdout is not None
-        listing, requests, out = lister.stdout, reader.stdin, reader.stdout
-
-        def feed() -> None:  # a thread: keep cat-file supplied while we read its answers
-            try:
-                for line in listing:
-                    oid, kind, path = line.split(b" ", 2)
-                    if kind == b"blob":
-                        requests.write(oid + b" " + path)
-                requests.close()
-            except BrokenPipeError:
-                pass
-
-        writer = threading.Thread(target=feed, daemon=True)
-        writer.start()
+        out = reader.stdout
         kinds = {folder.encode(): info.name for folder, info in KIND_BY_FOLDER.items()}
         readline, read = out.readline, out.read
+        missing: list[str] = []
         try:
             while header := readline():
-                # "<40 hex> blob <size> <folder>/<hh>/<64 hex>.json\n"
+                # "<40 hex> blob <size> <mode> <folder>/<hh>/<64 hex>.json\n"
+                if header[40:46] != b" blob ":
+                    # "<oid> missing": a submodule's commit (ignored, like any non-manifest entry)
+                    # or a lost blob (checked below); another type: its content follows, skipped.
+                    fields = header.split(b" ", 3)
+                    if fields[1] == b"missing\n":
+                        missing.append(fields[0].decode())
+                    elif len(fields) >= 3:
+                        read(int(fields[2]) + 1)
+                    continue
                 space = header.index(b" ", 46)
                 data = read(int(header[46:space]))
                 read(1)
-                path = header[space + 1 : -1]
+                path = header[space + 8 : -1]  # after "<size> <6-digit mode> "
                 slash = path.find(b"/")
                 kind = kinds.get(path[:slash])
                 rest = path[slash + 1 :]
@@ -411,14 +412,25 @@ class GitStore:
             for process in (lister, reader):
                 if process.poll() is None:
                     process.kill()
-            writer.join()
-            for stream in (out, listing, requests):
-                with contextlib.suppress(OSError):
-                    stream.close()
+            with contextlib.suppress(OSError):
+                out.close()
             lister.wait()
             reader.wait()
         if lister.returncode not in (0, -9) or reader.returncode not in (0, -9):
             raise StoreCorrupt(commit, "git could not list or read the manifests")
+        lost = self._missing_blobs(commit, missing) if missing else []
+        if lost:
+            raise StoreCorrupt(commit, f"{len(lost)} listed blob(s) are missing, e.g. {lost[0]}")
+
+    def _missing_blobs(self, commit: str, oids: list[str]) -> list[str]:
+        """Which of `oids` (reported missing by cat-file) the tree lists as blobs, not submodules."""
+        wanted = set(oids)
+        listing = self._git("ls-tree", "-r", "--format=%(objecttype) %(objectname) %(path)", commit).stdout
+        return sorted(
+            f"{path.decode(errors='replace')} ({oid.decode()})"
+            for kind, oid, path in (line.split(b" ", 2) for line in listing.splitlines())
+            if kind == b"blob" and oid.decode() in wanted
+        )
 
     def _cat_file(self, oids: Sequence[str]) -> Iterator[bytes]:
         process = subprocess.Popen(

@@ -4,6 +4,8 @@ the pack path, revisions and diffs. Real repositories in tmp_path; nothing mocke
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pygit2
@@ -393,6 +395,40 @@ def test_reading_a_missing_blob_is_corruption(basic_store: registry.GitStore) ->
         basic_store.read_blob("0" * 40)
     with pytest.raises(registry.StoreCorrupt, match="missing blob"):
         basic_store.read_blob(basic_store.tree_id(basic_store.head() or ""))  # a tree is not a blob
+
+
+def _main_with_entries(store: registry.GitStore, entries: list[tuple[str, str, str]]) -> str:
+    """Move main to a commit whose tree is main's plus `entries` (mode, object id, path), objects
+    that need not exist: what a broken or hand-made repository can hold."""
+    head = store.head()
+    assert head is not None
+    env = {**os.environ, "GIT_DIR": str(store.git_dir), "GIT_INDEX_FILE": str(store.git_dir / "test-index")}
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+    git("read-tree", head)
+    for mode, oid, path in entries:
+        git("update-index", "--add", "--cacheinfo", f"{mode},{oid},{path}")
+    tree = git("write-tree", "--missing-ok")
+    commit = git("commit-tree", tree, "-p", head, "-m", "hand-made")
+    git("update-ref", MAIN, commit)
+    (store.git_dir / "test-index").unlink()
+    return commit
+
+
+def test_a_cold_load_skips_a_submodule_entry(basic_store: registry.GitStore) -> None:
+    before = {digest for _, digest, _, _ in basic_store.manifests_with_bytes(basic_store.head() or "")}
+    commit = _main_with_entries(basic_store, [("160000", "2" * 40, "benchmark-runs/cd/sub")])
+    after = {digest for _, digest, _, _ in basic_store.manifests_with_bytes(commit)}
+    assert after == before and len(after) == len(basic_scenario().docs)
+
+
+def test_a_cold_load_of_a_tree_missing_a_blob_is_corruption(basic_store: registry.GitStore) -> None:
+    path = f"benchmark-runs/11/{'1' * 64}.json"
+    commit = _main_with_entries(basic_store, [("100644", "1" * 40, path)])
+    with pytest.raises(registry.StoreCorrupt, match=r"1 listed blob\(s\) are missing, e\.g\. " + path):
+        list(basic_store.manifests_with_bytes(commit))
 
 
 # Diffs -------------------------------------------------------------------------------------------------
