@@ -571,11 +571,9 @@ class Implementation:
         return self._node.title
 
     @strawberry.field(description="Who wrote it: the first author, else the project, else the name.")
-    def display_name(self, info: Info) -> str:
-        authors = _document(info, self._node)["metadata"].get("authors") or []
-        for author in authors:
-            if author.get("name") or author.get("github"):
-                return str(author.get("name") or author.get("github"))
+    def display_name(self) -> str:
+        if self._node.author is not None:
+            return self._node.author
         project = _project_of(self._graph, self._node)
         return project.display_name if project else self._node.name
 

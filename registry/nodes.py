@@ -100,6 +100,7 @@ class Implementation(NamedTuple):
     project: str | None  # metadata.labels.project: a SoftwareProject's metadata.name
     source_available: bool
     language: str
+    author: str | None  # the first of metadata.authors with a name (or GitHub handle): who leaderboards credit
 
     @property
     def kind(self) -> str:
@@ -291,6 +292,7 @@ def extract(kind: str, digest: str, oid: str, document: dict[str, Any]) -> Node:
             labels.get("project"),
             source_available,
             _intern(spec["callable"]["language"]),
+            _first_author(metadata.get("authors")),
         )
     if kind == "OperationSpec":
         return Operation(digest, oid, name, title, _intern(spec["family"]))
@@ -334,3 +336,10 @@ def extract(kind: str, digest: str, oid: str, document: dict[str, Any]) -> Node:
             spec["runner"],
         )
     return Other(digest, oid, name, title, kind)
+
+
+def _first_author(authors: Any) -> str | None:
+    for author in authors or ():
+        if isinstance(author, dict) and (author.get("name") or author.get("github")):
+            return _intern(str(author.get("name") or author.get("github")))
+    return None

@@ -26,7 +26,7 @@ import registry
 import registry.graph
 import registry.members
 from registry.graph import Graph
-from registry.nodes import Run
+from registry.nodes import Implementation, Run, extract
 from registry.snapshots import Publication, build_graph, move_graph, publication_of
 
 SEED_000 = "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308"
@@ -149,6 +149,24 @@ def test_no_pinned_commit_shares_state_with_the_head(
     assert SEED_000 in graph.nodes and SEED_000 not in before_seeds.nodes
     assert graph.rank(SEED_000) == 2  # moving to the older commit did not touch the head graph
     assert len(graph.nodes) - len(before_seeds.nodes) == 4
+
+
+@pytest.mark.parametrize(
+    ("authors", "credited"),
+    [
+        ([{"name": "Ada Lovelace", "github": "ada"}], "Ada Lovelace"),
+        ([{"github": "ada"}], "ada"),
+        ([{}, {"name": "Bo"}], "Bo"),
+        ([], None),
+        (None, None),
+    ],
+)
+def test_an_implementation_credits_its_first_named_author(authors: Any, credited: str | None) -> None:
+    document = make_implementation(make_operation("rmsnorm-h4096"))
+    if authors is not None:
+        document["metadata"]["authors"] = authors
+    node = extract("ImplementationRevision", digest_of(document), "0" * 40, document)
+    assert isinstance(node, Implementation) and node.author == credited
 
 
 # Small registries: incremental == from scratch --------------------------------------------------
