@@ -430,9 +430,9 @@ async def _refresh(request: Request) -> JSONResponse:
     service = _service(request)
     secret = service.settings.hook_secret
     if secret and request.headers.get("authorization") != f"Bearer {secret}":
-        return JSONResponse({"error": "a valid 'Authorization: Bearer <secret>' is required"}, status_code=401)
+        return _error(401, "a valid 'Authorization: Bearer <secret>' is required", "UNAUTHORIZED")
     if not service.ready:
-        return JSONResponse({"error": "the registry is still loading"}, status_code=503)
+        return _error(503, "the registry is still loading", "NOT_READY")
     status = await anyio.to_thread.run_sync(service.refresh)
     return JSONResponse(
         {"serving": status.serving, "main": status.main, "reason": status.reason},

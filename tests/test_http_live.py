@@ -158,6 +158,19 @@ def test_a_head_that_fails_validation_is_not_served(store: registry.GitStore) ->
     assert answer["data"] == {"commit": {"id": good}, "run": {"status": "PASSED"}}
 
 
+def test_a_refresh_hook_with_a_secret_wants_it(store: registry.GitStore) -> None:
+    commit_manifests(store, basic_scenario().docs)
+    with serve(store.path, hook_secret="s3cret") as api:
+        second = commit_manifests(store, [_faster_run(5000, "run-hooked")], when=1_700_003_600)
+        for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": "s3cret"}):
+            refused = api.client.post("/hooks/refresh", headers=headers)
+            assert refused.status_code == 401
+            assert refused.json()["errors"][0]["extensions"]["code"] == "UNAUTHORIZED"
+        assert api.client.get("/healthz").json()["serving"] != second  # nothing moved
+        accepted = api.client.post("/hooks/refresh", headers={"authorization": "Bearer s3cret"})
+        assert accepted.status_code == 200 and accepted.json()["serving"] == second
+
+
 def test_the_warm_cache_is_used_and_ignored_when_stale(store: registry.GitStore) -> None:
     scenario = basic_scenario()
     head = commit_manifests(store, scenario.docs)
