@@ -187,7 +187,7 @@ def load_cache(path: Path, store: GitStore) -> tuple[Graph, Publication] | None:
         return None
     try:
         graph, publication = decode(data)
-    except (ValueError, KeyError, TypeError, IndexError):
+    except Exception:  # whatever a damaged file makes decoding raise, it means "no cache"
         return None
     main = store.head()
     if main is None or graph.commit not in publication.mainline.positions:

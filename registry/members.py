@@ -26,7 +26,7 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 LAYER_FROM = 2048
-"""Sets at least this big are layered rather than copied when a derived graph changes them."""
+"""Sets and maps at least this big are layered rather than copied when a derived graph changes them."""
 
 
 class Layered(Set[str]):
