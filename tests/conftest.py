@@ -7,10 +7,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import EMBEDDED_REPO, basic_scenario, commit_manifests
+from helpers import EMBEDDED_REPO, SHARED, basic_scenario, commit_manifests
 from typer.testing import CliRunner
 
 import registry
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests read the shared data (upstream schemas, examples, seed pages, the corpus export)
+    that every checkout has at ../shared: say so plainly when it is not there."""
+    if not (SHARED / "kernelindex" / "examples").is_dir() or not (SHARED / "seeds").is_dir():
+        raise pytest.UsageError(f"the tests need the shared data beside the project, at {SHARED} (not found)")
 
 
 def _fingerprint(root: Path) -> dict[str, tuple[int, int]]:
