@@ -417,10 +417,12 @@ def _document(info: Info, node: n.Node) -> dict[str, Any]:
     return info.context.documents.get(node.oid)
 
 
-@strawberry.type(description="What is computed (OperationSpec): inputs, outputs, semantics.")
-class Operation:
+@strawberry.type
+class _Named:
+    """The fields every manifest-backed type starts with (not itself in the schema)."""
+
     _graph: strawberry.Private[Graph]
-    _node: strawberry.Private[n.Operation]
+    _node: strawberry.Private[n.Node]
 
     @strawberry.field
     def digest(self) -> str:
@@ -433,6 +435,11 @@ class Operation:
     @strawberry.field
     def title(self) -> str | None:
         return self._node.title
+
+
+@strawberry.type(description="What is computed (OperationSpec): inputs, outputs, semantics.")
+class Operation(_Named):
+    _node: strawberry.Private[n.Operation]
 
     @strawberry.field
     def family(self) -> str:
@@ -470,21 +477,8 @@ class Operation:
 
 
 @strawberry.type(description="The inputs a run measured: one case, or a suite of cases.")
-class Workload:
-    _graph: strawberry.Private[Graph]
+class Workload(_Named):
     _node: strawberry.Private[n.Workload]
-
-    @strawberry.field
-    def digest(self) -> str:
-        return self._node.digest
-
-    @strawberry.field
-    def name(self) -> str:
-        return self._node.name
-
-    @strawberry.field
-    def title(self) -> str | None:
-        return self._node.title
 
     @strawberry.field(description="WorkloadCase or WorkloadSuite.")
     def kind(self) -> str:
@@ -523,21 +517,8 @@ class Workload:
 
 
 @strawberry.type(description="Who maintains implementations: a library, a person, a vendor.")
-class Project:
-    _graph: strawberry.Private[Graph]
+class Project(_Named):
     _node: strawberry.Private[n.Project]
-
-    @strawberry.field
-    def digest(self) -> str:
-        return self._node.digest
-
-    @strawberry.field
-    def name(self) -> str:
-        return self._node.name
-
-    @strawberry.field
-    def title(self) -> str | None:
-        return self._node.title
 
     @strawberry.field(description="The project's own name (spec.name).")
     def display_name(self) -> str:
@@ -554,21 +535,8 @@ class Project:
 
 
 @strawberry.type(description="One revision of code that computes an operation.")
-class Implementation:
-    _graph: strawberry.Private[Graph]
+class Implementation(_Named):
     _node: strawberry.Private[n.Implementation]
-
-    @strawberry.field
-    def digest(self) -> str:
-        return self._node.digest
-
-    @strawberry.field
-    def name(self) -> str:
-        return self._node.name
-
-    @strawberry.field
-    def title(self) -> str | None:
-        return self._node.title
 
     @strawberry.field(description="Who wrote it: the first author, else the project, else the name.")
     def display_name(self) -> str:
@@ -610,21 +578,8 @@ class Implementation:
 
 
 @strawberry.type(description="How a run was measured: harness, timer, statistic, correctness reference.")
-class Protocol:
-    _graph: strawberry.Private[Graph]
+class Protocol(_Named):
     _node: strawberry.Private[n.Protocol]
-
-    @strawberry.field
-    def digest(self) -> str:
-        return self._node.digest
-
-    @strawberry.field
-    def name(self) -> str:
-        return self._node.name
-
-    @strawberry.field
-    def title(self) -> str | None:
-        return self._node.title
 
     @strawberry.field(description="e.g. SOL-ExecBench evaluation stack v1.0")
     def harness(self, info: Info) -> str:
@@ -657,21 +612,8 @@ class Protocol:
 
 
 @strawberry.type(description="Where a run was measured: hardware and software.")
-class Environment:
-    _graph: strawberry.Private[Graph]
+class Environment(_Named):
     _node: strawberry.Private[n.Environment]
-
-    @strawberry.field
-    def digest(self) -> str:
-        return self._node.digest
-
-    @strawberry.field
-    def name(self) -> str:
-        return self._node.name
-
-    @strawberry.field
-    def title(self) -> str | None:
-        return self._node.title
 
     @strawberry.field
     def vendor(self) -> str:
