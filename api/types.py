@@ -738,24 +738,11 @@ class Verification:
 
 
 @strawberry.type(description="A benchmark result: implementation I on workload W, protocol P, environment E.")
-class Run:
-    _graph: strawberry.Private[Graph]
+class Run(_Named):
     _node: strawberry.Private[n.Run]
 
     def _facts(self) -> registry.graph.RunFacts:
         return self._graph.facts[self._node.digest]
-
-    @strawberry.field
-    def digest(self) -> str:
-        return self._node.digest
-
-    @strawberry.field
-    def name(self) -> str:
-        return self._node.name
-
-    @strawberry.field
-    def title(self) -> str | None:
-        return self._node.title
 
     @strawberry.field
     def status(self) -> RunStatus:
