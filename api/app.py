@@ -52,7 +52,7 @@ class Service:
 
     def __init__(self, settings: Settings, clock: Callable[[], dt.date] | None = None) -> None:
         self.settings = settings
-        self.snapshots = Snapshots(settings.repo_path)
+        self.snapshots = Snapshots(settings.repo_path, trust_root=settings.trust_root_policy())
         self.documents = Documents(self.snapshots)
         self.responses = ResponseCache(max_bytes=64 * 1024 * 1024)
         self.clock = clock or (lambda: dt.datetime.now(dt.UTC).date())

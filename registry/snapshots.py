@@ -26,8 +26,8 @@ from registry.members import layered_over
 from registry.nodes import Node, Retraction, Supersession, Verification, extract
 from registry.provenance import SignatureCheck
 from registry.review import check_range
-from registry.signatures import verify_commit
 from registry.store import Entry, GitStore, TreeChange
+from registry.trust import TrustChain
 
 __all__ = [
     "HeadStatus",
@@ -290,8 +290,17 @@ class Snapshots:
     Thread-safe. Every thread gets its own `GitStore` (libgit2 repositories must not be shared).
     """
 
-    def __init__(self, repo_path: Path, *, capacity: int = 4, validate: bool = True) -> None:
+    def __init__(
+        self, repo_path: Path, *, capacity: int = 4, validate: bool = True, trust_root: bytes | None = None
+    ) -> None:
+        """`trust_root`: the operator's pinned maintainers policy (see `registry.trust`).
+
+        Raises:
+            RegistryError: the pinned trust root is not a readable policy.
+        """
         self.repo_path = repo_path
+        self.trust_root = trust_root
+        TrustChain.check_root(trust_root)
         self._local = threading.local()
         self._lock = threading.RLock()
         self._refresh_lock = threading.Lock()
@@ -329,12 +338,20 @@ class Snapshots:
 
     # Signatures -----------------------------------------------------------------------------------
 
+    def trust(self) -> TrustChain:
+        """This thread's view of the maintainers policies in force (see `registry.trust`)."""
+        chain: TrustChain | None = getattr(self._local, "chain", None)
+        if chain is None:
+            chain = self._local.chain = TrustChain(self.store(), self.trust_root)
+        return chain
+
     def signature(self, commit: str) -> SignatureCheck:
-        """The signature check of a commit (cached: the answer never changes for a commit)."""
+        """Whether a maintainer of the policy in force before `commit` signed it (cached: a
+        commit's place in history never changes)."""
         with self._lock:
             found = self._signatures.get(commit)
         if found is None:
-            found = verify_commit(self.store(), self.store().commit_info(commit))
+            found = self.trust().verify(commit)
             with self._lock:
                 self._signatures[commit] = found
         return found
@@ -482,3 +499,6 @@ class _Served:
         if node is None or node.kind not in kinds:
             return None
         return orjson.loads(self._store.read_blob(node.oid))  # type: ignore[no-any-return]
+
+    def find_named(self, kind: str, name: str) -> str | None:
+        return next((d for d in self._graph.named(name) if self._graph.nodes[d].kind == kind), None)

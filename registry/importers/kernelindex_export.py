@@ -255,7 +255,9 @@ def import_export(store: GitStore, path: Path, progress: Progress | None = None)
     for number, batch in enumerate(batches, start=1):
         if progress:
             progress(f"commit {batch.slug}", number, len(batches))
-        results.append(store.add(batch.manifests, batch.meta(export), allowed_mismatches=batch.mismatches))
+        results.append(
+            store.add(batch.manifests, batch.meta(export), allowed_mismatches=batch.mismatches, unique_names=False)
+        )
     return results
 
 
