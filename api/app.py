@@ -151,7 +151,8 @@ def create_app(settings: Settings | None = None, *, clock: Callable[[], dt.date]
             max_age=86400,
         )
     ]
-    application = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    handlers = {registry.RegistryError: _registry_fault, Exception: _unexpected_fault}
+    application = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=handlers)
     application.state.service = service
     return application
 
@@ -171,6 +172,20 @@ async def _poll(service: Service) -> None:
 def _service(request: Request) -> Service:
     service: Service = request.app.state.service
     return service
+
+
+async def _registry_fault(request: Request, exc: Exception) -> Response:
+    """A registry error no route expected (a corrupt object read mid-request): the error shape, never a
+    bare 500. Corruption is the server's state, not the client's fault: 503, retryable elsewhere."""
+    log.error("kernelindex: %s %s: %s", request.method, request.url.path, exc)
+    if isinstance(exc, registry.StoreCorrupt):
+        return _error(503, f"the registry cannot serve this: {exc}", "STORE_CORRUPT")
+    return _error(500, str(exc), "INTERNAL")
+
+
+async def _unexpected_fault(request: Request, exc: Exception) -> Response:
+    log.exception("kernelindex: unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return _error(500, "Unexpected error.", "INTERNAL")
 
 
 def _error(status: int, message: str, code: str) -> JSONResponse:
@@ -417,6 +432,7 @@ async def _healthz(request: Request) -> JSONResponse:
         "reason": status.reason or service.load_error,
         "checkedAt": utc_instant(int(status.checked_at)) if status.checked_at else None,
         "buildSeconds": round(status.build_seconds, 3),
+        "integrity": {"verified": status.verified, "checkSeconds": round(status.verify_seconds, 3)},
         "uptimeSeconds": round(time.time() - service.started, 1),
     }
     if not service.ready:

@@ -378,6 +378,8 @@ class GitStore:
                     yield odb_read(oid)[1]
                 except KeyError:
                     raise StoreCorrupt(oid, "missing blob") from None
+                except (ValueError, pygit2.GitError) as exc:
+                    raise StoreCorrupt(oid, str(exc)) from None
             return
         yield from self._cat_file(oids)
 
@@ -757,11 +759,14 @@ class GitStore:
                         holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
                         raise StoreBusy(_ATTEMPTS, f"another writer ({holder}) holds {path}") from exc
                     time.sleep(0.02)
+            # A holder that exits cleanly empties the file; one that died mid-write could not, and
+            # every git lock it left is as dead as it is.
+            died_holding = os.pread(fd, 64, 0).strip() != b""
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"pid {os.getpid()} on {_HOST}\n".encode(), 0)
             self._writer_depth = 1
             try:
-                self._clear_stale_locks()
+                self._clear_stale_locks(older_than=0.0 if died_holding else _STALE_LOCK_SECONDS)
                 yield
             finally:
                 self._writer_depth = 0
