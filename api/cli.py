@@ -145,13 +145,47 @@ def _read_manifests(files: list[Path]) -> list[tuple[str, registry.Manifest]]:
 
 @app.command()
 @_guard
-def init(repo: RepoOption = None) -> None:
+def init(
+    repo: RepoOption = None,
+    maintainers: Annotated[
+        Path | None,
+        typer.Option(
+            help="An allowed-signers file: the registry's trust root, written as its initial commit "
+            "(the only way a first maintainers policy enters a registry's history)."
+        ),
+    ] = None,
+    author: Annotated[str | None, typer.Option(help="'Name <email>' (default: git config user.*).")] = None,
+) -> None:
     """Create an empty registry (a bare git repository whose main branch is the publication record)."""
+    from registry.signatures import POLICY_PATH
+
     path = _repo_path(repo)
     existed = path.exists() and any(path.iterdir())
     if existed and not (path / "HEAD").exists():
         raise registry.StoreNotFound(str(path), "exists and is not an empty directory or a git repository")
+    policy = None
+    if maintainers is not None:
+        try:
+            policy = maintainers.read_bytes()
+        except OSError as exc:
+            raise typer.BadParameter(f"cannot read {maintainers}: {exc.strerror}", param_hint="--maintainers") from None
+        registry.TrustChain.check_root(policy)
     store = registry.GitStore.init(path)
+    if policy is not None:
+        if store.head() is not None:
+            raise registry.RegistryError(
+                f"{store.path} already has commits: the root policy can only be the initial commit "
+                "(for an existing registry, pin one with KERNELINDEX_TRUST_ROOT)"
+            )
+        settings = _settings()
+        name, email = _identity(author, store, "author")
+        when, offset = settings.author_date or (int(time.time()), 0)
+        person = registry.Person(name, email, when, offset)
+        meta = registry.CommitMeta(person, person, "Trust root: the first maintainers policy",
+                                   trailers=(("Source", "community"),))  # fmt: skip
+        commit = store.add([], meta, extra_files={POLICY_PATH: policy}).commit
+        typer.echo(f"created registry {store.path} with its trust root in {commit}")
+        return
     typer.echo(f"{'reusing' if existed else 'created'} registry {store.path}")
 
 
