@@ -15,7 +15,7 @@ import typer
 
 import registry
 from api import cli
-from registry.importers.plan import ImportPlan, Reconciled, commit_meta, reconcile, write_directory
+from registry.importers.plan import ImportPlan, Reconciled, commit_plan, reconcile, write_directory
 from registry.importers.sourcefiles import SourceFileError
 
 __all__ = ["run_import"]
@@ -73,15 +73,21 @@ def run_import(
         )
     store = cli._try_open(repo)
     target = _target(store, branch, out, dry_run)
-    base = store.head() if store is not None else None
-    at = (store.head(target) or base) if store is not None and target else base
-    reconciled = reconcile(plan, store, at)
     result: registry.AddResult | None = None
     written: list[Path] = []
-    if target is not None and store is not None and reconciled.new:
-        result = _commit(store, target, plan, reconciled, author)
-    elif out is not None:
-        written = write_directory(reconciled, out)
+    if target is not None and store is not None:
+        person = None
+        if author:
+            name, email = cli._identity(author, store, "author")
+            person = registry.Person(name, email, 0)
+        before = store.head(target)
+        reconciled, result = commit_plan(store, plan, target, person)
+        if result and result.commit and store.work_tree is not None and target == store.current_branch() and before:
+            store.sync_work_tree(before, result.commit)
+    else:
+        reconciled = reconcile(plan, store, store.head() if store is not None else None)
+        if out is not None:
+            written = write_directory(reconciled, out)
     seconds = time.perf_counter() - started
     pr = _pr_report(store, target) if store is not None and target and target != registry.store.MAIN else None
     if as_json:
@@ -107,28 +113,6 @@ def _target(store: registry.GitStore | None, branch: str | None, out: Path | Non
             param_hint="--branch",
         )
     return current
-
-
-def _commit(
-    store: registry.GitStore, target: str, plan: ImportPlan, reconciled: Reconciled, author: str | None
-) -> registry.AddResult:
-    if store.head(target) is None and target != registry.store.MAIN:
-        start = store.head()
-        if start is None:
-            raise registry.RegistryError("the registry is empty: a branch needs a commit to start from")
-        store.create_branch(target, start)
-    parent = store.head(target)
-    parent_time = store.commit_info(parent).committer.time if parent else None
-    person = None
-    if author:
-        name, email = cli._identity(author, store, "author")
-        person = registry.Person(name, email, 0)
-    meta = commit_meta(plan, reconciled, parent_time, person)
-    before = store.head(target)
-    result = store.add(list(reconciled.new), meta, ref=target)
-    if result.commit and store.work_tree is not None and target == store.current_branch() and before is not None:
-        store.sync_work_tree(before, result.commit)
-    return result
 
 
 def _pr_report(store: registry.GitStore, target: str) -> Any:

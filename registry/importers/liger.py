@@ -39,7 +39,7 @@ TERMS = SourceTerms(
     slug="liger-kernel-bench",
     name="Liger-Kernel benchmarks",
     license="BSD-2-Clause. Redistribution permitted with copyright notice retention",
-    attribution="LinkedIn Liger-Kernel",
+    attribution="LinkedIn Liger-Kernel; Copyright 2024 LinkedIn Corporation",
     url=REPO_URL,
 )
 

@@ -11,18 +11,17 @@ deterministically from the data), or as files in a directory for review.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from registry.errors import Problem
+from registry.errors import Problem, RegistryError
 from registry.importers.sourcefiles import InputFile
 from registry.manifest import Manifest, manifest_from_document
 from registry.nodes import instant_ns
 from registry.provenance import CommitMeta, Person, trailer_pairs
-from registry.store import GitStore
+from registry.store import MAIN, AddResult, GitStore
 
 __all__ = [
     "IMPORTER",
@@ -31,6 +30,7 @@ __all__ = [
     "RowOutcome",
     "SourceTerms",
     "commit_meta",
+    "commit_plan",
     "reconcile",
     "write_directory",
 ]
@@ -169,7 +169,7 @@ def commit_meta(
     date is the latest observation, the commit date that or the parent's, whichever is later (so
     main's dates never go backwards and a rebuild gives the same commit id)."""
     terms = plan.terms
-    latest = math.ceil(plan.latest_observation / 1e9) if plan.latest_observation is not None else parent_time or 0
+    latest = -(-plan.latest_observation // 1_000_000_000) if plan.latest_observation is not None else parent_time or 0
     committed = max(latest, parent_time or 0)
     kinds = Counter(m.kind for _, m in reconciled.new)
     counts = ", ".join(f"{n:,} {kind}" for kind, n in sorted(kinds.items()))
@@ -206,6 +206,30 @@ def commit_meta(
         body=body,
         trailers=trailers,
     )
+
+
+def commit_plan(
+    store: GitStore, plan: ImportPlan, ref: str = MAIN, author: Person | None = None
+) -> tuple[Reconciled, AddResult | None]:
+    """Reconcile the plan with `ref` (a branch that does not exist yet starts from main) and commit
+    what is new there, in one commit; None when nothing is new (a second import changes nothing).
+
+    Raises:
+        RegistryError: the registry is empty and `ref` is not main.
+        RejectedChange: the new manifests do not fit the registry (a reference that resolves nowhere).
+    """
+    if store.head(ref) is None and ref != MAIN:
+        start = store.head()
+        if start is None:
+            raise RegistryError("the registry is empty: a branch needs a commit to start from")
+        store.create_branch(ref, start)
+    parent = store.head(ref)
+    reconciled = reconcile(plan, store, parent)
+    if not reconciled.new:
+        return reconciled, None
+    parent_time = store.commit_info(parent).committer.time if parent else None
+    meta = commit_meta(plan, reconciled, parent_time, author)
+    return reconciled, store.add(list(reconciled.new), meta, ref=ref)
 
 
 def write_directory(reconciled: Reconciled, directory: Path) -> list[Path]:
