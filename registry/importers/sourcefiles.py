@@ -96,6 +96,7 @@ def csv_records(source: InputFile) -> Iterator[CsvRecord]:
     columns: list[int] = []
     text: list[str] = []
     quoted = False
+    opened = (0, 0)  # line and column of the quote that opened the current quoted field
     start_line = 0
     field_column = 1
     for number, raw in source.lines():
@@ -123,6 +124,7 @@ def csv_records(source: InputFile) -> Iterator[CsvRecord]:
                     text.append(char)
             elif char == '"':
                 quoted = True
+                opened = (number, index + 1)
             elif char == ",":
                 fields.append("".join(text))
                 columns.append(field_column)
@@ -139,7 +141,7 @@ def csv_records(source: InputFile) -> Iterator[CsvRecord]:
         yield CsvRecord(start_line, tuple(fields), tuple(columns))
         fields, columns, text = [], [], []
     if quoted:
-        raise SourceFileError(source.at(start_line, field_column, "a quoted field is never closed"))
+        raise SourceFileError(source.at(*opened, "a quoted field is never closed"))
 
 
 @dataclass(frozen=True, slots=True)
