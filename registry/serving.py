@@ -356,8 +356,8 @@ def rank_by_objective(candidates: Sequence[Candidate], objective: Objective) -> 
 
 class Frontier(NamedTuple):
     axes: tuple[str, ...]  # the axes every candidate shares, sorted
-    frontier: tuple[str, ...]  # best first along the axes, then id
-    dominated: tuple[str, ...]
+    frontier: tuple[str, ...]  # best first along the axes (in axis order), then id
+    dominated: tuple[str, ...]  # likewise
     not_comparable: tuple[tuple[str, tuple[str, ...]], ...]  # (id, the axes others measured that it lacks)
 
 
@@ -394,10 +394,9 @@ def pareto_frontier(candidates: Sequence[Candidate]) -> Frontier:
     for ident, point in points:
         beaten = any(other != ident and dominates(theirs, point) for other, theirs in points)
         (dominated if beaten else frontier).append((ident, point))
-    frontier.sort(key=lambda item: (tuple(-x for x in item[1]), item[0]))
-    return Frontier(
-        tuple(shared), tuple(i for i, _ in frontier), tuple(sorted(i for i, _ in dominated)), not_comparable
-    )
+    for group in (frontier, dominated):
+        group.sort(key=lambda item: (tuple(-x for x in item[1]), item[0]))
+    return Frontier(tuple(shared), tuple(i for i, _ in frontier), tuple(i for i, _ in dominated), not_comparable)
 
 
 def _number(value: float) -> str:

@@ -99,7 +99,7 @@ class Resolution(NamedTuple):
     constraints: tuple[policy.Constraint, ...]
     objective: policy.Objective | None
     axes: tuple[str, ...]  # the Pareto axes (without an objective)
-    runs: tuple[Resolved, ...]  # the feasible eligible runs: by rank, or the frontier first
+    runs: tuple[Resolved, ...]  # the feasible eligible runs: by rank, or the frontier then the dominated, best first
     frontier: tuple[Resolved, ...] | None  # without an objective
     excluded: tuple[Resolved, ...]  # ineligible or infeasible, by digest
 

@@ -300,7 +300,8 @@ def test_upstream_frontier_degenerates_to_a_single_axis_best() -> None:
         # trade-offs: all on the frontier, best throughput first
         ([("a", 1, 1), ("b", 2, 2), ("c", 3, 3)], ("c", "b", "a"), ()),
         # one point dominating all others
-        ([("a", 9, 1), ("b", 2, 2), ("c", 3, 3)], ("a",), ("b", "c")),
+        ([("a", 9, 1), ("b", 2, 2), ("c", 3, 3)], ("a",), ("c", "b")),
+        ([("a", 9, 1), ("b", 2, 2), ("c", 2, 1)], ("a",), ("c", "b")),
         ([("only", 1, 1)], ("only",), ()),
     ],
 )
