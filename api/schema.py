@@ -20,7 +20,7 @@ from strawberry.extensions import (
 )
 
 import registry
-from api import serving_types as st
+from api import serving_root as st
 from api import types as t
 from api.context import Context
 from registry import nodes as n

@@ -1,6 +1,6 @@
 """The GraphQL types of serving results (serving-v1): runs, their configuration, stack, workload and
-model, serving cohorts and a cohort resolved under SLO constraints and an objective, plus the
-root fields (`ServingRoot`, which `Snapshot` extends).
+model, and serving cohorts. A cohort's resolution is `api.serving_resolution`'s, the root fields
+`api.serving_root`'s.
 
 Serving results are a product of their own: they never appear in `runs`, `cohorts`, `records`
 or `compare`, and kernel runs never appear here. The domain is `registry.serving` (the policy)
@@ -18,20 +18,19 @@ from strawberry.scalars import JSON
 import registry
 from api import types as t
 from api.context import Context
+from api.serving_resolution import (
+    OptimizationDirection,
+    ServingConstraintInput,
+    ServingObjectiveInput,
+    ServingResolution,
+    direction_of,
+)
 from registry import nodes as n
 from registry import serving as policy
 from registry.graph import Graph
 from registry.present import Citation as CitationFacts
 from registry.present import cite, format_value
-from registry.serving_graph import (
-    ConstraintRequest,
-    ObjectiveRequest,
-    Resolution,
-    Resolved,
-    ServingFacts,
-    ServingIndex,
-    serving_index,
-)
+from registry.serving_graph import ConstraintRequest, ObjectiveRequest, ServingFacts, serving_index
 from registry.serving_graph import ServingCohort as DomainCohort
 
 __all__ = [
@@ -39,12 +38,13 @@ __all__ = [
     "Model",
     "ServingCohort",
     "ServingConfiguration",
-    "ServingResolution",
-    "ServingRoot",
+    "ServingMetric",
     "ServingRun",
+    "ServingRunStatus",
     "ServingStack",
     "ServingWorkload",
-    "refuse_serving_runs",
+    "run_maker",
+    "vocabulary",
 ]
 
 Info = strawberry.Info[Context, None]
@@ -62,35 +62,6 @@ class ServingRunStatus(enum.Enum):
     INCOMPLETE_EVIDENCE = "incomplete_evidence"
 
 
-@strawberry.enum(description="Which way is better for a metric, or which way an objective optimizes.")
-class OptimizationDirection(enum.Enum):
-    MINIMIZE = "minimize"
-    MAXIMIZE = "maximize"
-
-
-@strawberry.enum(
-    description="How a constraint was decided: by a measured value, by a bound the workload declares its "
-    "harness enforced, or not at all (the metric was not reported: never assumed)."
-)
-class ConstraintState(enum.Enum):
-    MEASURED = "measured"
-    DECLARED = "declared"
-    UNKNOWN = "unknown"
-
-
-@strawberry.enum(description="RANKED by an objective, or the Pareto FRONTIER when no objective is given.")
-class ResolutionMode(enum.Enum):
-    RANKED = "ranked"
-    FRONTIER = "frontier"
-
-
-def _direction(metric: str) -> OptimizationDirection | None:
-    definition = policy.SERVING_METRICS.get(metric)
-    if definition is None:
-        return None
-    return OptimizationDirection.MINIMIZE if definition.direction == "min" else OptimizationDirection.MAXIMIZE
-
-
 @strawberry.type(description="A metric of serving-v1's vocabulary.")
 class ServingMetric:
     metric: str
@@ -99,9 +70,9 @@ class ServingMetric:
     direction: OptimizationDirection = strawberry.field(description="Which way is better.")
 
 
-def _vocabulary() -> list[ServingMetric]:
+def vocabulary() -> list[ServingMetric]:
     return [
-        ServingMetric(metric=name, unit=d.unit, manifest_unit=d.manifest_unit, direction=_direction(name))  # type: ignore[arg-type]
+        ServingMetric(metric=name, unit=d.unit, manifest_unit=d.manifest_unit, direction=direction_of(name))  # type: ignore[arg-type]
         for name, d in policy.SERVING_METRICS.items()
     ]
 
@@ -132,7 +103,7 @@ def _measurement(metric: str, statistic: str, unit: str, value: float) -> Servin
         unit=unit,
         value=value,
         display=_display(metric, unit, value),
-        direction=_direction(metric),
+        direction=direction_of(metric),
         comparable=policy.comparable(policy.Measurement(metric, statistic, unit, value)),
     )
 
@@ -230,7 +201,7 @@ class Model(_Described):
     @strawberry.field(description="Its serving runs, newest first.")
     def serving_runs(self, first: int = t.DEFAULT_PAGE, after: str | None = None) -> t.Connection[ServingRun]:
         index = serving_index(self._graph)
-        return t.paginate(self._graph, index.filtered(model=self._node.digest), first, after, _run_maker(self._graph))
+        return t.paginate(self._graph, index.filtered(model=self._node.digest), first, after, run_maker(self._graph))
 
 
 @strawberry.type(description="The serving software (ServingStackRevision) and who runs it.")
@@ -503,7 +474,7 @@ class ServingRun(_Base):
         return cast(JSON, _document(info, self._node))
 
 
-def _run_maker(graph: Graph) -> Any:
+def run_maker(graph: Graph) -> Any:
     def make(digest: str) -> ServingRun:
         node = graph.nodes[digest]
         assert isinstance(node, n.ServingRun)
@@ -512,7 +483,7 @@ def _run_maker(graph: Graph) -> Any:
     return make
 
 
-# Cohorts and resolution ---------------------------------------------------------------------------
+# Cohorts ---------------------------------------------------------------------------
 
 
 @strawberry.type(description="A metric a serving cohort measures: an axis of its Pareto frontier when comparable.")
@@ -520,158 +491,6 @@ class ServingAxis:
     metric: str
     statistic: str
     direction: OptimizationDirection | None
-
-
-@strawberry.input(description="A bound on a metric: `<=`/`<` for latencies and error rates, `>=`/`>` for throughputs.")
-class ServingConstraintInput:
-    metric: str = strawberry.field(description="A metric of the vocabulary (servingMetrics), e.g. ttft_ms.")
-    operator: str = strawberry.field(description="<=, < (lower is better) or >=, > (higher is better)")
-    value: float = strawberry.field(description="In the metric's unit.")
-    statistic: str | None = strawberry.field(
-        default=None, description="e.g. p99; default: the one the cohort measures, else p99."
-    )
-    unit: str | None = strawberry.field(
-        default=None, description="If given, must be the metric's unit (ms, tokens/s...)."
-    )
-
-
-@strawberry.input(description="What to optimize among the feasible runs.")
-class ServingObjectiveInput:
-    metric: str
-    direction: OptimizationDirection | None = strawberry.field(default=None, description="Default: the vocabulary's.")
-    statistic: str | None = strawberry.field(
-        default=None, description="Default: the one the cohort measures, else p99 (lower is better) or mean."
-    )
-
-
-@strawberry.type(description="A constraint as evaluated, its default statistic filled in.")
-class ServingConstraint:
-    metric: str
-    statistic: str
-    operator: str
-    value: float
-    text: str = strawberry.field(description="e.g. ttft_ms p99 <= 450")
-
-
-@strawberry.type
-class ServingObjective:
-    metric: str
-    statistic: str
-    direction: OptimizationDirection
-
-
-@strawberry.type(description="One constraint against one run.")
-class ConstraintOutcome:
-    constraint: str = strawberry.field(description="The constraint's text, e.g. ttft_ms p99 <= 450")
-    state: ConstraintState
-    satisfied: bool | None = strawberry.field(description="Null when UNKNOWN.")
-    observed: float | None = strawberry.field(description="The measured value (MEASURED).")
-    bound: float | None = strawberry.field(description="The declared bound (DECLARED).")
-
-
-@strawberry.type(description="A run of a resolved cohort: why it is in or out, its rank or frontier place.")
-class ServingCandidate:
-    _graph: strawberry.Private[Graph]
-    _resolved: strawberry.Private[Resolved]
-    _constraints: strawberry.Private[tuple[policy.Constraint, ...]]
-
-    @strawberry.field
-    def run(self) -> ServingRun:
-        return cast(ServingRun, _run_maker(self._graph)(self._resolved.run))
-
-    @strawberry.field
-    def eligible(self) -> bool:
-        return self._resolved.eligible
-
-    @strawberry.field(description="Meets every constraint (an UNKNOWN outcome never does).")
-    def feasible(self) -> bool:
-        return self._resolved.feasible
-
-    @strawberry.field(
-        description="Why it is excluded: STATUS_..., METRIC_NOT_REPORTED:<metric>, CONSTRAINT_UNSATISFIED:<metric>."
-    )
-    def reasons(self) -> list[str]:
-        return list(self._resolved.reasons)
-
-    @strawberry.field(description="Each constraint's outcome, in the order given.")
-    def outcomes(self) -> list[ConstraintOutcome]:
-        return [
-            ConstraintOutcome(
-                constraint=str(c),
-                state=ConstraintState(o.state),
-                satisfied=o.satisfied,
-                observed=o.observed,
-                bound=o.bound,
-            )
-            for c, o in zip(self._constraints, self._resolved.outcomes, strict=True)
-        ]
-
-    @strawberry.field(description="Competition rank by the objective (ties share it: 1, 1, 3); null without one.")
-    def rank(self) -> int | None:
-        return self._resolved.rank
-
-    @strawberry.field(description="Its value of the objective.")
-    def value(self) -> float | None:
-        return self._resolved.value
-
-    @strawberry.field(description="On the Pareto frontier; null with an objective or without a shared axis.")
-    def on_frontier(self) -> bool | None:
-        return self._resolved.on_frontier
-
-    @strawberry.field(description="Axes other runs measured that it lacks (ranked on the shared ones only).")
-    def missing_axes(self) -> list[str]:
-        return list(self._resolved.missing)
-
-
-@strawberry.type(description="A serving cohort resolved under constraints, and an objective or the Pareto frontier.")
-class ServingResolution:
-    _graph: strawberry.Private[Graph]
-    _resolution: strawberry.Private[Resolution]
-
-    def _candidates(self, entries: tuple[Resolved, ...]) -> list[ServingCandidate]:
-        constraints = self._resolution.constraints
-        return [ServingCandidate(_graph=self._graph, _resolved=e, _constraints=constraints) for e in entries]
-
-    @strawberry.field
-    def policy_version(self) -> str:
-        return policy.POLICY_VERSION
-
-    @strawberry.field
-    def mode(self) -> ResolutionMode:
-        return ResolutionMode.FRONTIER if self._resolution.objective is None else ResolutionMode.RANKED
-
-    @strawberry.field
-    def constraints(self) -> list[ServingConstraint]:
-        return [
-            ServingConstraint(metric=c.metric, statistic=c.statistic, operator=c.operator, value=c.value, text=str(c))
-            for c in self._resolution.constraints
-        ]
-
-    @strawberry.field
-    def objective(self) -> ServingObjective | None:
-        o = self._resolution.objective
-        if o is None:
-            return None
-        return ServingObjective(metric=o.metric, statistic=o.statistic, direction=OptimizationDirection(o.direction))
-
-    @strawberry.field(description="The Pareto axes (metric·statistic) every feasible run shares; empty when ranked.")
-    def axes(self) -> list[str]:
-        return list(self._resolution.axes)
-
-    @strawberry.field(
-        description="The feasible eligible runs in order: by rank, or the frontier first (best along the axes)."
-    )
-    def runs(self) -> list[ServingCandidate]:
-        return self._candidates(self._resolution.runs)
-
-    @strawberry.field(description="The Pareto frontier of the feasible runs; null when an objective is given.")
-    def frontier(self) -> list[ServingCandidate] | None:
-        frontier = self._resolution.frontier
-        return None if frontier is None else self._candidates(frontier)
-
-    @strawberry.field(description="Ineligible or infeasible runs, with their reasons: nothing is dropped silently.")
-    def excluded(self) -> list[ServingCandidate]:
-        return self._candidates(self._resolution.excluded)
 
 
 @strawberry.type(
@@ -727,12 +546,12 @@ class ServingCohort:
     @strawberry.field(description="The metric·statistic pairs its runs measure.")
     def metrics(self) -> list[ServingAxis]:
         pairs = [p.partition("·") for p in self._cohort.parts.metric_set_key.split(",") if p]
-        return [ServingAxis(metric=m, statistic=s, direction=_direction(m)) for m, _, s in pairs]
+        return [ServingAxis(metric=m, statistic=s, direction=direction_of(m)) for m, _, s in pairs]
 
     @strawberry.field(description="Its runs, newest first, eligible or not.")
     def runs(self, first: int = t.DEFAULT_PAGE, after: str | None = None) -> t.Connection[ServingRun]:
         digests = serving_index(self._graph).ordered(self._cohort.members)
-        return t.paginate(self._graph, digests, first, after, _run_maker(self._graph))
+        return t.paginate(self._graph, digests, first, after, run_maker(self._graph))
 
     @strawberry.field(
         description="The feasible runs under every constraint, ranked by the objective; without an objective, "
@@ -757,130 +576,3 @@ class ServingCohort:
         )
         resolution = serving_index(self._graph).resolve(self._cohort, requests, goal)
         return ServingResolution(_graph=self._graph, _resolution=resolution)
-
-
-# The root -----------------------------------------------------------------------------------------
-
-
-@strawberry.input(description="Narrow the serving runs; every given condition must hold.")
-class ServingRunFilter:
-    model: str | None = strawberry.field(default=None, description="A model id (digest, prefix or name).")
-    accelerator: str | None = strawberry.field(
-        default=None, description="An accelerator model or vendor, any case: 'NVIDIA B200-SXM-180GB', 'amd'."
-    )
-    scenario: str | None = strawberry.field(default=None, description="offline, server, interactive (any case).")
-    submitter: str | None = strawberry.field(
-        default=None, description="The stack's project, any case, with or without its note: 'AMD'."
-    )
-    quality_policy: str | None = None
-    cohort: str | None = strawberry.field(default=None, description="A serving cohort key (or unique prefix).")
-    status: list[ServingRunStatus] | None = None
-    eligible_only: bool = False
-
-
-@strawberry.input
-class ServingCohortFilter:
-    model: str | None = strawberry.field(default=None, description="A model id (digest, prefix or name).")
-    workload: str | None = strawberry.field(default=None, description="A serving workload id (digest, prefix or name).")
-    min_size: int | None = None
-
-
-def _filtered_runs(graph: Graph, index: ServingIndex, f: ServingRunFilter | None) -> list[str]:
-    if f is None:
-        return index.runs
-    model: str | None = None
-    if f.model is not None:
-        node = graph.find(("ModelRevision",), f.model)
-        if node is None:
-            return []
-        model = node.digest
-    found = index.filtered(
-        model=model,
-        accelerator=f.accelerator,
-        scenario=f.scenario,
-        submitter=f.submitter,
-        quality_policy=f.quality_policy,
-        statuses=[s.value for s in f.status] if f.status else None,
-        eligible_only=f.eligible_only,
-    )
-    if f.cohort is not None:
-        cohort = index.find_cohort(f.cohort)
-        members = set(cohort.members) if cohort else set()
-        found = [d for d in found if d in members]
-    return found
-
-
-def _filtered_cohorts(graph: Graph, index: ServingIndex, f: ServingCohortFilter | None) -> list[str]:
-    keys = index.ordered_cohorts()
-    if f is None:
-        return keys
-    for kinds, wanted, part in (
-        (("ModelRevision",), f.model, 0),
-        (("ServingWorkload",), f.workload, 2),
-    ):
-        if wanted is not None:
-            node = graph.find(kinds, wanted)
-            keys = [k for k in keys if node is not None and index.cohorts[k].parts[part] == node.digest]
-    if f.min_size:
-        keys = [k for k in keys if len(index.cohorts[k].members) >= f.min_size]
-    return keys
-
-
-@strawberry.type
-class ServingRoot:
-    """The serving fields of a snapshot (`Snapshot` extends this; not itself in the schema)."""
-
-    _graph: strawberry.Private[Graph | None] = None
-
-    def _serving_graph(self, info: Info) -> Graph:
-        return self._graph if self._graph is not None else info.context.graph(None)
-
-    @strawberry.field(description="A serving run by digest, unique hex prefix (>= 12) or metadata.name.")
-    def serving_run(self, info: Info, id: str) -> ServingRun | None:
-        graph = self._serving_graph(info)
-        node = graph.find(("ServingRun",), id)
-        return ServingRun(_graph=graph, _node=node) if isinstance(node, n.ServingRun) else None
-
-    @strawberry.field(description="Serving runs, newest observation first.")
-    def serving_runs(
-        self, info: Info, filter: ServingRunFilter | None = None, first: int = t.DEFAULT_PAGE, after: str | None = None
-    ) -> t.Connection[ServingRun]:
-        graph = self._serving_graph(info)
-        t.page_bounds(first)
-        digests = _filtered_runs(graph, serving_index(graph), filter)
-        return t.paginate(graph, digests, first, after, _run_maker(graph))
-
-    @strawberry.field(description="A serving cohort by its key (or a unique prefix of >= 12 hex digits).")
-    def serving_cohort(self, info: Info, key: str) -> ServingCohort | None:
-        graph = self._serving_graph(info)
-        cohort = serving_index(graph).find_cohort(key)
-        return ServingCohort(_graph=graph, _cohort=cohort) if cohort else None
-
-    @strawberry.field(description="Serving cohorts, largest first, then by key.")
-    def serving_cohorts(
-        self,
-        info: Info,
-        filter: ServingCohortFilter | None = None,
-        first: int = t.DEFAULT_PAGE,
-        after: str | None = None,
-    ) -> t.Connection[ServingCohort]:
-        graph = self._serving_graph(info)
-        t.page_bounds(first)
-        index = serving_index(graph)
-        keys = _filtered_cohorts(graph, index, filter)
-        return t.paginate(graph, keys, first, after, lambda k: ServingCohort(_graph=graph, _cohort=index.cohorts[k]))
-
-    @strawberry.field(description="serving-v1's metric vocabulary: units and which way is better.")
-    def serving_metrics(self) -> list[ServingMetric]:
-        return _vocabulary()
-
-
-def refuse_serving_runs(graph: Graph, ids: list[str]) -> None:
-    """`compare` takes kernel runs only.
-
-    Raises:
-        registry.errors.IncomparableKinds: some ids name serving runs.
-    """
-    serving = [i for i in ids if graph.find(("ServingRun",), i) is not None]
-    if serving:
-        raise registry.errors.IncomparableKinds(serving)

@@ -121,7 +121,8 @@ class ServingIndex:
     """Serving facts, cohorts and indexes of one graph. Immutable once built."""
 
     def __init__(self, graph: Graph) -> None:
-        self.graph = graph
+        # The nodes, not the graph: the graph keeps its index (`serving_index`), never the reverse.
+        self.nodes = graph.nodes
         self.facts: dict[str, ServingFacts] = {}
         self.by: dict[str, dict[str, set[str]]] = {
             k: {} for k in ("model", "accelerator", "scenario", "submitter", "quality_policy")
@@ -132,7 +133,7 @@ class ServingIndex:
             for digest in digests:
                 run = graph.nodes[digest]
                 assert isinstance(run, ServingRun)
-                facts = self._facts(run)
+                facts = self._facts(graph, run)
                 self.facts[digest] = facts
                 self._index(run, facts)
                 if facts.cohort is not None and facts.parts is not None:
@@ -143,8 +144,8 @@ class ServingIndex:
 
     # Derivation -----------------------------------------------------------------------------------
 
-    def _facts(self, run: ServingRun) -> ServingFacts:
-        nodes = self.graph.nodes
+    def _facts(self, graph: Graph, run: ServingRun) -> ServingFacts:
+        nodes = self.nodes
         model, workload = nodes.get(run.model), nodes.get(run.workload)
         configuration = nodes.get(run.configuration)
         stack = nodes.get(configuration.stack) if isinstance(configuration, ServingConfiguration) else None
@@ -188,7 +189,7 @@ class ServingIndex:
             )
             key = _key(parts)
         reasons = []
-        if run.digest not in self.graph.published_in:
+        if run.digest not in graph.published_in:
             reasons.append("UNPUBLISHED")
         if run.status != _VALID:
             reasons.append(f"STATUS_{run.status.upper()}")
@@ -223,7 +224,7 @@ class ServingIndex:
 
     def ordered(self, digests: Iterable[str]) -> list[str]:
         """Newest observation first, then digest: a stable order for a given commit."""
-        nodes = self.graph.nodes
+        nodes = self.nodes
         return sorted(digests, key=lambda d: (-nodes[d].observed_ns, d))  # type: ignore[union-attr]
 
     def filtered(
@@ -255,7 +256,7 @@ class ServingIndex:
             return self.runs
         pool = self.facts.keys() if found is None else found
         wanted = set(statuses) if statuses is not None else None
-        nodes = self.graph.nodes
+        nodes = self.nodes
         kept = [
             d
             for d in pool
@@ -287,9 +288,9 @@ class ServingIndex:
 
     def candidate(self, digest: str) -> policy.Candidate:
         """A serving run as the policy sees it: its measurements and its workload's declared SLOs."""
-        run = self.graph.nodes[digest]
+        run = self.nodes[digest]
         assert isinstance(run, ServingRun)
-        workload = self.graph.nodes.get(run.workload)
+        workload = self.nodes.get(run.workload)
         declared = (
             tuple(
                 policy.Bound(metric, statistic, operator, value)

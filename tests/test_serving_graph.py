@@ -6,7 +6,9 @@ warm start. Expected values come from the export's serving_runs table
 from __future__ import annotations
 
 import copy
+import gc
 import json
+import weakref
 from collections import Counter
 from typing import Any
 
@@ -76,7 +78,7 @@ def test_protocol_topology_and_metric_set_keys_match_the_export(
             row["acceleratorVendor"], row["acceleratorModel"], row["acceleratorCount"], row["nodeCount"], None
         )
         assert parts.topology_key == expected, digest
-        run = index.graph.nodes[digest]
+        run = index.nodes[digest]
         assert isinstance(run, ServingRun)
         assert (run.scenario, run.status) == (row["scenario"], row["status"])
 
@@ -90,8 +92,10 @@ def test_serving_cohorts_are_upstreams(index: ServingIndex, upstream: dict[str, 
     assert len(index.cohorts[index.ordered_cohorts()[0]].members) == largest
 
 
-def test_serving_runs_never_enter_kernel_cohorts_or_the_ledger(index: ServingIndex) -> None:
-    graph = index.graph
+def test_serving_runs_never_enter_kernel_cohorts_or_the_ledger(
+    pinned: tuple[registry.GitStore, Publication, Graph, str], index: ServingIndex
+) -> None:
+    graph = pinned[2]
     assert not set(index.facts) & set(graph.facts)
     assert not set(index.cohorts) & set(graph.cohorts)
     assert all(graph.nodes[d].kind == "BenchmarkRun" for d in graph.facts)
@@ -120,7 +124,7 @@ def test_filters(index: ServingIndex, upstream: dict[str, dict[str, Any]]) -> No
     assert index.filtered(submitter="AM") == []
     assert index.filtered(scenario="single_stream") == []
     assert len(index.filtered()) == 722
-    observed = [index.graph.nodes[d].observed_ns for d in index.filtered()]  # type: ignore[union-attr]
+    observed = [index.nodes[d].observed_ns for d in index.filtered()]  # type: ignore[union-attr]
     assert observed == sorted(observed, reverse=True)
 
 
@@ -142,7 +146,7 @@ def test_a_ttft_bound_and_a_throughput_objective(index: ServingIndex, upstream: 
     """MLPerf measures throughput only; TTFT is decided by the workload's declared p99 bound."""
     streaming = [k for k in index.ordered_cohorts() if "/streaming/" in index.cohorts[k].parts.protocol_key]
     cohort = index.cohorts[streaming[0]]
-    workload = index.graph.nodes[cohort.parts.workload_digest]
+    workload = index.nodes[cohort.parts.workload_digest]
     declared = {(m, st): v for m, st, _, v, _ in workload.slo}  # type: ignore[union-attr]
     ttft_bound = declared[("ttft_ms", "p99")]
     objective = ObjectiveRequest("output_token_throughput_tps")
@@ -205,16 +209,16 @@ def family(index: ServingIndex) -> list[dict[str, Any]]:
     """A real interactive run with its model, configuration, stack and workload, as stored."""
     store = registry.GitStore(EMBEDDED_REPO)
     digest = index.filtered(scenario="interactive")[0]
-    run = index.graph.nodes[digest]
+    run = index.nodes[digest]
     assert isinstance(run, ServingRun)
-    configuration = index.graph.nodes[run.configuration]
+    configuration = index.nodes[run.configuration]
     assert isinstance(configuration, ServingConfiguration)
     docs = [
         run,
-        index.graph.nodes[run.model],
+        index.nodes[run.model],
         configuration,
-        index.graph.nodes[configuration.stack],
-        index.graph.nodes[run.workload],
+        index.nodes[configuration.stack],
+        index.nodes[run.workload],
     ]
     return [json.loads(store.read_blob(node.oid)) for node in docs]
 
@@ -272,3 +276,12 @@ def test_a_run_whose_model_is_missing_has_no_cohort(family: list[dict[str, Any]]
     assert (facts.cohort, facts.reasons) == (None, ("MISSING_REFERENCE",))
     assert facts.warnings == (f"dangling-reference: the model {run['spec']['modelDigest']} is not in the registry",)
     assert index.cohorts == {}
+
+
+def test_a_graph_is_not_kept_alive_by_its_serving_index(family: list[dict[str, Any]]) -> None:
+    graph = _graph(family)
+    assert len(serving_index(graph).facts) == 1
+    alive = weakref.ref(graph)
+    del graph
+    gc.collect()
+    assert alive() is None  # an evicted snapshot frees its serving index with it
