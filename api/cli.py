@@ -675,7 +675,9 @@ def serve(
 @app.command()
 @_guard
 def cite(
-    ident: Annotated[str, typer.Argument(metavar="ID", help="A run: digest, hex prefix (>= 12) or metadata.name.")],
+    ident: Annotated[
+        str, typer.Argument(metavar="ID", help="A run or serving run: digest, hex prefix (>= 12) or metadata.name.")
+    ],
     repo: RepoOption = None,
     at: AtOption = None,
     fmt: Annotated[str, typer.Option("--format", help="TEXT, BIBTEX or CSL_JSON.")] = "TEXT",
@@ -702,10 +704,13 @@ def cite(
     snapshots.load()
     graph = snapshots.at(at)
     context = Context(snapshots, Documents(snapshots), root, dt.datetime.now(dt.UTC).date(), snapshots.head)
-    query = "query($at: String, $id: String!) { registry(at: $at) { run(id: $id) { citation(format: %s) } } }"
+    query = (
+        "query($at: String, $id: String!) { registry(at: $at) { "
+        "run(id: $id) { citation(format: %s) } servingRun(id: $id) { citation(format: %s) } } }"
+    )
     result = asyncio.run(
         schema.execute(
-            query % fmt.upper(),
+            query % (fmt.upper(), fmt.upper()),
             variable_values={"at": graph.commit, "id": ident},
             context_value=context,
             root_value=Query(),
@@ -713,7 +718,8 @@ def cite(
     )
     if result.errors:
         raise registry.RegistryError(result.errors[0].message)
-    run = (result.data or {}).get("registry", {}).get("run")
+    found = (result.data or {}).get("registry", {})
+    run = found.get("run") or found.get("servingRun")
     if run is None:
         raise registry.ManifestNotFound(ident, graph.commit)
     typer.echo(run["citation"])
