@@ -54,7 +54,7 @@ CODES = {
     "TOO_MANY_ALIASES": "more aliases than the limit",
     "QUERY_TOO_COMPLEX": "the estimated cost is over the limit (extensions.cost says both)",
     BAD_USER_INPUT: "a variable or argument value that does not fit its type",
-    OPERATION_RESOLUTION_FAILURE: "no operation to run: unknown operationName, or a mutation/subscription",
+    OPERATION_RESOLUTION_FAILURE: "no operation to run: an unknown operationName, or a document without one",
     INTERNAL: "a fault of the server, masked as 'Unexpected error.' and logged",
 }
 """The codes of request errors (the registry's own errors add theirs, named after their class)."""
@@ -118,7 +118,7 @@ def _classify(error: GraphQLError, *, validation: bool) -> tuple[str, bool]:
     if not error.path:
         if error.message.startswith(_VARIABLE):
             return BAD_USER_INPUT, False
-        if error.message.startswith(_OPERATION) or "operation is not supported" in error.message:
+        if error.message.startswith(_OPERATION):
             return OPERATION_RESOLUTION_FAILURE, False
         return INTERNAL, True
     # With a path: a resolver's. Arguments are coerced as the field executes ("Argument 'first' ...");

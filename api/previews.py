@@ -53,6 +53,7 @@ class Previews:
         self._lock = threading.Lock()
         self._published: OrderedDict[str, None] = OrderedDict()  # in main's history: forever so
         self._verdicts: OrderedDict[tuple[str, str | None], tuple[registry.Problem, ...]] = OrderedDict()
+        self.checks = 0  # pull-request checks run (each verdict is kept: a commit's never changes)
 
     def published(self, commit: str, head: str) -> bool:
         """Whether `commit` is in the history of `head` (the served head of main)."""
@@ -86,6 +87,7 @@ class Previews:
         if problems is None:
             problems = check_range(store, base, commit, signatures=True).problems
             with self._lock:
+                self.checks += 1
                 self._verdicts[key] = problems
                 while len(self._verdicts) > self._capacity:
                     self._verdicts.popitem(last=False)

@@ -19,6 +19,7 @@ from api.settings import Settings
 
 __all__ = ["Running", "serve"]
 
+
 @dataclass
 class Running:
     url: str
