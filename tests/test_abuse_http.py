@@ -223,6 +223,9 @@ ERROR_CASES: list[tuple[str, dict[str, Any], int, str, str]] = [
     ("no query", {"json": {"variables": {}}}, 400, "BAD_REQUEST", "no query"),
     ("variables not an object", {"json": {"query": "{ commit { id } }", "variables": [1]}}, 400, "BAD_REQUEST",
      "variables must be a JSON object"),
+    ("variables nested 600 deep", {"content": b'{"query": "{ commit { id } }", "variables": {"a": ' + b"[" * 600 + b"1"
+                                   + b"]" * 600 + b"}}", "headers": {"content-type": "application/json"}},
+     400, "BAD_REQUEST", "nested too deeply"),
     ("operationName not a string", {"json": {"query": "{ commit { id } }", "operationName": 3}}, 400, "BAD_REQUEST",
      "operationName must be a string"),
     ("a body over 128 KiB", {"json": {"query": "{ commit { id } }" + " " * 140_000}}, 413, "QUERY_TOO_LARGE", "over"),
