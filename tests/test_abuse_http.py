@@ -478,3 +478,22 @@ def test_only_answers_that_can_never_change_are_immutable(store: registry.GitSto
     assert merged.json()["data"]["registry"]["run"]["rank"] == 1  # 100 ns beats 7,900
     assert permalink.headers["cache-control"] == IMMUTABLE and "Accessed" not in permalink.text
     assert permalink.json()["run"]["citation"].endswith(f"/at/{branches.ok}/runs/{branches.new_run}.")
+
+
+def test_validation_reports_100_errors_and_aborts_at_the_101st(api: Running, tally: Tally) -> None:
+    def unknown_fields(count: int) -> list[dict[str, Any]]:
+        return _errors(api.graphql("{ " + " ".join(f"f{i}" for i in range(count)) + " }"))
+
+    def at_the_cap() -> str | None:
+        errors = unknown_fields(100)
+        codes = {e["extensions"]["code"] for e in errors}
+        return None if len(errors) == 100 and codes == {"GRAPHQL_VALIDATION_FAILED"} else str(codes)
+
+    def past_it() -> str | None:
+        errors = unknown_fields(101)  # graphql-core stops at 100 and says so
+        if len(errors) != 101 or errors[-1]["extensions"]["code"] != "TOO_MANY_VALIDATION_ERRORS":
+            return f"{len(errors)} errors, the last {errors[-1]}"
+        return None
+
+    failures = tally.run("limits at their boundary", {"100 validation errors: at": at_the_cap, "...: past": past_it})
+    assert not failures, failures
