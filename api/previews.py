@@ -51,7 +51,7 @@ class Previews:
         self._snapshots = snapshots
         self._capacity = capacity
         self._lock = threading.Lock()
-        self._published: OrderedDict[str, None] = OrderedDict()  # in main's history: forever so
+        self._published: OrderedDict[str, None] = OrderedDict()  # once in main's history, always
         self._verdicts: OrderedDict[tuple[str, str | None], tuple[registry.Problem, ...]] = OrderedDict()
         self.checks = 0  # pull-request checks run (each verdict is kept: a commit's never changes)
 
