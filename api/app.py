@@ -31,6 +31,7 @@ import registry
 from api.cache import ResponseCache
 from api.context import Context, Documents
 from api.dossier import DOSSIER_QUERY
+from api.publish import ROUTES as PUBLISH_ROUTES
 from api.schema import LIMITS, Query, schema
 from api.settings import Settings
 from registry.graphcache import cache_path, load_cache, save_cache
@@ -140,6 +141,7 @@ def create_app(settings: Settings | None = None, *, clock: Callable[[], dt.date]
         Route("/runs/{digest}", _head_redirect, methods=["GET"]),
         Route("/at/{commit}/manifests/{digest}", _manifest_permalink, methods=["GET"]),
         Route("/at/{commit}/runs/{digest}", _run_permalink, methods=["GET"]),
+        *PUBLISH_ROUTES,  # feeds, exports, llms.txt, robots.txt, sitemap (api/publish.py)
     ]
     middleware = [
         Middleware(
