@@ -636,7 +636,9 @@ def export(
             }
         )
         return
-    typer.echo(f"{written.path}  {written.size:,} bytes  sha256:{written.sha256}  ({graph.commit[:12]}, {seconds:.1f} s)")
+    typer.echo(
+        f"{written.path}  {written.size:,} bytes  sha256:{written.sha256}  ({graph.commit[:12]}, {seconds:.1f} s)"
+    )
 
 
 @app.command()

@@ -36,7 +36,7 @@ _XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
 ET.register_namespace("", ATOM)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: the response cache wants a settable `body`
 class Feed:
     """A rendered feed: its bytes, and its `updated` instant (for Last-Modified)."""
 
@@ -105,7 +105,8 @@ def records_feed(graph: Graph, urls: Urls, scope: str = "records", cohorts: Iter
 def _record_entry(root: ET.Element, graph: Graph, urls: Urls, event: RecordEvent) -> None:
     run = graph.nodes.get(event.run)
     cohort = graph.cohorts.get(event.cohort)
-    assert isinstance(run, Run) and cohort is not None
+    assert isinstance(run, Run)
+    assert cohort is not None
     operation = graph.nodes.get(cohort.operation)
     environment = graph.nodes.get(cohort.environment)
     where = " · ".join(
@@ -129,7 +130,13 @@ def _record_entry(root: ET.Element, graph: Graph, urls: Urls, event: RecordEvent
     published = graph.published_at(run)
     if published is not None:
         _el(entry, "published", utc_instant(published))
-    _el(entry, "link", rel="alternate", type="application/json", href=urls.run(pinned_commit(graph, run.digest), run.digest))
+    _el(
+        entry,
+        "link",
+        rel="alternate",
+        type="application/json",
+        href=urls.run(pinned_commit(graph, run.digest), run.digest),
+    )
     if event.previous_run is not None:
         href = urls.run(pinned_commit(graph, event.previous_run), event.previous_run)
         _el(entry, "link", rel="related", type="application/json", href=href)
@@ -137,7 +144,12 @@ def _record_entry(root: ET.Element, graph: Graph, urls: Urls, event: RecordEvent
     if source:
         author = _el(entry, "author")
         _el(author, "name", source)
-    _el(entry, "category", term=event.cause, label="retraction hand-over" if event.cause == "retraction" else "new record")
+    _el(
+        entry,
+        "category",
+        term=event.cause,
+        label="retraction hand-over" if event.cause == "retraction" else "new record",
+    )
     lines = [
         f"{run.title or run.name}: {value} ({run.primary.statistic if run.primary else 'value'}).",
         f"Cohort {event.cohort}; policy {event.policy_version}.",

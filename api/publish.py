@@ -153,7 +153,9 @@ async def _export(request: Request) -> Response:
         return _error(404, str(exc), "REVISION_NOT_FOUND")
     on_main = await anyio.to_thread.run_sync(lambda: service.snapshots.reachable(commit, from_main_only=True))
     if not on_main:
-        return _error(404, f"{commit} is not on main: exports pin commits of the publication record", "REVISION_NOT_FOUND")
+        return _error(
+            404, f"{commit} is not on main: exports pin commits of the publication record", "REVISION_NOT_FOUND"
+        )
     if rev != commit:
         return RedirectResponse(_urls(service).export(commit), status_code=307)
     etag = f'"{commit}-{CATALOG_FORMAT}-{_EXPORT_VERSION}"'

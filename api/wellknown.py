@@ -40,7 +40,8 @@ def _run_ids(graph: Graph) -> list[str]:
 
 
 def _xml(root: ET.Element) -> bytes:
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return data
 
 
 def sitemap_index(graph: Graph, urls: Urls) -> bytes:
@@ -104,7 +105,8 @@ query Leaderboard($key: String!) { cohort(key: $key) { key size leader { name }
 
 # Search: operations by name, runs by operation / GPU / source
 { operations(search: "attention", first: 10) { edges { node { digest name family runCount } } } }
-{ runs(filter: {gpu: "NVIDIA B200", eligibleOnly: true}, first: 10) { edges { node { name rank primary { display } } } } }
+{ runs(filter: {gpu: "NVIDIA B200", eligibleOnly: true}, first: 10) {
+    edges { node { name rank primary { display } } } } }
 
 # The records ledger (current holder of every cohort, newest first) and a side-by-side comparison
 { records(first: 10) { edges { node { since cohort { key } holder { name primary { display } } } } } }

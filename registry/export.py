@@ -37,6 +37,8 @@ import orjson
 
 from registry.cohorts import Trust
 from registry.errors import RevisionNotFound
+from registry.export_ids import row_id
+from registry.export_serving import SERVING_TABLES, serving_measurements, serving_row
 from registry.graph import Graph
 from registry.kinds import KINDS
 from registry.nodes import Environment, Implementation, Node, Project, Run, Workload
@@ -62,18 +64,6 @@ FORMATS = (CATALOG_FORMAT, TAR_FORMAT)
 
 _CHUNK = 256 * 1024  # compressed bytes handed on at a time
 _LATENCY_NAMES = {"minimum": "min", "maximum": "max"}  # upstream's measurement rows say min/max
-
-
-def row_id(text: str) -> str:
-    """A deterministic UUID-shaped id for a digest (or any text): the same input, the same id.
-
-    >>> row_id("sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308")
-    '7f6df4bb-bdbe-b096-0fc8-acc7e71c764e'
-    """
-    hexpart = text.removeprefix("sha256:")
-    if len(hexpart) != 64 or not all(c in "0123456789abcdef" for c in hexpart):
-        hexpart = hashlib.sha256(text.encode()).hexdigest()
-    return f"{hexpart[:8]}-{hexpart[8:12]}-{hexpart[12:16]}-{hexpart[16:20]}-{hexpart[20:32]}"
 
 
 def export_name(commit: str, committed_at: int) -> str:
@@ -149,9 +139,16 @@ class ExportPlan:
             artifact = _source_artifact(document, self._published(node))
             if artifact is not None:
                 yield "artifacts", artifact
-        for table, kinds in _SERVING_TABLES:
-            for _, document, node in self._documents(store, kinds):
-                yield table, self._serving(table, document, node)
+        by_spec_name = {n.display_name: n.digest for n in graph.nodes.values() if isinstance(n, Project)}
+        for table, kind in SERVING_TABLES:
+            for _, document, node in self._documents(store, (kind,)):
+                row = self._base(node) | serving_row(table, document, node.digest, by_spec_name)
+                if table == "serving_runs":
+                    row["publishedAt"] = row["createdAt"]
+                yield table, row | {"manifest": document}
+        for _, document, node in self._documents(store, ("ServingRun",)):
+            for row in serving_measurements(document, node.digest):
+                yield "serving_measurements", row
         lifecycle = tuple(name for name, info in KINDS.items() if info.lifecycle)
         for kind, document, node in self._documents(store, ("BenchmarkProtocol", "ExecutionEnvironment", *lifecycle)):
             yield "registry_manifests", self._base(node) | {"kind": kind, "digest": node.digest, "manifest": document}
@@ -295,32 +292,6 @@ class ExportPlan:
             "retractedAt": self._published(retraction) if retraction is not None else None,
             "retractionReason": getattr(retraction, "reason", None),
         }
-
-    def _serving(self, table: str, document: dict[str, Any], node: Node) -> dict[str, Any]:
-        column = _SERVING_DIGEST[table]
-        return self._base(node) | {
-            "slug": node.name,
-            column: node.digest,
-            "name": node.title or node.name,
-            "schemaVersion": document["apiVersion"],
-            "manifest": document,
-        }
-
-
-_SERVING_TABLES = (
-    ("model_revisions", ("ModelRevision",)),
-    ("serving_stack_revisions", ("ServingStackRevision",)),
-    ("serving_configurations", ("ServingConfiguration",)),
-    ("serving_workloads", ("ServingWorkload",)),
-    ("serving_runs", ("ServingRun",)),
-)
-_SERVING_DIGEST = {
-    "model_revisions": "modelDigest",
-    "serving_stack_revisions": "stackDigest",
-    "serving_configurations": "configurationDigest",
-    "serving_workloads": "workloadDigest",
-    "serving_runs": "runDigest",
-}
 
 
 def _operation_name(document: dict[str, Any]) -> str:
@@ -505,4 +476,3 @@ def manifests_tar(plan: ExportPlan) -> Iterator[bytes]:
             if sum(len(p) for p in sink.parts) >= _CHUNK:
                 yield sink.take()
     yield sink.take()
-
