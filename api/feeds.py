@@ -64,7 +64,7 @@ def _feed(urls: Urls, name: str, title: str, subtitle: str, updated: int, self_h
     _el(root, "subtitle", subtitle)
     _el(root, "updated", utc_instant(updated))
     _el(root, "link", rel="self", type="application/atom+xml", href=self_href)
-    _el(root, "link", rel="alternate", type="application/json", href=urls.graphql())
+    _el(root, "link", rel="alternate", href=urls.graphql())  # GraphiQL in a browser
     _el(root, "generator", "KernelIndex registry", uri="https://github.com/SamMausberg/KernelIndex")
     author = _el(root, "author")
     _el(author, "name", "KernelIndex registry")
@@ -130,16 +130,11 @@ def _record_entry(root: ET.Element, graph: Graph, urls: Urls, event: RecordEvent
     published = graph.published_at(run)
     if published is not None:
         _el(entry, "published", utc_instant(published))
-    _el(
-        entry,
-        "link",
-        rel="alternate",
-        type="application/json",
-        href=urls.run(pinned_commit(graph, run.digest), run.digest),
-    )
+    # No `type`: the permalink answers JSON today and the run's page when pages land (same URL).
+    _el(entry, "link", rel="alternate", href=urls.run(pinned_commit(graph, run.digest), run.digest))
     if event.previous_run is not None:
         href = urls.run(pinned_commit(graph, event.previous_run), event.previous_run)
-        _el(entry, "link", rel="related", type="application/json", href=href)
+        _el(entry, "link", rel="related", href=href)
     source = graph.facts[run.digest].source if run.digest in graph.facts else None
     if source:
         author = _el(entry, "author")
