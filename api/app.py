@@ -53,7 +53,7 @@ class Service:
 
     def __init__(self, settings: Settings, clock: Callable[[], dt.date] | None = None) -> None:
         self.settings = settings
-        self.snapshots = Snapshots(settings.repo_path)
+        self.snapshots = Snapshots(settings.repo_path, trust_root=settings.trust_root_policy())
         self.documents = Documents(self.snapshots)
         self.responses = ResponseCache(max_bytes=64 * 1024 * 1024)
         self.clock = clock or (lambda: dt.datetime.now(dt.UTC).date())
@@ -153,7 +153,8 @@ def create_app(settings: Settings | None = None, *, clock: Callable[[], dt.date]
             max_age=86400,
         )
     ]
-    application = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    handlers = {registry.RegistryError: _registry_fault, Exception: _unexpected_fault}
+    application = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=handlers)
     application.state.service = service
     return application
 
@@ -173,6 +174,20 @@ async def _poll(service: Service) -> None:
 def _service(request: Request) -> Service:
     service: Service = request.app.state.service
     return service
+
+
+async def _registry_fault(request: Request, exc: Exception) -> Response:
+    """A registry error no route expected (a corrupt object read mid-request): the error shape, never a
+    bare 500. Corruption is the server's state, not the client's fault: 503, retryable elsewhere."""
+    log.error("kernelindex: %s %s: %s", request.method, request.url.path, exc)
+    if isinstance(exc, registry.StoreCorrupt):
+        return _error(503, f"the registry cannot serve this: {exc}", "STORE_CORRUPT")
+    return _error(500, str(exc), "INTERNAL")
+
+
+async def _unexpected_fault(request: Request, exc: Exception) -> Response:
+    log.exception("kernelindex: unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+    return _error(500, "Unexpected error.", "INTERNAL")
 
 
 def _error(status: int, message: str, code: str) -> JSONResponse:
@@ -419,6 +434,7 @@ async def _healthz(request: Request) -> JSONResponse:
         "reason": status.reason or service.load_error,
         "checkedAt": utc_instant(int(status.checked_at)) if status.checked_at else None,
         "buildSeconds": round(status.build_seconds, 3),
+        "integrity": {"verified": status.verified, "checkSeconds": round(status.verify_seconds, 3)},
         "uptimeSeconds": round(time.time() - service.started, 1),
     }
     if not service.ready:

@@ -179,6 +179,10 @@ def validate(
     repo: RepoOption = None,
     at: AtOption = None,
     output: Annotated[str, typer.Option("--format", help="text (a review comment) or json.")] = "text",
+    trust_root: Annotated[
+        Path | None,
+        typer.Option(help="The operator's pinned maintainers policy (default $KERNELINDEX_TRUST_ROOT)."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Check manifest files, or (--base/--head) a whole pull request read from git: every problem at once.
@@ -194,7 +198,7 @@ def validate(
     if base is not None or head is not None:
         if base is None or head is None or files:
             raise typer.BadParameter("the PR check takes --base and --head (and no files)", param_hint="--base/--head")
-        _validate_range(_open(repo), base, head, fmt)
+        _validate_range(_open(repo), base, head, fmt, _read_trust_root(trust_root))
         return
     if not files:
         raise typer.BadParameter("give manifest files, or --base and --head", param_hint="FILES")
@@ -230,11 +234,33 @@ def validate(
         raise typer.Exit(1)
 
 
-def _validate_range(store: registry.GitStore, base: str, head: str, fmt: str) -> None:
+def _kinds(kind: str | None) -> tuple[str, ...] | None:
+    if kind is None:
+        return None
+    from registry.kinds import KINDS
+
+    match = [name for name in KINDS if name.lower() == kind.strip().lower()]
+    if not match:
+        raise typer.BadParameter(f"{kind!r}: expected one of {', '.join(sorted(KINDS))}", param_hint="--kind")
+    return (match[0],)
+
+
+def _read_trust_root(path: Path | None) -> bytes | None:
+    """The pinned trust root: `--trust-root`, else $KERNELINDEX_TRUST_ROOT, else none."""
+    settings = _settings()
+    if path is None:
+        return settings.trust_root_policy()
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot read {path}: {exc.strerror}", param_hint="--trust-root") from None
+
+
+def _validate_range(store: registry.GitStore, base: str, head: str, fmt: str, trust_root: bytes | None = None) -> None:
     from registry.review import check_range
 
     base_commit, head_commit = store.resolve(base), store.resolve(head)
-    report = check_range(store, base_commit, head_commit)
+    report = check_range(store, base_commit, head_commit, trust_root=trust_root)
     if fmt == "json":
         _emit_json(
             {
@@ -274,6 +300,9 @@ class _StoreView:
 
     def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, Any] | None:
         return self._store.read_document(self._commit, digest, kinds) if self._commit else None
+
+    def find_named(self, kind: str, name: str) -> str | None:
+        return self._store.names_of_kind(self._commit, kind).get(name) if self._commit else None
 
 
 def _try_open(repo: Path | None) -> registry.GitStore | None:
@@ -414,6 +443,9 @@ def show(
     ident: Annotated[str, typer.Argument(metavar="ID", help="A digest, a hex prefix (>= 12) or a metadata.name.")],
     repo: RepoOption = None,
     at: AtOption = None,
+    kind: Annotated[
+        str | None, typer.Option(help="Only this kind (e.g. BenchmarkRun): names repeat across kinds.")
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Print one manifest as stored, with its publication and any integrity warnings."""
@@ -421,7 +453,7 @@ def show(
     commit = store.resolve(at) if at else store.head()
     if commit is None:
         raise registry.ManifestNotFound(ident, "an empty registry")
-    found = lookup.get_manifest(store, commit, ident)
+    found = lookup.get_manifest(store, commit, ident, _kinds(kind))
     published = lookup.publication(store, found.entry.path)
     warnings = lookup.integrity_warnings(store, commit, found)
     if as_json:
@@ -564,6 +596,10 @@ def serve(
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default 1).")] = None,
     base_url: Annotated[str | None, typer.Option(help="Public URL for permalinks (default: from requests).")] = None,
     poll: Annotated[float | None, typer.Option(help="Seconds between checks of main (default 2).")] = None,
+    trust_root: Annotated[
+        Path | None,
+        typer.Option(help="The operator's pinned maintainers policy (default $KERNELINDEX_TRUST_ROOT)."),
+    ] = None,
 ) -> None:
     """Serve the registry over HTTP: GraphQL at /graphql (GraphiQL in a browser), permalinks, /healthz."""
     import os
@@ -582,6 +618,10 @@ def serve(
     }
     if base_url or settings.base_url:
         chosen["KERNELINDEX_BASE_URL"] = base_url or settings.base_url or ""
+    if trust_root is not None or settings.trust_root is not None:
+        root = (trust_root or settings.trust_root or Path()).resolve()
+        registry.TrustChain.check_root(_read_trust_root(root))  # a bad root fails here, with a clear line
+        chosen["KERNELINDEX_TRUST_ROOT"] = str(root)
     os.environ.update(chosen)  # the workers build their app from the environment (api.app:app)
     final = Settings.from_env()
     _err(f"kernelindex: serving {path} on http://{final.host}:{final.port}/graphql ({final.workers} worker(s))")
@@ -648,6 +688,7 @@ def cite(
     repo: RepoOption = None,
     at: AtOption = None,
     fmt: Annotated[str, typer.Option("--format", help="TEXT, BIBTEX or CSL_JSON.")] = "TEXT",
+    kind: Annotated[str, typer.Option(help="The kind of ID: only runs are cited.")] = "BenchmarkRun",
     base_url: Annotated[
         str | None, typer.Option(help="Where the registry is served (default $KERNELINDEX_BASE_URL or local).")
     ] = None,
@@ -660,11 +701,13 @@ def cite(
     from api.schema import Query, schema
     from registry.snapshots import Snapshots
 
+    if _kinds(kind) != ("BenchmarkRun",):
+        raise typer.BadParameter(f"{kind!r}: only a BenchmarkRun is cited", param_hint="--kind")
     if fmt.upper() not in ("TEXT", "BIBTEX", "CSL_JSON"):
         raise typer.BadParameter(f"{fmt!r}: expected TEXT, BIBTEX or CSL_JSON", param_hint="--format")
     settings = _settings()
     root = (base_url or settings.base_url or f"http://{settings.host}:{settings.port}").rstrip("/")
-    snapshots = Snapshots(_repo_path(repo))
+    snapshots = Snapshots(_repo_path(repo), trust_root=_read_trust_root(None))
     snapshots.load()
     graph = snapshots.at(at)
     context = Context(snapshots, Documents(snapshots), root, dt.datetime.now(dt.UTC).date(), snapshots.head)

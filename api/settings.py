@@ -43,7 +43,21 @@ class Settings:
     committer_date: tuple[int, int] | None = None
     debug: bool = False
     hook_secret: str | None = None
+    trust_root: Path | None = None
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    def trust_root_policy(self) -> bytes | None:
+        """The bytes of the pinned trust root (an allowed-signers file), if one is configured.
+
+        Raises:
+            ValueError: the file cannot be read.
+        """
+        if self.trust_root is None:
+            return None
+        try:
+            return self.trust_root.read_bytes()
+        except OSError as exc:
+            raise ValueError(f"KERNELINDEX_TRUST_ROOT: cannot read {self.trust_root}: {exc.strerror}") from None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
@@ -71,5 +85,6 @@ class Settings:
             committer_date=parse_git_date(env["GIT_COMMITTER_DATE"]) if env.get("GIT_COMMITTER_DATE") else None,
             debug=env.get("KERNELINDEX_DEBUG", "") not in ("", "0"),
             hook_secret=env.get("KERNELINDEX_HOOK_SECRET") or None,
+            trust_root=Path(env["KERNELINDEX_TRUST_ROOT"]) if env.get("KERNELINDEX_TRUST_ROOT") else None,
             environ=env,
         )

@@ -19,6 +19,7 @@ from registry.kinds import KINDS, KindInfo
 from registry.manifest import Manifest, load_manifest, manifest_from_document, manifest_path
 from registry.provenance import CommitInfo, CommitMeta, Person, SignatureCheck
 from registry.store import AddResult, Entry, GitStore
+from registry.trust import TrustChain
 
 __all__ = [
     "KINDS",
@@ -42,6 +43,7 @@ __all__ = [
     "StoreBusy",
     "StoreCorrupt",
     "StoreNotFound",
+    "TrustChain",
     "canonical_json",
     "json_digest",
     "load_manifest",

@@ -112,6 +112,8 @@ class StoreCorrupt(RegistryError):
 class StoreBusy(RegistryError):
     """main kept moving under us: compare-and-swap lost more races than we retry."""
 
-    def __init__(self, attempts: int) -> None:
+    def __init__(self, attempts: int, reason: str | None = None) -> None:
         self.attempts = attempts
-        super().__init__(f"main moved {attempts} times while writing; nothing was written, try again")
+        self.reason = reason
+        why = reason or f"main moved {attempts} times while writing"
+        super().__init__(f"{why}; nothing was written, try again")

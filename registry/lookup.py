@@ -4,6 +4,7 @@ when it was published on main, and the integrity warnings it carries. For the CL
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +32,9 @@ class Found:
         return orjson.loads(self.data)  # type: ignore[no-any-return]
 
 
-def get_manifest(store: GitStore, commit: str, ident: str) -> Found:
+def get_manifest(store: GitStore, commit: str, ident: str, kinds: Collection[str] | None = None) -> Found:
     """The manifest `ident` names at `commit`: `sha256:<hex>`, a hex prefix (>= 12 digits,
-    with or without `sha256:`), or a `metadata.name`.
+    with or without `sha256:`), or a `metadata.name`; only of `kinds` when given.
 
     Raises:
         ManifestNotFound: nothing matches.
@@ -42,11 +43,11 @@ def get_manifest(store: GitStore, commit: str, ident: str) -> Found:
     text = ident.strip()
     hexpart = text.removeprefix("sha256:")
     if _HEX.fullmatch(hexpart) and len(hexpart) == 64:
-        entry = store.find_entry(commit, "sha256:" + hexpart)
+        entry = store.find_entry(commit, "sha256:" + hexpart, kinds)
         if entry is None:
             raise ManifestNotFound(ident, commit)
         return Found(entry, store.read_blob(entry.oid))
-    entries = list(store.entries(commit))
+    entries = [e for e in store.entries(commit) if kinds is None or e.kind in kinds]
     if _HEX.fullmatch(hexpart) and len(hexpart) >= MIN_PREFIX:
         matches = [e for e in entries if e.hexdigest.startswith(hexpart)]
         if len(matches) == 1:

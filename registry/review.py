@@ -7,23 +7,24 @@ Everything wrong is reported at once, each problem with the path it concerns:
 - each file a valid manifest of the folder's kind, in the stored form, whose digest is its name;
 - the additions consistent with base (`validate.check_additions`: references resolve, one
   operation per run, a verification reruns in the same cohort);
-- overlays that need a maintainer (Retraction, Supersession, Verification) and any change to
-  `policy/maintainers` added only by commits signed by a key that base's policy lists.
+- overlays that need a maintainer (Retraction, Supersession, Verification) added only by
+  commits signed by a maintainer of the policy in force at base; a change to
+  `policy/maintainers` only as `registry.trust` allows (never the first policy, never by a
+  stranger, removals by two maintainers); commits that claim a registered source signed too.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from registry.errors import InvalidManifest, Problem
+from registry.errors import InvalidManifest, Problem, RegistryError
 from registry.kinds import KIND_BY_FOLDER, KINDS
 from registry.manifest import Manifest, load_manifest
 from registry.parse import MAX_DOCUMENT_BYTES
-from registry.provenance import SignatureCheck
-from registry.signatures import POLICY_PATH, check_signature, maintainers_at
+from registry.signatures import POLICY_PATH
 from registry.store import GitStore, TreeChange
+from registry.trust import TrustChain, parse_policy
 from registry.validate import Existing, check_additions
 
 __all__ = ["MAX_FILES", "RangeReport", "check_range"]
@@ -34,6 +35,7 @@ made by the importer, not pull requests)."""
 
 _MANIFEST_PATH = re.compile(r"([a-z-]+)/([0-9a-f]{2})/([0-9a-f]{64})\.json")
 _REGULAR = 0o100644
+_OPEN_SOURCE = "community"
 _SIGNED_FOLDERS = frozenset(info.folder for info in KINDS.values() if info.lifecycle and info.name != "Attestation")
 
 
@@ -59,11 +61,15 @@ def check_range(
     signatures: bool = True,
     changes: list[TreeChange] | None = None,
     existing: Existing | None = None,
+    trust_root: bytes | None = None,
+    chain: TrustChain | None = None,
 ) -> RangeReport:
     """Every problem with moving a registry from `base` to `head` (commit ids).
 
-    With `signatures`, overlays and policy changes must come from commits signed by a
-    maintainer of base; without, they are accepted as they stand (a local registry).
+    With `signatures`, overlays, policy changes and claims of a registered source must come
+    from commits signed by maintainers of the policy in force at base (from `trust_root`, the
+    operator's pinned policy, or the registry's initial commit: see `registry.trust`); without,
+    they are accepted as they stand (a local registry).
     `changes` is `store.diff(base, head)` and `existing` a view of base, when the caller has them.
     """
     changes = store.diff(base, head) if changes is None else changes
@@ -79,6 +85,8 @@ def check_range(
             problems.append(Problem(change.path, "", problem))
             continue
         if change.path == POLICY_PATH:
+            if change.new is not None and not signatures:
+                problems.extend(_policy_file_problems(store.read_blob(change.new)))
             continue
         assert change.new is not None
         data = store.read_blob(change.new)
@@ -109,8 +117,17 @@ def check_range(
     problems.extend(check_additions(additions, existing or _AtCommit(store, base)))
     commits = store.commits_between(base, head)
     if signatures:
-        problems.extend(_unsigned_changes(store, base, commits))
+        chain = chain or TrustChain(store, trust_root)
+        problems.extend(_unsigned_changes(store, base, head, commits, chain))
     return RangeReport(base, head, tuple(m for _, m in additions), tuple(problems), len(commits))
+
+
+def _policy_file_problems(data: bytes) -> list[Problem]:
+    try:
+        parse_policy(data)
+    except RegistryError as exc:
+        return [Problem(POLICY_PATH, "", str(exc))]
+    return []
 
 
 def _renames(changes: list[TreeChange]) -> dict[str, str]:
@@ -122,6 +139,8 @@ def _renames(changes: list[TreeChange]) -> dict[str, str]:
 
 
 def _shape_problem(change: TreeChange, renamed: dict[str, str]) -> str | None:
+    if change.path == POLICY_PATH and change.status in ("modified", "deleted", "added"):
+        return None if change.new is None or change.mode == _REGULAR else "the policy must be a regular file (100644)"
     if change.status == "deleted":
         return "deleted: published files never change (a correction is a new manifest)"
     if change.status == "modified":
@@ -146,50 +165,68 @@ def _shape_problem(change: TreeChange, renamed: dict[str, str]) -> str | None:
     return None
 
 
-def _unsigned_changes(store: GitStore, base: str | None, commits: list[str]) -> list[Problem]:
-    """Overlays and policy changes must be added by commits a maintainer of base signed."""
-    policy = maintainers_at(store, base)
-    check: Callable[[str], SignatureCheck] = _checker(store, policy)
-    problems = []
+def _unsigned_changes(
+    store: GitStore, base: str | None, head: str, commits: list[str], chain: TrustChain
+) -> list[Problem]:
+    """The maintainers' acts in the range must come from maintainers of the policy in force at base:
+    overlays from commits they signed, a policy change as `TrustChain.judge` says, and commits that
+    claim a registered source's name (`Source:` of main's history) signed too."""
+    problems: list[Problem] = []
+    before = chain.policy_after(base) if base is not None else chain.pinned_root
+    if base is None:
+        # A whole history: its initial commit is the root (unless one is pinned); judge each change on it.
+        for commit in store.first_parents(head)[::-1]:
+            change = chain.change(commit)
+            if change is not None and not change.accepted:
+                problems.append(Problem(POLICY_PATH, "", f"commit {commit[:12]}: {change.reason}"))
+    elif chain.policy_blob(base) != chain.policy_blob(head):
+        change = chain.judge(before, base, head)
+        if not change.accepted:
+            problems.append(Problem(POLICY_PATH, "", change.reason))
+    registered = _registered_sources(store, base)
     for commit in commits:
         info = store.commit_info(commit)
         parent = info.parents[0] if info.parents else None
-        sensitive = [
+        overlays = [
             change.path
             for change in store.diff(parent, commit)
-            if change.path == POLICY_PATH or change.path.split("/", 1)[0] in _SIGNED_FOLDERS
+            if change.path.split("/", 1)[0] in _SIGNED_FOLDERS and change.new is not None
         ]
-        if not sensitive:
+        source = info.trailer("Source")
+        claims = source is not None and source in registered
+        if not overlays and not claims:
             continue
-        verdict = check(commit)
+        verdict = chain.verify(commit, before) if base is not None else chain.verify(commit)
         if verdict.verified:
             continue
         why = verdict.reason or "not signed"
-        for path in sensitive:
-            what = "a change to the maintainers policy" if path == POLICY_PATH else "an overlay"
+        problems.extend(
+            Problem(
+                path,
+                "",
+                f"an overlay needs a commit signed by a maintainer listed in the {POLICY_PATH} in force; "
+                f"commit {commit[:12]}: {why}",
+            )
+            for path in overlays
+        )
+        if claims:
             problems.append(
                 Problem(
-                    path,
-                    "",
-                    f"{what} needs a commit signed by a maintainer listed in base's {POLICY_PATH}; "
-                    f"commit {commit[:12]}: {why}",
+                    f"commit {commit[:12]}",
+                    "Source",
+                    f"claims the registered source {source!r}, whose data only maintainers publish; the commit is "
+                    f"not signed by one ({why}). A contribution says `Source: community`",
                 )
             )
     return problems
 
 
-def _checker(store: GitStore, policy: bytes | None) -> Callable[[str], SignatureCheck]:
-    def check(commit: str) -> SignatureCheck:
-        info = store.commit_info(commit)
-        if info.signature is None or info.signed_payload is None:
-            return SignatureCheck(signed=False, verified=False, reason="unsigned")
-        # Without a policy in base, only the initial policy commit can vouch, with its own policy.
-        allowed = policy if policy is not None else maintainers_at(store, commit)
-        if not allowed or not allowed.strip():
-            return SignatureCheck(signed=True, verified=False, reason=f"base has no {POLICY_PATH}")
-        return check_signature(info.signed_payload, info.signature, allowed)
-
-    return check
+def _registered_sources(store: GitStore, base: str | None) -> frozenset[str]:
+    """The sources main's history already publishes under (`Source:` trailers), except `community`."""
+    if base is None:
+        return frozenset()
+    found = {store.commit_info(commit).trailer("Source") for commit in store.first_parents(base)}
+    return frozenset(s for s in found if s and s != _OPEN_SOURCE)
 
 
 class _AtCommit:
@@ -201,3 +238,6 @@ class _AtCommit:
         if self._commit is None:
             return None
         return self._store.read_document(self._commit, digest, kinds)
+
+    def find_named(self, kind: str, name: str) -> str | None:
+        return self._store.names_of_kind(self._commit, kind).get(name) if self._commit else None

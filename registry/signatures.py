@@ -1,11 +1,7 @@
-"""SSH commit signatures against the maintainers policy (`policy/maintainers`, OpenSSH allowed-signers).
+"""SSH signatures: checking one signed payload against an allowed-signers file, and signing.
 
-A commit's signature counts when `ssh-keygen -Y verify` (namespace `git`) accepts it for a
-principal listed in `policy/maintainers` of the commit's first parent: a change cannot vouch
-for itself. The one exception is the initial policy commit, the one that first introduces
-`policy/maintainers` into a history without one: it is checked against the policy it
-introduces (someone has to be first; DESIGN section 4). Once a policy exists, only its
-maintainers can change it.
+`ssh-keygen -Y verify` (namespace `git`) does the cryptography. Which allowed-signers file a
+commit is checked against (the policy in force before it) is `registry.trust`'s business.
 """
 
 from __future__ import annotations
@@ -17,38 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from registry.errors import RegistryError
-from registry.provenance import CommitInfo, SignatureCheck
-from registry.store import GitStore
+from registry.provenance import SignatureCheck
 
-__all__ = ["POLICY_PATH", "check_signature", "maintainers_at", "ssh_signer", "verify_commit"]
+__all__ = ["POLICY_PATH", "check_signature", "ssh_signer"]
 
 POLICY_PATH = "policy/maintainers"
 _NAMESPACE = "git"
 _TIMEOUT = 10
-
-
-def maintainers_at(store: GitStore, commit: str | None) -> bytes | None:
-    """The allowed-signers file at `commit`, or None when there is none."""
-    if commit is None:
-        return None
-    found = store.find_path(commit, POLICY_PATH)
-    if found is None or found[1] != 0o100644:
-        return None
-    return store.read_blob(found[0])
-
-
-def verify_commit(store: GitStore, info: CommitInfo) -> SignatureCheck:
-    """Whether `info` carries an SSH signature by a maintainer of its parent's policy."""
-    if info.signature is None or info.signed_payload is None:
-        return SignatureCheck(signed=False, verified=False, reason="unsigned")
-    if b"-----BEGIN SSH SIGNATURE-----" not in info.signature:
-        return SignatureCheck(signed=True, verified=False, reason="not an SSH signature (only SSH signatures count)")
-    allowed = maintainers_at(store, info.parents[0] if info.parents else None)
-    if allowed is None:
-        allowed = maintainers_at(store, info.id)  # the initial policy commit vouches with its own policy
-    if not allowed or not allowed.strip():
-        return SignatureCheck(signed=True, verified=False, reason=f"no {POLICY_PATH} to check it against")
-    return check_signature(info.signed_payload, info.signature, allowed)
 
 
 def check_signature(payload: bytes, signature: bytes, allowed_signers: bytes) -> SignatureCheck:

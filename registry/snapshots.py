@@ -19,15 +19,16 @@ from pathlib import Path
 
 import orjson
 
-from registry.errors import RegistryError, RevisionNotFound
+from registry.errors import RegistryError, RevisionNotFound, StoreCorrupt
 from registry.graph import Graph, Mainline
+from registry.integrity import IntegrityFailure, IntegrityRecord, check_commit, check_entries, record_path
 from registry.kinds import KIND_BY_FOLDER
 from registry.members import layered_over
 from registry.nodes import Node, Retraction, Supersession, Verification, extract
 from registry.provenance import SignatureCheck
 from registry.review import check_range
-from registry.signatures import verify_commit
 from registry.store import Entry, GitStore, TreeChange
+from registry.trust import TrustChain
 
 __all__ = [
     "HeadStatus",
@@ -282,6 +283,8 @@ class HeadStatus:
     reason: str | None = None
     checked_at: float = 0.0
     build_seconds: float = 0.0
+    verified: str | None = None  # the last commit whose every manifest passed the integrity check
+    verify_seconds: float = 0.0
 
 
 class Snapshots:
@@ -290,8 +293,17 @@ class Snapshots:
     Thread-safe. Every thread gets its own `GitStore` (libgit2 repositories must not be shared).
     """
 
-    def __init__(self, repo_path: Path, *, capacity: int = 4, validate: bool = True) -> None:
+    def __init__(
+        self, repo_path: Path, *, capacity: int = 4, validate: bool = True, trust_root: bytes | None = None
+    ) -> None:
+        """`trust_root`: the operator's pinned maintainers policy (see `registry.trust`).
+
+        Raises:
+            RegistryError: the pinned trust root is not a readable policy.
+        """
         self.repo_path = repo_path
+        self.trust_root = trust_root
+        TrustChain.check_root(trust_root)
         self._local = threading.local()
         self._lock = threading.RLock()
         self._refresh_lock = threading.Lock()
@@ -302,6 +314,9 @@ class Snapshots:
         self._terms: dict[tuple[int, str], dict[str, str]] = {}
         self._head: Graph | None = None
         self._publication: Publication | None = None
+        self._record = IntegrityRecord(record_path(repo_path))
+        self._verified: str | None = None
+        self._verify_seconds = 0.0
         self.status = HeadStatus(None, None, "not loaded yet")
 
     def store(self) -> GitStore:
@@ -329,12 +344,20 @@ class Snapshots:
 
     # Signatures -----------------------------------------------------------------------------------
 
+    def trust(self) -> TrustChain:
+        """This thread's view of the maintainers policies in force (see `registry.trust`)."""
+        chain: TrustChain | None = getattr(self._local, "chain", None)
+        if chain is None:
+            chain = self._local.chain = TrustChain(self.store(), self.trust_root)
+        return chain
+
     def signature(self, commit: str) -> SignatureCheck:
-        """The signature check of a commit (cached: the answer never changes for a commit)."""
+        """Whether a maintainer of the policy in force before `commit` signed it (cached: a
+        commit's place in history never changes)."""
         with self._lock:
             found = self._signatures.get(commit)
         if found is None:
-            found = verify_commit(self.store(), self.store().commit_info(commit))
+            found = self.trust().verify(commit)
             with self._lock:
                 self._signatures[commit] = found
         return found
@@ -365,31 +388,89 @@ class Snapshots:
     # Loading and refreshing -----------------------------------------------------------------------
 
     def load(self, graph: Graph | None = None, publication: Publication | None = None) -> None:
-        """Serve main's head: from `graph` (a warm cache) when given, else built from scratch."""
+        """Serve main's head: from `graph` (a warm cache) when given, else built from scratch.
+
+        The head is integrity-checked first (`registry.integrity`): in full once, then from the
+        last recorded commit. A head that fails is not served: the last recorded good commit is,
+        if main still descends from it, else nothing (the status says why). Never raises for what
+        is in the repository: a corrupt one is a status, not a crash.
+        """
         store = self.store()
-        head = store.head()
+        try:
+            head = store.head()
+        except RegistryError as exc:
+            self.status = HeadStatus(None, None, f"cannot read main: {exc}")
+            return
         if head is None:
             self.status = HeadStatus(None, None, "the registry is empty (main has no commits)")
             return
         started = time.perf_counter()
-        if (
-            graph is not None
-            and publication is not None
-            and publication.mainline.positions.get(graph.commit) is not None
-        ):
-            self._install(graph, publication, head, started)
-            if graph.commit != head:
-                self.refresh()
-            return
-        graph, publication = build_graph(store, head, None, self.honour)
-        self._install(graph, publication, head, started)
+        try:
+            target, reason = self._verified_target(store, head)
+            if target is None:
+                self.status = HeadStatus(None, head, reason, time.time(), 0.0, None, self._verify_seconds)
+                return
+            if (
+                target == head
+                and graph is not None
+                and publication is not None
+                and publication.mainline.positions.get(graph.commit) is not None
+            ):
+                self._install(graph, publication, head, started)
+                if graph.commit != head:
+                    self.refresh()
+                return
+            built, replayed = build_graph(store, target, None, self.honour)
+            self._install(built, replayed, head, started, reason)
+        except (RegistryError, ValueError, KeyError, OSError) as exc:  # orjson.JSONDecodeError is a ValueError
+            self.status = HeadStatus(None, head, f"cannot load commit {head[:12]}: {_why(exc)}", time.time())
 
-    def _install(self, graph: Graph, publication: Publication, main: str, started: float) -> None:
+    def _verified_target(self, store: GitStore, head: str) -> tuple[str | None, str | None]:
+        """The commit to serve at a start (head, or the last good one) and why it is not head."""
+        started = time.perf_counter()
+        recorded = self._record.read()
+        try:
+            if recorded is not None and recorded != head and store.is_ancestor(recorded, head):
+                entries = [e for e in (_entry_of(c.path, c.new) for c in store.diff(recorded, head)) if e is not None]
+                problems = check_entries(store, entries)
+            elif recorded == head:
+                problems = []
+            else:
+                problems = check_commit(store, head)
+        except StoreCorrupt as exc:
+            problems_text = f"commit {head[:12]} cannot be read: {exc}"
+            self._verify_seconds = time.perf_counter() - started
+            return self._fallback(store, recorded, head, problems_text)
+        self._verify_seconds = time.perf_counter() - started
+        if problems:
+            return self._fallback(store, recorded, head, str(IntegrityFailure(head, problems)))
+        self._verified = head
+        if recorded != head:
+            self._record.write(head)
+        return head, None
+
+    def _fallback(self, store: GitStore, recorded: str | None, head: str, why: str) -> tuple[str | None, str]:
+        if recorded is not None and recorded != head and store.is_ancestor(recorded, head):
+            self._verified = recorded
+            return recorded, f"main {head[:12]} is not served: {why}"
+        return None, f"nothing valid to serve: {why}"
+
+    def _install(
+        self, graph: Graph, publication: Publication, main: str, started: float, reason: str | None = None
+    ) -> None:
         with self._lock:
             self._head = graph
             self._publication = publication
             self._pinned.clear()  # derived against an older publication record
-            self.status = HeadStatus(graph.commit, main, None, time.time(), time.perf_counter() - started)
+            self.status = HeadStatus(
+                graph.commit,
+                main,
+                reason,
+                time.time(),
+                time.perf_counter() - started,
+                self._verified,
+                self._verify_seconds,
+            )
 
     def refresh(self) -> HeadStatus:
         """Serve the new head of main if it moved and passes validation; otherwise keep the last good one."""
@@ -401,19 +482,40 @@ class Snapshots:
                 self.load()
                 return self.status
             if main is None or main == current.commit:
-                self.status = HeadStatus(current.commit, main, None, time.time(), self.status.build_seconds)
+                self.status = HeadStatus(
+                    current.commit, main, None, time.time(), self.status.build_seconds, *self._verification()
+                )
                 return self.status
             started = time.perf_counter()
             changes = store.diff(current.commit, main)
             reason = self._rejection(store, current.commit, main, changes)
             if reason is not None:
-                self.status = HeadStatus(current.commit, main, reason, time.time(), self.status.build_seconds)
+                self.status = HeadStatus(
+                    current.commit, main, reason, time.time(), self.status.build_seconds, *self._verification()
+                )
                 return self.status
             assert self._publication is not None
-            publication = publication_of(store, main, self._publication, changes)
-            graph = move_graph(store, current, main, publication, self.honour, changes)
+            try:
+                publication = publication_of(store, main, self._publication, changes)
+                graph = move_graph(store, current, main, publication, self.honour, changes)
+            except (RegistryError, ValueError, KeyError) as exc:
+                self.status = HeadStatus(
+                    current.commit,
+                    main,
+                    f"main {main[:12]} cannot be loaded: {_why(exc)}",
+                    time.time(),
+                    self.status.build_seconds,
+                    *self._verification(),
+                )
+                return self.status
+            # check_range read every new manifest through libgit2 (hash-verified) at its digest path
+            self._verified = main
+            self._record.write(main)
             self._install(graph, publication, main, started)
             return self.status
+
+    def _verification(self) -> tuple[str | None, float]:
+        return self._verified, self._verify_seconds
 
     def _rejection(self, store: GitStore, served: str, main: str, changes: list[TreeChange]) -> str | None:
         """Why the new head of main may not be served, or None."""
@@ -470,6 +572,10 @@ class Snapshots:
         return any(store.is_ancestor(commit, tip) for tip in store.branches().values())
 
 
+def _why(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, RegistryError) else f"{type(exc).__name__}: {exc}"
+
+
 class _Served:
     """`validate.Existing` over the served head: references resolve through its graph."""
 
@@ -482,3 +588,6 @@ class _Served:
         if node is None or node.kind not in kinds:
             return None
         return orjson.loads(self._store.read_blob(node.oid))  # type: ignore[no-any-return]
+
+    def find_named(self, kind: str, name: str) -> str | None:
+        return next((d for d in self._graph.named(name) if self._graph.nodes[d].kind == kind), None)

@@ -14,6 +14,8 @@ between threads (libgit2 repositories are not thread-safe): open one per thread.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
 import secrets
 import socket
@@ -65,6 +67,10 @@ _BATCH_THRESHOLD = 2048  # from this many blobs on, read them through one `git c
 _PACK_THRESHOLD = 64  # from this many new blobs on, one pack beats loose objects (DESIGN section 10)
 _ATTEMPTS = 20
 _LOCK_TRIES = 20  # with git's own 100 ms lock timeout: about 3 s before a held lock is reported
+_WRITER_LOCK = "kernelindex-writer.lock"
+_WRITER_WAIT_SECONDS = 120.0  # a bulk import holds the lock for seconds; past this, report who holds it
+_STALE_GIT_LOCKS = ("HEAD.lock", "packed-refs.lock", "index.lock", "config.lock")
+_STALE_LOCK_SECONDS = 2.0  # git's own commands hold a ref lock for milliseconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +131,8 @@ class GitStore:
             StoreNotFound: there is no git repository at `path`.
         """
         self._path = Path(path)
+        self._writer_depth = 0
+        self._names: dict[tuple[str, str], dict[str, str]] = {}
         try:
             self._repo = pygit2.Repository(str(self._path))
         except (pygit2.GitError, KeyError) as exc:
@@ -298,6 +306,26 @@ class GitStore:
 
     # Reading manifests ----------------------------------------------------------------------------
 
+    def names_of_kind(self, commit: str, kind: str) -> Mapping[str, str]:
+        """`metadata.name` -> digest of the manifests of `kind` at `commit` (one of them where
+        upstream data repeats a name). Reads that kind's blobs once per tree; cached."""
+        folder_entry = _tree_lookup(self._commit(commit).tree, KINDS[kind].folder)
+        if folder_entry is None:
+            return {}
+        key = (str(folder_entry.id), kind)
+        found = self._names.get(key)
+        if found is None:
+            entries = [e for e in self.entries(commit) if e.kind == kind]
+            found = {}
+            for entry, data in zip(entries, self.read_blobs([e.oid for e in entries]), strict=True):
+                try:
+                    name = orjson.loads(data)["metadata"]["name"]
+                except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+                    raise StoreCorrupt(entry.path, f"not a manifest: {exc}") from exc
+                found.setdefault(name, entry.digest)
+            self._names[key] = found
+        return found
+
     def entries(self, commit: str) -> Iterator[Entry]:
         """Every manifest file at a commit, from the trees alone (no blob is read)."""
         for mode, folder, folder_tree in self.tree_entries(str(self._commit(commit).tree_id)):
@@ -350,6 +378,8 @@ class GitStore:
                     yield odb_read(oid)[1]
                 except KeyError:
                     raise StoreCorrupt(oid, "missing blob") from None
+                except (ValueError, pygit2.GitError) as exc:
+                    raise StoreCorrupt(oid, str(exc)) from None
             return
         yield from self._cat_file(oids)
 
@@ -533,6 +563,7 @@ class GitStore:
         meta: CommitMeta,
         *,
         allowed_mismatches: Collection[str] = (),
+        unique_names: bool = True,
         extra_files: Mapping[str, bytes] | None = None,
         ref: str = MAIN,
         sign: Callable[[bytes], bytes] | None = None,
@@ -544,6 +575,10 @@ class GitStore:
         nothing is new, no commit is made. `extra_files` adds non-manifest files (the
         maintainers policy) to the same commit. `sign` turns the commit's bytes into an
         armored signature (SSH, for maintainers' overlays); signed commits are written loose.
+        `unique_names=False` lets a bulk import of upstream data keep names upstream repeats
+        within a kind (as published); everything else must name each manifest uniquely.
+
+        Writers serialize on `writer_lock`, which the OS releases when its holder dies.
 
         Raises:
             RejectedChange: a reference does not resolve, a run compares two operations,
@@ -552,9 +587,22 @@ class GitStore:
         """
         sourced = [item if isinstance(item, tuple) else (item.path, item) for item in manifests]
         extra = dict(extra_files or {})
+        with self.writer_lock():
+            return self._add_locked(sourced, extra, meta, allowed_mismatches, unique_names, ref, sign)
+
+    def _add_locked(
+        self,
+        sourced: list[tuple[str, Manifest]],
+        extra: dict[str, bytes],
+        meta: CommitMeta,
+        allowed_mismatches: Collection[str],
+        unique_names: bool,
+        ref: str,
+        sign: Callable[[bytes], bytes] | None,
+    ) -> AddResult:
         for _ in range(_ATTEMPTS):
             parent = self.head(ref)
-            new, unchanged, problems = self._plan(sourced, parent, allowed_mismatches)
+            new, unchanged, problems = self._plan(sourced, parent, allowed_mismatches, unique_names)
             new_extra = {p: data for p, data in extra.items() if not self._same_file(parent, p, data)}
             if problems:
                 raise RejectedChange(problems)
@@ -578,6 +626,7 @@ class GitStore:
         sourced: Sequence[tuple[str, Manifest]],
         parent: str | None,
         allowed_mismatches: Collection[str],
+        unique_names: bool = True,
     ) -> tuple[list[Manifest], list[Manifest], list[Problem]]:
         new: dict[str, Manifest] = {}
         unchanged: list[Manifest] = []
@@ -605,7 +654,14 @@ class GitStore:
         # Every new file goes to the check, not only the first of each digest: a second file with the
         # same digest and other metadata is a conflict to report, not a duplicate to drop.
         additions = [(source, m) for source, m in sourced if m.digest in new]
-        problems.extend(check_additions(additions, _TreeLookup(self, tree), allowed_mismatches=allowed_mismatches))
+        problems.extend(
+            check_additions(
+                additions,
+                _TreeLookup(self, tree, parent),
+                allowed_mismatches=allowed_mismatches,
+                unique_names=unique_names,
+            )
+        )
         return list(new.values()), unchanged, problems
 
     def _same_value(self, oid: str, manifest: Manifest) -> bool:
@@ -673,7 +729,80 @@ class GitStore:
         Raises:
             RegistryError: it exists already, or the name is not a valid branch.
         """
-        self._git("update-ref", "-m", "kernelindex branch", ref, commit, _ZERO)
+        with self.writer_lock():
+            self._git("update-ref", "-m", "kernelindex branch", ref, commit, _ZERO)
+
+    @contextlib.contextmanager
+    def writer_lock(self, wait_seconds: float = _WRITER_WAIT_SECONDS) -> Iterator[None]:
+        """Hold the repository's writer lock: an advisory `flock` on `<git-dir>/kernelindex-writer.lock`.
+
+        The OS releases it when its holder exits, however it exits (SIGKILL included), so a
+        writer that died never blocks the next one. Holding it, git lock files that a dead writer
+        left behind are provably not ours in use, and are removed once they are older than git's
+        own commands ever hold one (`_clear_stale_locks`). Re-entrant within one GitStore.
+
+        Raises:
+            StoreBusy: another live writer held it for `wait_seconds`.
+        """
+        if self._writer_depth:
+            self._writer_depth += 1
+            try:
+                yield
+            finally:
+                self._writer_depth -= 1
+            return
+        path = self.git_dir / _WRITER_LOCK
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + wait_seconds
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN) or time.monotonic() >= deadline:
+                        holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+                        raise StoreBusy(_ATTEMPTS, f"another writer ({holder}) holds {path}") from exc
+                    time.sleep(0.02)
+            # A holder that exits cleanly empties the file; one that died mid-write could not, and
+            # every git lock it left is as dead as it is.
+            died_holding = os.pread(fd, 64, 0).strip() != b""
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} on {_HOST}\n".encode(), 0)
+            self._writer_depth = 1
+            try:
+                self._clear_stale_locks(older_than=0.0 if died_holding else _STALE_LOCK_SECONDS)
+                yield
+            finally:
+                self._writer_depth = 0
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, 0)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def _clear_stale_locks(self, *, older_than: float = _STALE_LOCK_SECONDS) -> list[Path]:
+        """Remove git lock files (and temporary packs) a killed writer left, holding the writer lock.
+
+        Every kernelindex writer holds the writer lock for its whole write, so none of these is a
+        live kernelindex write. Other git commands (a push, a gc) do not take it, but hold a ref
+        lock for milliseconds: a lock older than `older_than` seconds is nobody's.
+        """
+        now = time.time()
+        git_dir = self.git_dir
+        candidates = [git_dir / name for name in _STALE_GIT_LOCKS]
+        candidates += list((git_dir / "refs").rglob("*.lock"))
+        candidates += list((git_dir / "objects" / "pack").glob("tmp_*"))
+        removed = []
+        for path in candidates:
+            try:
+                if now - path.lstat().st_mtime < older_than:
+                    continue
+                path.unlink()
+            except OSError:
+                continue
+            removed.append(path)
+        return removed
 
     def sync_work_tree(self, old: str, new: str) -> None:
         """Move a clone's index and files from `old` to `new` after a commit on its branch, as a
@@ -683,12 +812,12 @@ class GitStore:
             self._git("--work-tree", str(work_tree), "read-tree", "-m", "-u", old, new, cwd=work_tree)
 
     def _forget_abandoned_writes(self) -> None:
-        """Delete the private refs of writers on this host that died mid-write (SIGKILL between
-        fast-import and cleanup), so that what they wrote becomes garbage git can collect."""
-        for name in [n for n in self._repo.references if n.startswith(_INCOMING + _HOST + "-")]:
-            pid = name.removeprefix(_INCOMING + _HOST + "-").split("-")[0]
-            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-                self._git("update-ref", "-d", name, check=False)
+        """Delete the private refs of writers that died mid-write (SIGKILL between fast-import and
+        cleanup), so that what they wrote becomes garbage git can collect. Called holding the
+        writer lock: no live writer has a private ref then."""
+        assert self._writer_depth, "only under the writer lock"
+        for name in [n for n in self._repo.references if n.startswith(_INCOMING)]:
+            self._git("update-ref", "-d", name, check=False)
 
     def _compare_and_swap(self, ref: str, old: str | None, new: str) -> bool:
         """Move `ref` from `old` to `new` atomically; False if someone else moved it first.
@@ -707,11 +836,13 @@ class GitStore:
             current = self._repo.references.get(ref)
             if (None if current is None else str(current.target)) != old:
                 return False
-            time.sleep(0.05)
+            if self._writer_depth:
+                self._clear_stale_locks()
+            time.sleep(0.15)
         reason = result.stderr.decode(errors="replace").strip()
         raise RegistryError(
-            f"cannot move {ref}: {reason} (if no other kernelindex or git process is running, "
-            f"a writer was killed while holding the lock: remove {self.git_dir / ref}.lock)"
+            f"cannot move {ref}: {reason} (another git process, one that does not take kernelindex's writer "
+            "lock, keeps holding it)"
         )
 
     def _git(
@@ -727,9 +858,15 @@ class GitStore:
 class _TreeLookup:
     """`validate.Existing` over one tree of this store."""
 
-    def __init__(self, store: GitStore, tree: Any) -> None:
+    def __init__(self, store: GitStore, tree: Any, commit: str | None) -> None:
         self._store = store
         self._tree = tree
+        self._commit = commit
+
+    def find_named(self, kind: str, name: str) -> str | None:
+        if self._commit is None:
+            return None
+        return self._store.names_of_kind(self._commit, kind).get(name)
 
     def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, Any] | None:
         for kind in kinds:

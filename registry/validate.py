@@ -7,6 +7,7 @@ request check (`check_range`, in validate_range.py) runs it for a base..head ran
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, Protocol
 
@@ -16,6 +17,7 @@ from registry.manifest import Manifest
 __all__ = [
     "Existing",
     "check_additions",
+    "name_problem",
     "operation_mismatch",
     "operation_mismatch_digests",
     "operation_of",
@@ -28,6 +30,27 @@ class Existing(Protocol):
     def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, Any] | None:
         """The stored document of `digest` if it exists under one of `kinds`."""
         ...
+
+    def find_named(self, kind: str, name: str) -> str | None:
+        """The digest of a manifest of `kind` whose `metadata.name` is `name`, if there is one."""
+        ...
+
+
+_DIGEST_LIKE = re.compile(r"(?:sha256:)?[0-9a-f]{12,64}")
+"""Names the API would read as a digest or a digest prefix (12 hex digits and more)."""
+
+
+def name_problem(kind: str, name: str, existing: Existing, digest: str) -> str | None:
+    """Why a new manifest may not take `name`: it looks like a digest, or another manifest of
+    its kind has it (names are how people and citations find a manifest: first come, first served)."""
+    if _DIGEST_LIKE.fullmatch(name.strip().lower()):
+        return f"{name!r} looks like a digest prefix; a name must not (ids take digests, prefixes and names)"
+    if name != name.strip():
+        return f"{name!r} has leading or trailing whitespace"
+    taken = existing.find_named(kind, name)
+    if taken is not None and taken != digest:
+        return f"{name!r} already names the {kind} {taken}; names are unique within a kind"
+    return None
 
 
 def operation_of(document: dict[str, Any]) -> str | None:
@@ -90,6 +113,7 @@ def check_additions(
     existing: Existing,
     *,
     allowed_mismatches: Collection[str] = (),
+    unique_names: bool = True,
 ) -> list[Problem]:
     """Every problem with adding these manifests (each paired with the name of its source file).
 
@@ -97,7 +121,9 @@ def check_additions(
       in the registry;
     - a new BenchmarkRun's implementation and workload must name the same operation
       (except the runs in `allowed_mismatches`: upstream's 43 known data errors);
-    - two additions with one digest must be the same file.
+    - two additions with one digest must be the same file;
+    - with `unique_names`, a new manifest's `metadata.name` is not taken by another manifest of
+      its kind (in the registry or the same change) and does not look like a digest.
     """
     problems: list[Problem] = []
     batch: dict[str, tuple[str, Manifest]] = {}
@@ -120,6 +146,8 @@ def check_additions(
             return found[1].document if found[1].kind in kinds else None
         return existing.find_document(kinds, digest)
 
+    if unique_names:
+        problems.extend(_name_problems(list(batch.values()), existing))
     for source, manifest in batch.values():
         resolved: dict[str, dict[str, Any]] = {}
         for path, kinds, digest in manifest.references():
@@ -136,4 +164,18 @@ def check_additions(
             reason = operation_mismatch(implementation, workload) if implementation and workload else None
             if reason:
                 problems.append(Problem(source, "$.spec.workloadDigest", f"{reason}; a run measures one operation"))
+    return problems
+
+
+def _name_problems(additions: Sequence[tuple[str, Manifest]], existing: Existing) -> list[Problem]:
+    problems = []
+    claimed: dict[tuple[str, str], tuple[str, Manifest]] = {}
+    for source, manifest in additions:
+        name = manifest.document["metadata"]["name"]
+        reason = name_problem(manifest.kind, name, existing, manifest.digest)
+        first = claimed.setdefault((manifest.kind, name), (source, manifest))
+        if reason is None and first[1].digest != manifest.digest:
+            reason = f"{name!r} is also the name of {first[0]} ({first[1].digest}) in this change"
+        if reason is not None:
+            problems.append(Problem(source, "$.metadata.name", reason))
     return problems

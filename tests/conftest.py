@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from helpers import EMBEDDED_REPO, SHARED, basic_scenario, commit_manifests
+from signing import Key, make_key
 from typer.testing import CliRunner
 
 import registry
@@ -73,3 +74,22 @@ def embedded() -> registry.GitStore:
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
+
+
+@pytest.fixture(scope="session")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Key]:
+    """Real SSH keys: alice, bob, carol (maintainers in the tests that list them) and mallory."""
+    directory = tmp_path_factory.mktemp("keys")
+    return {name: make_key(directory, f"{name}@example.com") for name in ("alice", "bob", "carol", "mallory")}
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The fault and abuse suite's counts (tests/probes.py), when any probe ran."""
+    from probes import TALLY
+
+    if not TALLY:
+        return
+    terminalreporter.section("fault and abuse probes")
+    terminalreporter.write_line(f"{'family':<44}{'tried':>7}{'refused':>9}{'failed':>8}")
+    for family, (tried, refused) in sorted(TALLY.items()):
+        terminalreporter.write_line(f"{family:<44}{tried:>7}{refused:>9}{tried - refused:>8}")

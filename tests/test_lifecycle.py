@@ -4,9 +4,6 @@ signed overlays, evidence levels, retractions, merges as publication."""
 from __future__ import annotations
 
 import json
-import subprocess
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,79 +24,18 @@ from helpers import (
     to_manifest,
 )
 from server import serve
+from signing import T0, Key, commit_raw, merge_into_main, stored
 from typer.testing import CliRunner
 
 import registry
 from api.cli import app as cli
 from registry.review import check_range
-from registry.signatures import POLICY_PATH, ssh_signer, verify_commit
-
-T0 = 1_700_000_000
+from registry.signatures import POLICY_PATH, ssh_signer
 
 
-@dataclass(frozen=True)
-class Key:
-    principal: str
-    private: Path
-
-    @property
-    def allowed_signer(self) -> bytes:
-        public = self.private.with_suffix(".pub").read_text().split()
-        return f'{self.principal} namespaces="git" {public[0]} {public[1]}\n'.encode()
-
-
-def _key(directory: Path, principal: str) -> Key:
-    path = directory / principal.split("@")[0]
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", principal, "-f", str(path)], check=True)
-    return Key(principal, path)
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Key]:
-    directory = tmp_path_factory.mktemp("keys")
-    return {name: _key(directory, f"{name}@example.com") for name in ("alice", "bob", "mallory")}
-
-
-def _commit(
-    store: registry.GitStore,
-    parent: str | list[str],
-    files: Mapping[str, bytes | tuple[bytes, pygit2.enums.FileMode] | None],
-    *,
-    ref: str | None = None,
-    when: int = T0 + 3600,
-    message: str = "Change\n\nSource: community\n",
-    signer: Key | None = None,
-    base_tree: str | None = None,
-) -> str:
-    """A commit made the way git would: `files` maps paths to bytes (or (bytes, mode)); None deletes."""
-    repo = pygit2.Repository(str(store.git_dir))
-    parents = parent if isinstance(parent, list) else [parent]
-    index = pygit2.Index()
-    index.read_tree(repo.revparse_single(base_tree or parents[0]).peel(pygit2.Tree))
-    for path, content in files.items():
-        if content is None:
-            index.remove(path)
-            continue
-        data, mode = content if isinstance(content, tuple) else (content, pygit2.enums.FileMode.BLOB)
-        oid = pygit2.Oid(hex=data.decode()) if mode == pygit2.enums.FileMode.COMMIT else repo.create_blob(data)
-        index.add(pygit2.IndexEntry(path, oid, mode))
-    tree = index.write_tree(repo)
-    person = pygit2.Signature("Contributor", "c@example.com", when, 0)
-    oids: list[str | pygit2.Oid] = [pygit2.Oid(hex=p) for p in parents]
-    if signer is None:
-        commit = str(repo.create_commit(None, person, person, message, tree, oids))
-    else:
-        text = str(repo.create_commit_string(person, person, message, tree, oids))
-        signature = ssh_signer(signer.private)(text.encode()).decode()
-        commit = str(repo.create_commit_with_signature(text, signature))
-    if ref is not None:
-        repo.references.create(ref, commit, force=True)
-    return commit
-
-
-def _stored(document: Mapping[str, object]) -> tuple[str, bytes]:
-    manifest = to_manifest(document)
-    return manifest.path, manifest.stored_bytes()
+def verifycommit_raw(store: registry.GitStore, info: registry.CommitInfo) -> registry.SignatureCheck:
+    """Whether a maintainer of the policy in force before the commit signed it (no pinned root)."""
+    return registry.TrustChain(store).verify(info.id)
 
 
 @pytest.fixture
@@ -118,16 +54,8 @@ def governed(store: registry.GitStore, keys: dict[str, Key]) -> registry.GitStor
 def test_the_initial_policy_commit_verifies_against_its_own_policy(governed: registry.GitStore) -> None:
     head = governed.head()
     assert head is not None
-    check = verify_commit(governed, governed.commit_info(head))
+    check = verifycommit_raw(governed, governed.commit_info(head))
     assert check.verified and check.signer == "alice@example.com"
-
-
-def _merge(store: registry.GitStore, pr: str, *, signer: Key | None = None, when: int = T0 + 7200) -> str:
-    main = store.head()
-    assert main is not None
-    merged = _commit(store, [main, pr], {}, base_tree=pr, when=when, message="Merge pull request\n", signer=signer)
-    assert store._compare_and_swap(registry.store.MAIN, main, merged)  # the maintainer's push
-    return merged
 
 
 def test_a_valid_pr_passes_and_after_the_merge_ranks_while_old_pins_still_answer(governed: registry.GitStore) -> None:
@@ -143,14 +71,14 @@ def test_a_valid_pr_passes_and_after_the_merge_ranks_while_old_pins_still_answer
         "2026-09-01T00:00:00Z",
         name="pr-run",
     )
-    path, data = _stored(faster)
-    pr = _commit(governed, base, {path: data}, ref="refs/heads/pr-1")
+    path, data = stored(faster)
+    pr = commit_raw(governed, base, {path: data}, ref="refs/heads/pr-1")
     result = CliRunner().invoke(cli, ["validate", "--base", "main", "--head", "pr-1", "--repo", str(governed.path)])
     assert result.exit_code == 0, result.output
     assert "All checks passed." in result.output and digest_of(faster) in result.output
     query = 'query($at: String) { registry(at: $at) { run(id: "run-a2") { rank } pr: run(id: "pr-run") { rank publishedAt } } }'
     with serve(governed.path) as api:
-        merged = _merge(governed, pr, when=T0 + 7200)
+        merged = merge_into_main(governed, pr, when=T0 + 7200)
         assert api.client.post("/hooks/refresh").json()["serving"] == merged
         now = api.graphql(query).json()["data"]["registry"]
         before = api.graphql(query, {"at": base}).json()["data"]["registry"]
@@ -164,9 +92,9 @@ def test_every_forbidden_change_is_reported_with_its_path_in_one_run(
     scenario = basic_scenario()
     base = governed.head()
     assert base is not None
-    existing_path, existing = _stored(scenario.runs[0])
-    other_path, _ = _stored(scenario.runs[1])
-    workload_path, workload_bytes = _stored(scenario.workload)
+    existing_path, existing = stored(scenario.runs[0])
+    other_path, _ = stored(scenario.runs[1])
+    workload_path, workload_bytes = stored(scenario.workload)
     op2 = make_operation("other-op", family="softmax")
     mismatch = make_run(
         scenario.implementations[0], make_workload(op2, tokens=3), scenario.protocol, scenario.environment, 1
@@ -181,17 +109,17 @@ def test_every_forbidden_change_is_reported_with_its_path_in_one_run(
         "2026-09-02T00:00:00Z",
         name="fine",
     )
-    op2_path, op2_bytes = _stored(op2)
-    mismatch_workload_path, mismatch_workload_bytes = _stored(make_workload(op2, tokens=3))
-    mismatch_path, mismatch_bytes = _stored(mismatch)
-    dangling_path, dangling_bytes = _stored(dangling)
-    retraction_path, retraction_bytes = _stored(make_retraction(scenario.runs[0]))
-    bob_retraction_path, bob_retraction_bytes = _stored(make_retraction(scenario.runs[1], "bob says so"))
-    valid_path, valid_bytes = _stored(valid_run)
+    op2_path, op2_bytes = stored(op2)
+    mismatch_workload_path, mismatch_workload_bytes = stored(make_workload(op2, tokens=3))
+    mismatch_path, mismatch_bytes = stored(mismatch)
+    dangling_path, dangling_bytes = stored(dangling)
+    retraction_path, retraction_bytes = stored(make_retraction(scenario.runs[0]))
+    bob_retraction_path, bob_retraction_bytes = stored(make_retraction(scenario.runs[1], "bob says so"))
+    valid_path, valid_bytes = stored(valid_run)
     misplaced = valid_path.replace("benchmark-runs/", "benchmark-runs/00/", 1).replace(
         "/00/" + valid_path.split("/")[1], "/00", 1
     )
-    first = _commit(
+    first = commit_raw(
         governed,
         base,
         {
@@ -212,14 +140,16 @@ def test_every_forbidden_change_is_reported_with_its_path_in_one_run(
             "benchmark-runs/ee/" + "e" * 64 + ".json": b"x" * (1024 * 1024 + 1),  # oversize blob
         },
     )
-    implementation_path = _stored(scenario.implementations[0])[0]
-    second = _commit(
+    implementation_path = stored(scenario.implementations[0])[0]
+    second = commit_raw(
         governed,
         first,
-        {implementation_path: (_stored(scenario.implementations[0])[1], pygit2.enums.FileMode.BLOB_EXECUTABLE)},
+        {implementation_path: (stored(scenario.implementations[0])[1], pygit2.enums.FileMode.BLOB_EXECUTABLE)},
     )
-    third = _commit(governed, second, {bob_retraction_path: bob_retraction_bytes}, signer=keys["bob"])  # unlisted key
-    fourth = _commit(
+    third = commit_raw(
+        governed, second, {bob_retraction_path: bob_retraction_bytes}, signer=keys["bob"]
+    )  # unlisted key
+    fourth = commit_raw(
         governed,
         third,
         {POLICY_PATH: keys["alice"].allowed_signer + keys["mallory"].allowed_signer},
@@ -249,7 +179,7 @@ def test_every_forbidden_change_is_reported_with_its_path_in_one_run(
     assert reported(dangling_path, "does not resolve")
     assert reported(retraction_path, "signed by a maintainer")
     assert reported(bob_retraction_path, "does not list")
-    assert reported(POLICY_PATH, "maintainers policy")
+    assert reported(POLICY_PATH, "no maintainer of the policy in force signed")
     assert reported("benchmark-runs/ee/" + "e" * 64 + ".json", "the limit is")
     assert reported(implementation_path, "mode changed")
     text = CliRunner().invoke(cli, ["validate", "--base", "main", "--head", "bad-pr", "--repo", str(governed.path)])
@@ -402,12 +332,12 @@ def test_an_overlay_in_a_pr_cannot_promote_itself(governed: registry.GitStore, k
     rerun = make_run(
         scenario.implementations[1], scenario.workload, scenario.protocol, scenario.environment, 9050, name="pr-rerun"
     )
-    files = dict([_stored(rerun), _stored(make_verification(scenario.runs[2], rerun, runner="runner-x"))])
-    pr = _commit(governed, base, files, ref="refs/heads/pr-verify", signer=keys["alice"])
+    files = dict([stored(rerun), stored(make_verification(scenario.runs[2], rerun, runner="runner-x"))])
+    pr = commit_raw(governed, base, files, ref="refs/heads/pr-verify", signer=keys["alice"])
     assert check_range(governed, base, pr).ok
     with serve(governed.path) as api:
         preview = api.graphql('{ registry(at: "pr-verify") { run(id: "run-b1") { trust } } }').json()["data"]
-        merged = _merge(governed, pr)  # an unsigned merge: the publishing commit is not a maintainer's
+        merged = merge_into_main(governed, pr)  # an unsigned merge: the publishing commit is not a maintainer's
         api.client.post("/hooks/refresh")
         unsigned_merge = api.graphql('{ commit { id } run(id: "run-b1") { trust } }').json()["data"]
     assert preview == {"registry": {"run": {"trust": "REPORTED"}}}
@@ -437,26 +367,5 @@ def test_kernelindex_add_signs_for_maintainers(
     )
     assert result.exit_code == 0, result.output
     commit = json.loads(result.output)["commit"]
-    check = verify_commit(governed, governed.commit_info(commit))
+    check = verifycommit_raw(governed, governed.commit_info(commit))
     assert check.verified and check.signer == "alice@example.com"
-
-
-def test_a_registry_without_a_policy_gets_its_first_maintainers_from_the_initial_policy_commit(
-    store: registry.GitStore, keys: dict[str, Key]
-) -> None:
-    scenario = basic_scenario()
-    base = store.add([to_manifest(d) for d in scenario.docs], commit_meta(T0)).commit
-    assert base is not None
-    policy = keys["alice"].allowed_signer
-    by_mallory = _commit(store, base, {POLICY_PATH: policy}, signer=keys["mallory"], ref="refs/heads/by-mallory")
-    unsigned = _commit(store, base, {POLICY_PATH: policy}, ref="refs/heads/unsigned")
-    by_alice = _commit(store, base, {POLICY_PATH: policy}, signer=keys["alice"], ref="refs/heads/by-alice")
-    assert not verify_commit(store, store.commit_info(by_mallory)).verified
-    assert not verify_commit(store, store.commit_info(unsigned)).verified
-    assert verify_commit(store, store.commit_info(by_alice)).verified
-    assert [check_range(store, base, head).ok for head in (by_mallory, unsigned, by_alice)] == [False, False, True]
-    # Once alice is the maintainer, mallory cannot add herself.
-    takeover = _commit(store, by_alice, {POLICY_PATH: policy + keys["mallory"].allowed_signer}, signer=keys["mallory"])
-    report = check_range(store, by_alice, takeover)
-    assert not report.ok and report.problems[0].source == POLICY_PATH
-    assert not verify_commit(store, store.commit_info(takeover)).verified

@@ -190,5 +190,29 @@ def test_billion_laughs_is_bounded() -> None:
         lines.append(f"a{level}: &a{level} [{refs}]")
     data = ("\n".join(lines) + "\n").encode()
     assert len(data) < 1000
-    with pytest.raises(registry.InvalidManifest, match="more than 200,000 values after expanding aliases"):
+    with pytest.raises(registry.InvalidManifest, match="more than 20,000 values after expanding aliases"):
         load_document(data, "laughs.yaml")
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_the_value_count_limit_sits_at_20000(fmt: str) -> None:
+    """The largest upstream manifest holds 543 values; a document of exactly MAX_NODES (20,000)
+    values loads, one more is refused: {"a": [0 x n]} holds n + 2 values (the object, the list)."""
+    from registry.parse import MAX_NODES
+
+    def document(values: int) -> bytes:
+        items = ", ".join(["0"] * (values - 2))
+        return (f'{{"a": [{items}]}}' if fmt == "json" else f"a: [{items}]\n").encode()
+
+    assert MAX_NODES == 20_000
+    assert len(load_document(document(20_000), f"x.{fmt}")["a"]) == 19_998
+    with pytest.raises(registry.InvalidManifest, match="20,000"):
+        load_document(document(20_001), f"x.{fmt}")
+
+
+def test_a_yaml_key_flood_is_refused_before_it_is_parsed() -> None:
+    """60k keys in 600 KB took 5.5 s to refuse; the line count refuses it before the composer runs."""
+    data = "".join(f"k{i}: 1\n" for i in range(60_000)).encode()
+    assert len(data) < 1024 * 1024
+    with pytest.raises(registry.InvalidManifest, match="60,000 lines and flow items"):
+        load_document(data, "flood.yaml")

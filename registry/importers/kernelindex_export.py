@@ -142,23 +142,63 @@ class SourceBatch:
         )
 
 
-def read_export(path: Path) -> Export:
-    """Read a `.jsonl.zst` export.
+MAX_EXPORT_BYTES = 1 << 30
+"""Decompressed bytes an export may hold: upstream's catalog is 49 MB (20x below); a zstd bomb (98 KB
+that inflates to gigabytes) is refused when it passes this, having held one line at a time."""
+MAX_LINE_BYTES = 4 << 20
+"""One row: a manifest (at most 1 MiB) and its columns; upstream's longest line is 9.4 KB."""
+MAX_ROWS = 1_000_000
+"""Rows kept in memory: upstream's export has ~25k; 40x that bounds a bomb of valid tiny rows."""
 
-    Raises:
-        InvalidManifest: the file is not zstd, or a line is not `{"table": ..., "row": {...}}`.
-    """
+
+def _lines(path: Path, raw: bytes) -> Iterator[tuple[int, bytes]]:
+    """The export's lines, numbered, decompressed as they are read, within the limits above."""
     import zstandard
 
-    raw = path.read_bytes()
+    total = 0
+    pending = b""
+    number = 0
     try:
-        data = zstandard.ZstdDecompressor().stream_reader(raw).read()
+        reader = zstandard.ZstdDecompressor().stream_reader(raw)
+        while chunk := reader.read(1 << 20):
+            total += len(chunk)
+            if total > MAX_EXPORT_BYTES:
+                raise InvalidManifest(
+                    [Problem(path.name, "", f"inflates past {MAX_EXPORT_BYTES:,} bytes (a decompression bomb?)")]
+                )
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            if number + len(complete) > MAX_ROWS:
+                raise InvalidManifest([Problem(path.name, "", f"more than {MAX_ROWS:,} lines")])
+            for line in complete:
+                number += 1
+                yield number, line
+            if len(pending) > MAX_LINE_BYTES:
+                raise InvalidManifest(
+                    [Problem(f"{path.name}:{number + 1}", "", f"a line longer than {MAX_LINE_BYTES:,} bytes")]
+                )
     except zstandard.ZstdError as exc:
         raise InvalidManifest([Problem(path.name, "", f"not a zstd file: {exc}")]) from None
+    if pending:
+        yield number + 1, pending
+
+
+def read_export(path: Path) -> Export:
+    """Read a `.jsonl.zst` export, line by line, within `MAX_EXPORT_BYTES`, `MAX_LINE_BYTES`, `MAX_ROWS`.
+
+    Raises:
+        InvalidManifest: the file is not zstd, is too large once inflated, or a line is not
+            `{"table": ..., "row": {...}}`.
+    """
+    raw = path.read_bytes()
     tables: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for number, line in enumerate(data.splitlines(), start=1):
+    rows = 0
+    for number, line in _lines(path, raw):
         if not line.strip():
             continue
+        rows += 1
+        if rows > MAX_ROWS:
+            raise InvalidManifest([Problem(f"{path.name}:{number}", "", f"more than {MAX_ROWS:,} rows")])
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
@@ -258,7 +298,9 @@ def import_export(store: GitStore, path: Path, progress: Progress | None = None)
     for number, batch in enumerate(batches, start=1):
         if progress:
             progress(f"commit {batch.slug}", number, len(batches))
-        results.append(store.add(batch.manifests, batch.meta(export), allowed_mismatches=batch.mismatches))
+        results.append(
+            store.add(batch.manifests, batch.meta(export), allowed_mismatches=batch.mismatches, unique_names=False)
+        )
     return results
 
 
