@@ -656,7 +656,7 @@ def export(
     if fmt not in FORMATS:
         raise typer.BadParameter(f"{fmt!r}: expected {' or '.join(FORMATS)}", param_hint="--format")
     started = time.perf_counter()
-    snapshots = Snapshots(_open(repo).path)
+    snapshots = Snapshots(_open(repo).path, trust_root=_read_trust_root(None))
     snapshots.load()
     graph = snapshots.at(at)
     plan = plan_export(snapshots.store(), graph)
