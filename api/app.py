@@ -31,6 +31,7 @@ import registry
 from api.cache import ResponseCache
 from api.context import Context, Documents
 from api.dossier import DOSSIER_QUERY
+from api.mcp_server import Backend, http_app
 from api.publish import ROUTES as PUBLISH_ROUTES
 from api.schema import LIMITS, Query, schema
 from api.settings import Settings
@@ -114,6 +115,15 @@ class Service:
 def create_app(settings: Settings | None = None, *, clock: Callable[[], dt.date] | None = None) -> Starlette:
     """The application for one registry. `clock` gives today's date (for citations' access dates)."""
     service = Service(settings or Settings.from_env(), clock)
+    mcp_endpoint, mcp_running = http_app(  # the MCP tools at /mcp (api/mcp_server.py)
+        Backend(
+            service.snapshots,
+            service.documents,
+            (service.settings.base_url or "").rstrip("/"),
+            service.clock,
+            ready=lambda: service.ready and service.snapshots.status.serving is not None,
+        )
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -124,7 +134,8 @@ def create_app(settings: Settings | None = None, *, clock: Callable[[], dt.date]
             log.error("kernelindex: cannot load %s: %s", service.settings.repo_path, exc)
         poller = asyncio.create_task(_poll(service))
         try:
-            yield
+            async with mcp_running():
+                yield
         finally:
             poller.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -142,6 +153,7 @@ def create_app(settings: Settings | None = None, *, clock: Callable[[], dt.date]
         Route("/at/{commit}/manifests/{digest}", _manifest_permalink, methods=["GET"]),
         Route("/at/{commit}/runs/{digest}", _run_permalink, methods=["GET"]),
         *PUBLISH_ROUTES,  # feeds, exports, llms.txt, robots.txt, sitemap (api/publish.py)
+        Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
     ]
     middleware = [
         Middleware(

@@ -683,6 +683,25 @@ def export(
 
 @app.command()
 @_guard
+def mcp(
+    repo: RepoOption = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Where the registry is served, for permalinks (default $KERNELINDEX_BASE_URL).")
+    ] = None,
+) -> None:
+    """Serve the MCP tools over stdio (for an assistant's MCP configuration); stdout is the protocol."""
+    import datetime as dt
+
+    from api.mcp_server import run_stdio
+    from registry.snapshots import Snapshots
+
+    settings = _settings()
+    snapshots = Snapshots(_open(repo).path, trust_root=_read_trust_root(None))
+    run_stdio(snapshots, base_url or settings.base_url, lambda: dt.datetime.now(dt.UTC).date())
+
+
+@app.command()
+@_guard
 def cite(
     ident: Annotated[str, typer.Argument(metavar="ID", help="A run: digest, hex prefix (>= 12) or metadata.name.")],
     repo: RepoOption = None,
