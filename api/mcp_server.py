@@ -186,7 +186,15 @@ def build_server(backend: Backend) -> MCPServer:
             "filter": {"operation": request.operation, "gpu": request.hardware, "workload": request.workload},
         }
         found = await backend.query(docs.RESOLVE, variables)
-        operation = _required(found["operation"], "operation", request.operation, found["commit"]["id"])
+        operation = found["operation"]
+        if operation is None:
+            error = f"operation not found: {request.operation!r} at {found['commit']['id']}"
+            return {
+                "request": request.model_dump(exclude_none=True),
+                "found": False,
+                "error": error,
+                "commit": found["commit"],
+            }
         cohorts = _page(found["cohorts"])
         best = [c["entries"]["edges"][0]["node"]["run"] for c in cohorts["items"] if c["entries"]["edges"]]
         return {
@@ -208,6 +216,8 @@ def build_server(backend: Backend) -> MCPServer:
     )
     async def resolve_kernel(request: ResolveKernelRequest, at: At = None) -> str:
         decision = await resolve(request, at)
+        if "error" in decision:
+            raise ToolError(decision["error"])
         return _answer({"commit": decision.pop("commit")}, decision)
 
     @server.tool(description="Resolve up to twenty kernel requests in one call; one decision per request, in order.")
