@@ -8,13 +8,14 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
 from helpers import EMBEDDED_REPO, PROJECT_ROOT
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp_types import TextContent
 from server import serve
 
 from api.mcp_server import TOOLS
@@ -53,7 +54,9 @@ def _json(result: Any) -> Any:
 async def _error(client: Client, tool: str, arguments: dict[str, Any]) -> str:
     result = await client.call_tool(tool, arguments)
     assert result.is_error, (tool, arguments)
-    return str(result.content[0].text)
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
 
 
 async def _exercise(client: Client) -> None:
@@ -177,7 +180,7 @@ async def _exercise(client: Client) -> None:
     assert _json(await client.call_tool("get_manifest_schema", {"kind": "OperationSpec"}))
 
 
-def _run(session: Callable[[], Awaitable[None]]) -> None:
+def _run(session: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(session())
 
 
