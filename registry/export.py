@@ -391,8 +391,11 @@ def plan_export(store: GitStore, graph: Graph) -> ExportPlan:
     return ExportPlan(store.path, graph, sources)
 
 
-def compressed(lines: Iterable[bytes], level: int = 10) -> Iterator[bytes]:
-    """zstd frames of `lines`, in chunks of about 256 KiB, as they are produced."""
+def compressed(lines: Iterable[bytes], level: int = 6) -> Iterator[bytes]:
+    """zstd frames of `lines`, in chunks of about 256 KiB, as they are produced.
+
+    Level 6: the compressor's own tables are ~5 MB (level 10's are ~28 MB, the whole of a stream's
+    memory), for a file 7% larger (1x: 4.37 MB against 4.09 MB) made in two thirds of the time."""
     import zstandard
 
     compressor = zstandard.ZstdCompressor(level=level).compressobj()
