@@ -275,6 +275,12 @@ def measure_build(scale: int, repo: Path, plan: Plan) -> tuple[list[Result], flo
     return [result(f"cold_build_{scale}x", cold, "s", statistics.median(floor), note)], cold
 
 
+def measure_integrity(scale: int, repo: Path, cold: float, plan: Plan) -> list[Result]:
+    times = [_python("-m", "bench.probe", "integrity", str(repo))["seconds"] for _ in range(plan.repeats)]
+    note = "full head check at a registry's first start (then O(change)); floor: the cold build"
+    return [result(f"integrity_check_{scale}x", statistics.median(times), "s", cold, note)]
+
+
 def measure_warm_start(scale: int, repo: Path, cold: float, plan: Plan) -> list[Result]:
     with _ours(repo, cache=True):  # writes the cache beside the repository
         pass
@@ -569,6 +575,8 @@ def run(plan: Plan, report: Callable[[Result], None]) -> list[Result]:
         repos[scale] = synthetic_registry(scale)
         found, colds[scale] = measure_build(scale, repos[scale], plan)
         add(found)
+        if scale in plan.warm_scales:
+            add(measure_integrity(scale, repos[scale], colds[scale], plan))
         add(measure_rss(scale, repos[scale]))
         if scale in plan.warm_scales:
             add(measure_warm_start(scale, repos[scale], colds[scale], plan))

@@ -2,6 +2,7 @@
 
 - `cold`: manifests at main's head to a ready graph (publication record included).
 - `floor`: `git cat-file --batch` of every blob at head, and `orjson.loads` of each.
+- `integrity`: the full integrity check of main's head, as a registry's first start runs it.
 - `incremental`: a server's snapshots at head, then a commit adding 100 manifests to main and
   the refresh that serves it (validation included); main is put back afterwards.
 """
@@ -22,14 +23,37 @@ __all__ = ["main"]
 
 
 def cold(repo: Path) -> dict[str, float]:
-    """What a server does at a cold start: the publication record and the graph of main's head."""
-    from registry.snapshots import Snapshots
+    """What a server does at a cold start: the publication record and the graph of main's head.
 
+    As on any start but a registry's first, the head's integrity is already recorded (a first
+    start also runs the full check: `integrity` measures it)."""
+    from registry.integrity import IntegrityRecord, record_path
+    from registry.snapshots import Snapshots
+    from registry.store import GitStore
+
+    head = GitStore(repo).head()
+    assert head is not None
+    IntegrityRecord(record_path(repo)).write(head)
     started = time.perf_counter()
     snapshots = Snapshots(repo)
     snapshots.load()
     done = time.perf_counter()
     return {"seconds": done - started, "nodes": len(snapshots.head.nodes)}
+
+
+def integrity(repo: Path) -> dict[str, float]:
+    """The full integrity check of main's head (each blob's hash, JSON, kind, RFC 8785 digest)."""
+    from registry.integrity import check_commit
+    from registry.store import GitStore
+
+    store = GitStore(repo)
+    head = store.head()
+    assert head is not None
+    started = time.perf_counter()
+    problems = check_commit(store, head)
+    done = time.perf_counter()
+    assert not problems, problems[:3]
+    return {"seconds": done - started}
 
 
 def floor(repo: Path) -> dict[str, float]:
@@ -109,7 +133,7 @@ def incremental(repo: Path) -> dict[str, float]:
 
 def main() -> None:
     what, repo = sys.argv[1], Path(sys.argv[2])
-    result = {"cold": cold, "floor": floor, "incremental": incremental}[what](repo)
+    result = {"cold": cold, "floor": floor, "incremental": incremental, "integrity": integrity}[what](repo)
     print(json.dumps(result))
 
 

@@ -301,3 +301,26 @@ def test_a_copied_signature_does_not_vouch_for_another_commit(store: registry.Gi
     verdict = registry.TrustChain(store).verify(replayed)
     assert verdict.signed and not verdict.verified and "does not verify" in (verdict.reason or "")
     assert not check_range(store, base, replayed).ok
+
+
+def test_kernelindex_init_writes_the_trust_root_as_the_initial_commit(tmp_path: Path, keys: dict[str, Key]) -> None:
+    signers = tmp_path / "root_signers"
+    signers.write_bytes(keys["alice"].allowed_signer)
+    repo = tmp_path / "manifests.git"
+    runner = CliRunner()
+    author = ["--author", "Operator <op@example.com>"]
+    created = runner.invoke(cli, ["init", "--repo", str(repo), "--maintainers", str(signers), *author])
+    again = runner.invoke(cli, ["init", "--repo", str(repo), "--maintainers", str(signers), *author])
+    (tmp_path / "empty").write_bytes(b"# nobody yet\n")
+    empty = runner.invoke(
+        cli, ["init", "--repo", str(tmp_path / "other.git"), "--maintainers", str(tmp_path / "empty")]
+    )
+    assert created.exit_code == 0, created.output
+    store = registry.GitStore(repo)
+    head = _head(store)
+    policy = registry.TrustChain(store).policy_after(head)
+    assert store.commit_info(head).parents == () and policy is not None
+    assert policy.principals == {"alice@example.com"}
+    assert again.exit_code == 1 and "already has commits" in again.output
+    assert empty.exit_code == 1 and "lists no maintainer" in empty.output
+    assert not (tmp_path / "other.git").exists()
