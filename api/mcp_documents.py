@@ -3,7 +3,7 @@ pinned by `registry(at: $at)`, so a tool answers exactly what the API answers fo
 
 from __future__ import annotations
 
-from api.dossier import DOSSIER_QUERY
+from api.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
 
 __all__ = [
     "COHORTS_PAGE",
@@ -17,6 +17,9 @@ __all__ = [
     "RESOLVE",
     "RUNS",
     "SEARCH",
+    "SERVING_COHORTS_PAGE",
+    "SERVING_DOSSIER_QUERY",
+    "SERVING_RESOLVE",
 ]
 
 _RUN = "digest name status observedAt rank trust eligible primary { display value unit } permalink"
@@ -151,4 +154,43 @@ query Manifest($at: String, $digest: String!) {
 
 COMMIT = """
 query Commit($at: String) { registry(at: $at) { commit { id committedAt } } }
+"""
+
+_SERVING_RUN = (
+    "digest name status observedAt permalink submitter scenario "
+    "configuration { name summary dtype } topology { acceleratorModel totalAccelerators } "
+    "measurements { metric statistic unit value display }"
+)
+
+SERVING_RESOLVE = f"""
+query ServingResolve($at: String, $filter: ServingCohortFilter, $after: String,
+                     $constraints: [ServingConstraintInput!], $objective: ServingObjectiveInput) {{
+  registry(at: $at) {{
+    commit {{ id committedAt }}
+    servingCohorts(filter: $filter, first: 100, after: $after) {{
+      totalCount pageInfo {{ hasNextPage endCursor }}
+      edges {{ node {{
+        key size tokenizer topologyKey qualityPolicy metricSetKey protocolKey
+        model {{ digest name model }} workload {{ digest name title loadGeneration }}
+        resolve(constraints: $constraints, objective: $objective) {{
+          mode axes constraints {{ text }} objective {{ metric statistic direction }}
+          runs {{ rank value onFrontier missingAxes run {{ {_SERVING_RUN} }} }}
+          excluded {{ reasons run {{ digest name permalink }} }}
+        }}
+      }} }}
+    }}
+  }}
+}}
+"""
+
+SERVING_COHORTS_PAGE = """
+query ServingCohortsPage($at: String, $after: String) {
+  registry(at: $at) {
+    commit { id committedAt }
+    servingCohorts(first: 100, after: $after) {
+      pageInfo { hasNextPage endCursor }
+      edges { node { size model { digest name title model tokenizer } } }
+    }
+  }
+}
 """

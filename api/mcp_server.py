@@ -48,9 +48,11 @@ TOOLS = (
     "list_hardware",
     "validate_manifest",
     "get_manifest_schema",
+    "list_models",
+    "resolve_serving",
+    "get_serving_run",
 )
-"""The tools served: upstream's 16 but the three serving tools (resolve_serving, get_serving_run,
-list_models), which wait for serving runs in the GraphQL schema."""
+"""The tools served: upstream's 16 (all but `list_challenges` and `find_precedents`, which it added since)."""
 
 At = Annotated[
     str | None,
@@ -66,6 +68,40 @@ _STATUSES = (
     *("timeout", "resource_exceeded", "invalid_reference", "policy_violation", "suspected_reward_hack"),
     *("incomplete_evidence", "revoked"),
 )
+
+
+class ServingConstraint(BaseModel):
+    """A bound on a serving metric of serving-v1's vocabulary: `ttft_ms p99 <= 450`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metric: Annotated[str, Field(min_length=1, max_length=80)]
+    operator: Literal["<=", "<", ">=", ">"]
+    value: float
+    statistic: Annotated[str | None, Field(default=None, max_length=40)] = None
+    unit: Annotated[str | None, Field(default=None, max_length=40)] = None
+
+
+class ServingObjective(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metric: Annotated[str, Field(min_length=1, max_length=80)]
+    direction: Literal["MINIMIZE", "MAXIMIZE"] | None = None
+    statistic: Annotated[str | None, Field(default=None, max_length=40)] = None
+
+
+class ResolveServingRequest(BaseModel):
+    """A model, a workload and hardware to serve on, with constraints and an optional objective."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: Annotated[str | None, Field(default=None, max_length=200, description="Model id, name or digest.")]
+    workload: Annotated[str | None, Field(default=None, max_length=200, description="Serving workload id or name.")]
+    hardware: Annotated[
+        str | None, Field(default=None, max_length=200, description="Accelerator model or vendor: 'B200', 'amd'.")
+    ]
+    constraints: Annotated[tuple[ServingConstraint, ...], Field(default=(), max_length=10)] = ()
+    objective: ServingObjective | None = None
 
 
 class ResolveKernelRequest(BaseModel):
@@ -432,6 +468,77 @@ def build_server(backend: Backend) -> MCPServer:
         if info is None:
             raise ToolError(f"no schema for kind {kind!r}; kinds: {', '.join(sorted(KINDS))}")
         return json.dumps(info.model.model_json_schema(by_alias=True), indent=1)
+
+    @server.tool(
+        description="Model coverage: every served model revision with its serving run and cohort counts (kernel "
+        "workloads carry no model tags in this registry)."
+    )
+    async def list_models(at: At = None) -> str:
+        models: dict[str, dict[str, Any]] = {}
+        after: str | None = None
+        found: dict[str, Any] = {}
+        for _ in range(10_000):
+            found = await backend.query(docs.SERVING_COHORTS_PAGE, {"at": at, "after": after})
+            at = at or found["commit"]["id"]
+            for edge in found["servingCohorts"]["edges"]:
+                node = edge["node"]
+                if node["model"] is None:
+                    continue
+                entry = models.setdefault(node["model"]["digest"], {**node["model"], "servingRuns": 0, "cohorts": 0})
+                entry["servingRuns"] += node["size"]
+                entry["cohorts"] += 1
+            info = found["servingCohorts"]["pageInfo"]
+            if not info["hasNextPage"]:
+                break
+            after = info["endCursor"]
+        listed = sorted(models.values(), key=lambda m: (-m["servingRuns"], m["name"]))
+        return _answer(found, {"models": listed})
+
+    @server.tool(
+        description="Feasible serving configurations for {model?, workload?, hardware?, constraints?, objective?}, "
+        "grouped by serving cohort: ranked only under an explicit objective, the Pareto frontier otherwise."
+    )
+    async def resolve_serving(
+        request: ResolveServingRequest, limit: Annotated[int, Field(default=5, ge=1, le=20)] = 5, at: At = None
+    ) -> str:
+        variables = {
+            "at": at,
+            "filter": {"model": request.model, "workload": request.workload},
+            "constraints": [c.model_dump() for c in request.constraints] or None,
+            "objective": request.objective.model_dump() if request.objective else None,
+        }
+        wanted = request.hardware.lower() if request.hardware else None
+        cohorts: list[dict[str, Any]] = []
+        found: dict[str, Any] = {}
+        for _ in range(10_000):
+            found = await backend.query(docs.SERVING_RESOLVE, variables)
+            variables["at"] = variables["at"] or found["commit"]["id"]
+            page = found["servingCohorts"]
+            cohorts.extend(
+                edge["node"]
+                for edge in page["edges"]
+                if wanted is None or wanted in edge["node"]["topologyKey"].lower()
+            )
+            if len(cohorts) >= limit or not page["pageInfo"]["hasNextPage"]:
+                break
+            variables["after"] = page["pageInfo"]["endCursor"]
+        result = {
+            "request": request.model_dump(exclude_none=True, exclude_defaults=True),
+            "cohorts": cohorts[:limit],
+            "found": bool(cohorts),
+            "comparableAcrossCohorts": False,
+        }
+        return _answer(found, result)
+
+    @server.tool(
+        description="Serving run evidence dossier by name, digest or prefix: configuration, topology, measurements, "
+        "cohort, caveats and attribution."
+    )
+    async def get_serving_run(id: Ident, at: At = None) -> str:
+        dossier = docs.SERVING_DOSSIER_QUERY.replace("registry(at: $at) {", _PINNED, 1)
+        found = await backend.query(dossier, {"at": at, "id": id})
+        run = _required(found["servingRun"], "serving run", id, found["commit"]["id"])
+        return _answer(found, {"servingRun": run})
 
     async def manifest_text(at: str | None, digest: str) -> str:
         try:

@@ -43,7 +43,8 @@ UPSTREAM_TOOLS = {  # apps/mcp/src/server.ts in SamMausberg/KernelIndex, as the 
     "validate_manifest",
     "get_manifest_schema",
 }
-SERVING_TOOLS = {"list_models", "resolve_serving", "get_serving_run"}  # wait for ServingRun in GraphQL
+# shared/corpus: the first serving_runs row and its serving_measurements row.
+MLPERF_RUN = "sha256:cf776f5ecc9fb9ba277b1d29e9edc322fb8f87d6b5880b9c4cfcc8244cd8d206"
 
 
 def _json(result: Any) -> Any:
@@ -62,7 +63,7 @@ async def _error(client: Client, tool: str, arguments: dict[str, Any]) -> str:
 async def _exercise(client: Client) -> None:
     """Every tool, called with real arguments, each answer checked against facts from elsewhere."""
     tools = {tool.name for tool in (await client.list_tools()).tools}
-    assert tools == set(TOOLS) == UPSTREAM_TOOLS - SERVING_TOOLS
+    assert tools == set(TOOLS) == UPSTREAM_TOOLS
     at = {"at": SEEDED}
 
     dossier = _json(await client.call_tool("get_benchmark_evidence", {"idOrDigest": "sol-submission-6709", **at}))
@@ -166,6 +167,32 @@ async def _exercise(client: Client) -> None:
     resource = await client.read_resource(f"kernelindex://at/{SEEDED}/manifests/{SEED_000}")
     assert resource.contents[0].text.encode() == stored  # type: ignore[union-attr]
 
+    serving = _json(await client.call_tool("get_serving_run", {"id": MLPERF_RUN, **at}))["servingRun"]
+    assert serving["topology"]["acceleratorModel"] == "AMD Instinct MI300X 192GB HBM3"
+    assert serving["topology"]["totalAccelerators"] == 8
+    assert [(m["metric"], m["value"]) for m in serving["measurements"]] == [("output_token_throughput_tps", 8840.42)]
+    assert serving["model"]["name"] == "mlperf-llama2-70b"
+
+    models = _json(await client.call_tool("list_models", at))["models"]
+    assert sum(m["servingRuns"] for m in models) == 722  # shared/corpus/SOURCES.md: serving_runs (722)
+    assert len(models) == 6 and "mlperf-llama2-70b" in {m["name"] for m in models}  # model_revisions (6)
+
+    request = {
+        "model": "mlperf-llama2-70b",
+        "hardware": "MI300X",
+        "objective": {"metric": "output_token_throughput_tps"},
+    }
+    resolved = _json(await client.call_tool("resolve_serving", {"request": request, "limit": 20, **at}))
+    assert resolved["found"] and resolved["comparableAcrossCohorts"] is False
+    assert any(c["resolve"]["runs"] and c["resolve"]["runs"][0]["run"]["digest"] for c in resolved["cohorts"])
+    for cohort in resolved["cohorts"]:
+        assert "mi300x" in cohort["topologyKey"].lower() and cohort["model"]["name"] == "mlperf-llama2-70b"
+        assert cohort["resolve"]["mode"] == "RANKED"
+        values = [r["value"] for r in cohort["resolve"]["runs"]]
+        assert values == sorted(values, reverse=True)  # throughput: higher is better
+    frontier = _json(await client.call_tool("resolve_serving", {"request": {"model": "mlperf-llama2-70b"}, **at}))
+    assert {c["resolve"]["mode"] for c in frontier["cohorts"]} == {"FRONTIER"}  # no objective: never ranked
+
     # Bad arguments are tool errors that say what is wrong; the server keeps answering.
     assert "revision not found" in await _error(
         client, "get_benchmark_evidence", {"idOrDigest": "x", "at": "no-such-branch"}
@@ -177,6 +204,11 @@ async def _exercise(client: Client) -> None:
     assert "not an ISO 8601" in await _error(client, "list_changes", {"since": "yesterday"})
     assert "no schema for kind" in await _error(client, "get_manifest_schema", {"kind": "Nope"})
     assert "Extra inputs" in await _error(client, "resolve_kernel", {"request": {"operation": "x", "gpu": "B200"}})
+    bad_operator = {"request": {"constraints": [{"metric": "ttft_ms", "operator": "=", "value": 1}]}}
+    assert "operator" in await _error(client, "resolve_serving", bad_operator)
+    unknown_metric = {"request": {"constraints": [{"metric": "speed", "operator": ">=", "value": 1}]}, **at}
+    assert "UNKNOWN_METRIC" in await _error(client, "resolve_serving", unknown_metric)
+    assert "serving run not found" in await _error(client, "get_serving_run", {"id": "no-such-run", **at})
     assert _json(await client.call_tool("get_manifest_schema", {"kind": "OperationSpec"}))
 
 
