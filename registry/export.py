@@ -4,8 +4,8 @@ The format is upstream's (`../shared/corpus/`): zstd-compressed JSON lines `{"ta
 the same tables and row shapes, manifests carried as upstream carries them (a `benchmark_runs` row
 holds the bundle `{run, protocol, environment}`). The derived columns are ours, computed by the graph
 of the exported commit: each run's comparison key and primary value, and the `record_events` table.
-Columns upstream fills from its own database and no manifest says (install commands, shape summaries,
-serving cohort keys...) are `null`.
+Columns upstream fills from its own database and no manifest says (install commands, shape summaries...)
+are `null`.
 
 Three things are added so that importing an export gives back exactly the exported manifests:
 - `sources` has one row per commit of main that published manifests (its `Source:` trailer, licence
@@ -43,6 +43,7 @@ from registry.graph import Graph
 from registry.kinds import KINDS
 from registry.nodes import Environment, Implementation, Node, Project, Run, Workload
 from registry.provenance import utc_instant
+from registry.serving_graph import serving_index
 from registry.store import GitStore
 
 __all__ = [
@@ -140,9 +141,12 @@ class ExportPlan:
             if artifact is not None:
                 yield "artifacts", artifact
         by_spec_name = {n.display_name: n.digest for n in graph.nodes.values() if isinstance(n, Project)}
+        serving = serving_index(graph).facts
         for table, kind in SERVING_TABLES:
             for _, document, node in self._documents(store, (kind,)):
-                row = self._base(node) | serving_row(table, document, node.digest, by_spec_name)
+                row = self._base(node) | serving_row(
+                    table, document, node.digest, by_spec_name, serving.get(node.digest)
+                )
                 if table == "serving_runs":
                     row["publishedAt"] = row["createdAt"]
                 yield table, row | {"manifest": document}

@@ -1,8 +1,8 @@
 """The serving tables of the catalog export: upstream's row shapes, filled from the serving manifests.
 
-Only what the manifests say directly is filled; the serving derivations upstream keeps as columns
-(`cohortKey`, `protocolKey`, `metricSetKey`) are `null` here until the registry derives serving
-cohorts itself (DESIGN section 11: serving results never share kernel cohorts or keys).
+Columns are what the manifests say, and for a serving run the serving-v1 identity the graph derives
+(`cohortKey`, `protocolKey`, `metricSetKey`: registry/serving_graph.py), which never mixes with kernel
+cohorts (DESIGN section 11).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from registry.export_ids import row_id
+from registry.serving_graph import ServingFacts
 
 __all__ = ["SERVING_TABLES", "serving_measurements", "serving_row"]
 
@@ -28,9 +29,16 @@ def _ref(spec: dict[str, Any], key: str) -> str | None:
     return row_id(digest) if isinstance(digest, str) else None
 
 
-def serving_row(table: str, document: dict[str, Any], digest: str, projects: dict[str, str]) -> dict[str, Any]:
+def serving_row(
+    table: str,
+    document: dict[str, Any],
+    digest: str,
+    projects: dict[str, str],
+    facts: ServingFacts | None = None,
+) -> dict[str, Any]:
     """The columns of one serving manifest's row (besides id, sourceId, createdAt and manifest).
-    `projects` maps a SoftwareProject's spec name to its digest (a stack names its project so)."""
+    `projects` maps a SoftwareProject's spec name to its digest (a stack names its project so);
+    `facts` are a serving run's derived facts."""
     spec = document["spec"]
     metadata = document["metadata"]
     common = {"slug": metadata["name"], "schemaVersion": document["apiVersion"]}
@@ -77,10 +85,10 @@ def serving_row(table: str, document: dict[str, Any], digest: str, projects: dic
         "workloadId": _ref(spec, "workloadDigest"),
         "status": spec.get("status"),
         "observedAt": spec.get("observedAt"),
-        "cohortKey": None,
-        "protocolKey": None,
+        "cohortKey": facts.cohort if facts else None,
+        "protocolKey": facts.parts.protocol_key if facts and facts.parts else None,
         "qualityPolicy": spec.get("qualityPolicy"),
-        "metricSetKey": None,
+        "metricSetKey": facts.parts.metric_set_key if facts and facts.parts else None,
         "scenario": (spec.get("sourceNative") or {}).get("scenario"),
         "acceleratorVendor": topology.get("acceleratorVendor"),
         "acceleratorModel": topology.get("acceleratorModel"),

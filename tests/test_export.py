@@ -143,6 +143,17 @@ def test_primary_values_equal_upstreams_for_every_corpus_run(
 
 
 @pytest.mark.slow
+def test_serving_keys_equal_upstreams_for_every_corpus_serving_run(
+    corpus_export: Path, upstream: dict[str, list[dict[str, Any]]]
+) -> None:
+    columns = ("cohortKey", "protocolKey", "metricSetKey", "qualityPolicy", "totalAccelerators")
+    theirs = {r["runDigest"]: tuple(r[c] for c in columns) for r in upstream["serving_runs"]}
+    ours = {r["runDigest"]: tuple(r[c] for c in columns) for r in _rows(corpus_export)["serving_runs"]}
+    assert len(theirs) == 722
+    assert ours == theirs
+
+
+@pytest.mark.slow
 def test_sources_are_the_publications_of_main_with_their_terms(corpus_export: Path) -> None:
     sources = _rows(corpus_export)["sources"]
     assert [s["slug"] for s in sources] == [
