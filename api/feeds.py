@@ -82,9 +82,16 @@ def _events(graph: Graph, cohorts: Iterable[Cohort]) -> list[RecordEvent]:
     return found[:MAX_ENTRIES]
 
 
-def records_feed(graph: Graph, urls: Urls, scope: str = "records", cohorts: Iterable[Cohort] | None = None) -> Feed:
+def records_feed(
+    graph: Graph,
+    urls: Urls,
+    scope: str = "records",
+    cohorts: Iterable[Cohort] | None = None,
+    pinned: bool = False,
+) -> Feed:
     """Record events at `graph`'s commit: every cohort's (`scope` "records"), or those of `cohorts`
-    (an operation's or one cohort's; `scope` names the feed: `operations/<digest>`, `cohorts/<key>`)."""
+    (an operation's or one cohort's; `scope` names the feed: `operations/<digest>`, `cohorts/<key>`).
+    `pinned`: the feed is served at its commit's URL (`/at/<commit>/feeds/...`), which is its `self`."""
     chosen = list(graph.cohorts.values()) if cohorts is None else list(cohorts)
     events = _events(graph, chosen)
     updated = max((e.at_ns // 1_000_000_000 for e in events), default=graph.committed_at)
@@ -95,7 +102,7 @@ def records_feed(graph: Graph, urls: Urls, scope: str = "records", cohorts: Iter
         "KernelIndex records" if cohorts is None else f"KernelIndex records: {scope}",
         f"New records and retraction hand-overs in {what}, newest first; as of commit {graph.commit}.",
         updated,
-        urls.feed(scope),
+        urls.feed(scope, graph.commit if pinned else None),
     )
     for event in events:
         _record_entry(root, graph, urls, event)
@@ -168,7 +175,9 @@ def _atom_instant(text: str) -> str:
     return text if text.endswith("Z") else text + "Z"
 
 
-def publications_feed(graph: Graph, urls: Urls, commit_info: Callable[[str], registry.CommitInfo]) -> Feed:
+def publications_feed(
+    graph: Graph, urls: Urls, commit_info: Callable[[str], registry.CommitInfo], pinned: bool = False
+) -> Feed:
     """One entry per commit of main up to `graph`'s, newest first: what it published, by kind."""
     if graph.position is None:
         raise registry.RevisionNotFound(graph.commit, "the publication record is main's history")
@@ -185,7 +194,7 @@ def publications_feed(graph: Graph, urls: Urls, commit_info: Callable[[str], reg
         "KernelIndex publications",
         f"Each commit of main and what it published, newest first; up to commit {graph.commit}.",
         updated,
-        urls.feed("publications"),
+        urls.feed("publications", graph.commit if pinned else None),
     )
     for position in positions:
         commit = graph.mainline.commits[position]

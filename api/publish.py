@@ -64,23 +64,50 @@ def _not_modified(request: Request, etag: str, updated: int | None) -> bool:
     return updated <= int(parsed.timestamp())
 
 
-async def _cached_feed(request: Request, name: str, render: Callable[[Graph, Urls], Feed | None]) -> Response:
+async def _pinned_graph(request: Request, service: Service, path: str) -> Graph | Response:
+    """The graph a `/at/{commit}/...` URL names (a full commit id of main), or the response refusing it."""
+    rev = request.path_params["commit"]
+    try:
+        commit = await anyio.to_thread.run_sync(service.snapshots.store().resolve, rev)
+    except registry.RevisionNotFound as exc:
+        return _error(404, str(exc), "REVISION_NOT_FOUND")
+    on_main = await anyio.to_thread.run_sync(lambda: service.snapshots.reachable(commit, from_main_only=True))
+    if not on_main:
+        return _error(
+            404, f"{commit} is not on main: only commits of the publication record are pinned", "REVISION_NOT_FOUND"
+        )
+    if rev != commit:
+        base = _urls(service).base or ""
+        return RedirectResponse(f"{base}/at/{commit}{path}", status_code=307)
+    graph: Graph = await anyio.to_thread.run_sync(service.snapshots.at, commit)
+    return graph
+
+
+async def _cached_feed(request: Request, name: str, render: Callable[[Graph, Urls, bool], Feed | None]) -> Response:
+    """A feed of main's served head, or (under `/at/{commit}/`) of a commit of main: then immutable."""
     service = _service(request)
     refusal = service.unavailable()
     if refusal is not None:
         return refusal
-    graph = service.snapshots.head
-    key = ("feed", graph.commit, name)
+    pinned = "commit" in request.path_params
+    if pinned:
+        found = await _pinned_graph(request, service, "/" + request.url.path.split("/", 3)[3])
+        if isinstance(found, Response):
+            return found
+        graph = found
+    else:
+        graph = service.snapshots.head
+    key = ("feed", graph.commit, name, pinned)
     feed: Feed | None = service.responses.get(key)
     if feed is None:
-        feed = await anyio.to_thread.run_sync(render, graph, _urls(service))
+        feed = await anyio.to_thread.run_sync(render, graph, _urls(service), pinned)
         if feed is None:
             return _error(404, f"no such feed: {name} at {graph.commit}", "MANIFEST_NOT_FOUND")
         service.responses.put(key, feed)
     headers = {
         "etag": feed.etag,
         "last-modified": email.utils.format_datetime(_utc(feed.updated), usegmt=True),
-        "cache-control": FOLLOW,
+        "cache-control": IMMUTABLE if pinned else FOLLOW,
         "x-kernelindex-commit": graph.commit,
     }
     if _not_modified(request, feed.etag, feed.updated):
@@ -95,7 +122,7 @@ def _utc(seconds: int) -> Any:
 
 
 async def _records(request: Request) -> Response:
-    return await _cached_feed(request, "records", lambda graph, urls: records_feed(graph, urls))
+    return await _cached_feed(request, "records", lambda graph, urls, pinned: records_feed(graph, urls, pinned=pinned))
 
 
 async def _publications(request: Request) -> Response:
@@ -103,19 +130,19 @@ async def _publications(request: Request) -> Response:
     return await _cached_feed(
         request,
         "publications",
-        lambda graph, urls: publications_feed(graph, urls, service.documents.commit),
+        lambda graph, urls, pinned: publications_feed(graph, urls, service.documents.commit, pinned),
     )
 
 
 async def _operation_feed(request: Request) -> Response:
     ident = request.path_params["ident"]
 
-    def render(graph: Graph, urls: Urls) -> Feed | None:
+    def render(graph: Graph, urls: Urls, pinned: bool) -> Feed | None:
         operation = graph.find(("OperationSpec",), ident)
         if operation is None:
             return None
         cohorts = [graph.cohorts[k] for k in graph.cohorts_by["operation"].get(operation.digest, ())]
-        return records_feed(graph, urls, f"operations/{operation.digest}", cohorts)
+        return records_feed(graph, urls, f"operations/{operation.digest}", cohorts, pinned)
 
     return await _guarded_feed(request, f"operations/{ident}", render)
 
@@ -123,14 +150,14 @@ async def _operation_feed(request: Request) -> Response:
 async def _cohort_feed(request: Request) -> Response:
     key = request.path_params["key"]
 
-    def render(graph: Graph, urls: Urls) -> Feed | None:
+    def render(graph: Graph, urls: Urls, pinned: bool) -> Feed | None:
         cohort = graph.find_cohort(key)
-        return None if cohort is None else records_feed(graph, urls, f"cohorts/{cohort.key}", [cohort])
+        return None if cohort is None else records_feed(graph, urls, f"cohorts/{cohort.key}", [cohort], pinned)
 
     return await _guarded_feed(request, f"cohorts/{key}", render)
 
 
-async def _guarded_feed(request: Request, name: str, render: Callable[[Graph, Urls], Feed | None]) -> Response:
+async def _guarded_feed(request: Request, name: str, render: Callable[[Graph, Urls, bool], Feed | None]) -> Response:
     try:
         return await _cached_feed(request, name, render)
     except registry.AmbiguousName as exc:
@@ -258,6 +285,10 @@ ROUTES = [
     Route("/feeds/publications.atom", _publications, methods=["GET"]),
     Route("/feeds/operations/{ident}.atom", _operation_feed, methods=["GET"]),
     Route("/feeds/cohorts/{key}.atom", _cohort_feed, methods=["GET"]),
+    Route("/at/{commit}/feeds/records.atom", _records, methods=["GET"]),
+    Route("/at/{commit}/feeds/publications.atom", _publications, methods=["GET"]),
+    Route("/at/{commit}/feeds/operations/{ident}.atom", _operation_feed, methods=["GET"]),
+    Route("/at/{commit}/feeds/cohorts/{key}.atom", _cohort_feed, methods=["GET"]),
     Route("/at/{commit}/export.jsonl.zst", _export, methods=["GET", "HEAD"]),
     Route("/exports/latest.json", _latest, methods=["GET"]),
     Route("/llms.txt", _llms, methods=["GET"]),

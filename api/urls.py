@@ -50,9 +50,10 @@ class Urls:
     def latest_export(self) -> str:
         return self._at("/exports/latest.json")
 
-    def feed(self, name: str) -> str:
-        """`records`, `publications`, `operations/<id>` or `cohorts/<key>`."""
-        return self._at(f"/feeds/{quote(name, safe='/:')}.atom")
+    def feed(self, name: str, commit: str | None = None) -> str:
+        """`records`, `publications`, `operations/<id>` or `cohorts/<key>`; pinned to `commit` if given."""
+        pinned = f"/at/{commit}" if commit else ""
+        return self._at(f"{pinned}/feeds/{quote(name, safe='/:')}.atom")
 
     def mcp(self) -> str:
         return self._at("/mcp")

@@ -24,6 +24,7 @@ from registry.export import row_id
 from registry.signatures import POLICY_PATH, ssh_signer
 
 BASE = "https://registry.example.org"
+SEEDED = "e775d39b6768675ff8eb086da76420493425c1a4"  # the embedded registry's commit with the seed records
 SEED_COHORT = "92bc0be5b5ce9f52"  # seed 000's cohort (DESIGN section 5; README "records ledger")
 
 
@@ -54,8 +55,10 @@ def _run_digest(entry: Any) -> str:
 def test_the_records_feed_lists_the_ledgers_newest_events_newest_first(
     embedded: TestClient, upstream_events: list[list[Any]]
 ) -> None:
-    response = embedded.get("/feeds/records.atom")
+    # Pinned to the seeds' commit: a later import (another source) adds newer events at the head.
+    response = embedded.get(f"/at/{SEEDED}/feeds/records.atom")
     assert response.status_code == 200
+    assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
     assert response.headers["content-type"] == "application/atom+xml; charset=utf-8"
     feed = _parse(response.content)
     assert feed.version == "atom10"
@@ -70,6 +73,21 @@ def test_the_records_feed_lists_the_ledgers_newest_events_newest_first(
     assert first.link.startswith(f"{BASE}/at/")  # absolute from the configured base
     assert feed.feed.updated == newest[0][4].split(".")[0] + "Z"
     assert feed.feed.id.startswith("urn:uuid:")
+    assert any(link.rel == "self" and link.href == f"{BASE}/at/{SEEDED}/feeds/records.atom" for link in feed.feed.links)
+
+
+@pytest.mark.slow
+def test_pinned_feeds_take_full_commits_of_main_only(embedded: TestClient) -> None:
+    short = embedded.get(f"/at/{SEEDED[:12]}/feeds/publications.atom", follow_redirects=False)
+    assert short.status_code == 307
+    assert short.headers["location"] == f"{BASE}/at/{SEEDED}/feeds/publications.atom"
+    unknown = embedded.get(f"/at/{'f' * 40}/feeds/records.atom")
+    assert unknown.status_code == 404
+    assert unknown.json()["errors"][0]["extensions"]["code"] == "REVISION_NOT_FOUND"
+    # At the seeds' commit the publication record ends with the seeds.
+    feed = _parse(embedded.get(f"/at/{SEEDED}/feeds/publications.atom").content)
+    assert feed.entries[0].id == f"urn:uuid:{row_id(SEEDED)}"
+    assert len(feed.entries) == 5  # README "Data": the corpus's four sources, then the seeds
 
 
 @pytest.mark.slow
