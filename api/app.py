@@ -36,7 +36,10 @@ from api.cache import ByteLRU
 from api.context import Context, Documents
 from api.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
 from api.errors import INTERNAL, UNEXPECTED
+from api.feeds import Feed
+from api.mcp_server import Backend, http_app
 from api.previews import Previews
+from api.publish import ROUTES as PUBLISH_ROUTES
 from api.schema import LIMITS, Query, schema
 from api.settings import Settings
 from registry.graphcache import cache_path, load_cache, save_cache
@@ -51,6 +54,7 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=0, must-revalidate"
 _MAX_BODY = 2 * LIMITS["max_query_bytes"]
 RESPONSE_CACHE_BYTES = 64 * 1024 * 1024
+FEED_CACHE_BYTES = 16 * 1024 * 1024  # rendered Atom feeds: a few hundred KB each at most
 EXECUTORS = 2
 """GraphQL executions at once. Execution is CPU-bound Python: more threads add no throughput under
 the GIL, only contenders for it, each delaying the event loop thread (measured under 6 heavy
@@ -71,6 +75,7 @@ class Service:
         self.documents = Documents(self.snapshots)
         self.previews = Previews(self.snapshots)
         self.responses: ByteLRU[tuple[str, ...], Rendered] = ByteLRU(RESPONSE_CACHE_BYTES, Rendered.weight)
+        self.feeds: ByteLRU[tuple[object, ...], Feed] = ByteLRU(FEED_CACHE_BYTES, lambda feed: len(feed.body) + 256)
         # GraphQL executes in worker threads, at most this many at once (made in the lifespan: anyio
         # wants a running loop). The event loop only routes, so /healthz answers under any load.
         self.executions: anyio.CapacityLimiter | None = None
@@ -148,6 +153,16 @@ class Service:
 def create_app(settings: Settings | None = None) -> Starlette:
     """The application for one registry."""
     service = Service(settings or Settings.from_env())
+    mcp_endpoint, mcp_running = http_app(  # the MCP tools at /mcp (api/mcp_server.py)
+        Backend(
+            service.snapshots,
+            service.documents,
+            service.base_url,
+            lambda: None,  # a server adds no access date of its own
+            ready=lambda: service.ready and service.snapshots.status.serving is not None,
+            previews=service.previews,
+        )
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -161,7 +176,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
             log.error("kernelindex: cannot load %s: %s", service.settings.repo_path, exc)
         poller = asyncio.create_task(_poll(service))
         try:
-            yield
+            async with mcp_running():
+                yield
         finally:
             sys.setswitchinterval(switch)
             poller.cancel()
@@ -179,6 +195,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/runs/{digest}", _head_redirect, methods=["GET"]),
         Route("/at/{commit}/manifests/{digest}", _manifest_permalink, methods=["GET"]),
         Route("/at/{commit}/runs/{digest}", _run_permalink, methods=["GET"]),
+        *PUBLISH_ROUTES,  # feeds, exports, llms.txt, robots.txt, sitemap (api/publish.py)
+        Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
     ]
     middleware = [
         Middleware(

@@ -1,4 +1,4 @@
-"""The `kernelindex` command: init, add, validate, digest, show, log, import (and serve, cite).
+"""The `kernelindex` command: init, add, validate, digest, show, log, import, export (and serve, cite, mcp).
 
 Errors are one line per problem (`file: $.json.path: reason`) on stderr with exit status 1;
 usage errors exit 2; no command prints a traceback (set KERNELINDEX_DEBUG=1 to see one).
@@ -670,6 +670,70 @@ def serve(
         access_log=final.debug,
         proxy_headers=True,
     )
+
+
+@app.command()
+@_guard
+def export(
+    repo: RepoOption = None,
+    at: AtOption = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help="kernelindex-jsonl-zst (the catalog export) or manifests-tar.")
+    ] = "kernelindex-jsonl-zst",
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="A file, or a directory for the default name (default: here).")
+    ] = Path("."),
+    as_json: JsonOption = False,
+) -> None:
+    """Export the registry at a commit of main: catalog-<date>-<sha8>.jsonl.zst, or a tar of its manifests."""
+    from registry.export import FORMATS, TAR_FORMAT, plan_export, tar_name, write_export
+    from registry.snapshots import Snapshots
+
+    if fmt not in FORMATS:
+        raise typer.BadParameter(f"{fmt!r}: expected {' or '.join(FORMATS)}", param_hint="--format")
+    started = time.perf_counter()
+    snapshots = Snapshots(_open(repo).path, trust_root=_read_trust_root(None))
+    snapshots.load()
+    graph = snapshots.at(at)
+    plan = plan_export(snapshots.store(), graph)
+    name = tar_name(graph.commit, graph.committed_at) if fmt == TAR_FORMAT else plan.name
+    target = output / name if output.is_dir() else output
+    written = write_export(plan, target, fmt)
+    seconds = time.perf_counter() - started
+    if as_json:
+        _emit_json(
+            {
+                "path": str(written.path),
+                "commit": graph.commit,
+                "format": fmt,
+                "bytes": written.size,
+                "sha256": written.sha256,
+                "seconds": round(seconds, 3),
+            }
+        )
+        return
+    typer.echo(
+        f"{written.path}  {written.size:,} bytes  sha256:{written.sha256}  ({graph.commit[:12]}, {seconds:.1f} s)"
+    )
+
+
+@app.command()
+@_guard
+def mcp(
+    repo: RepoOption = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Where the registry is served, for permalinks (default $KERNELINDEX_BASE_URL).")
+    ] = None,
+) -> None:
+    """Serve the MCP tools over stdio (for an assistant's MCP configuration); stdout is the protocol."""
+    import datetime as dt
+
+    from api.mcp_server import run_stdio
+    from registry.snapshots import Snapshots
+
+    settings = _settings()
+    snapshots = Snapshots(_open(repo).path, trust_root=_read_trust_root(None))
+    run_stdio(snapshots, base_url or settings.base_url, lambda: dt.datetime.now(dt.UTC).date())
 
 
 @app.command()

@@ -391,8 +391,11 @@ class GitStore:
             return
         yield from self._cat_file(oids)
 
-    def manifests_with_bytes(self, commit: str) -> Iterator[tuple[str, str, str, bytes]]:
+    def manifests_with_bytes(
+        self, commit: str, folders: Collection[str] | None = None
+    ) -> Iterator[tuple[str, str, str, bytes]]:
         """Every manifest at a commit as (kind, digest, blob id, bytes): the cold-load path.
+        `folders` narrows to some kinds' folders (an export reads one kind at a time).
 
         `git ls-tree -r` pipes straight into `git cat-file --batch`: both run in processes of
         their own while this one parses what arrives (pygit2 would read in this thread, holding
@@ -403,7 +406,9 @@ class GitStore:
             StoreCorrupt: git failed, or a blob the tree lists is missing.
         """
         env = {**os.environ, "GIT_DIR": str(self.git_dir)}
-        folders = sorted(KIND_BY_FOLDER)
+        folders = sorted(KIND_BY_FOLDER) if folders is None else sorted(set(folders) & set(KIND_BY_FOLDER))
+        if not folders:  # `ls-tree -- ` with no paths would list everything
+            return
         lister = subprocess.Popen(
             ["git", "ls-tree", "-r", "--format=%(objectname) %(objectmode) %(path)", commit, "--", *folders],
             stdout=subprocess.PIPE,

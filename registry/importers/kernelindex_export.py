@@ -68,6 +68,9 @@ _MANIFEST_TABLES = {
     "serving_configurations": "configurationDigest",
     "serving_workloads": "workloadDigest",
     "serving_runs": "runDigest",
+    # Ours (registry.export): protocols, environments and lifecycle facts, which upstream keeps
+    # only inside run bundles or in database columns.
+    "registry_manifests": "digest",
 }
 _BUNDLE_DIGESTS = (("run", "runDigest"), ("protocol", "protocolKey"), ("environment", "environmentKey"))
 
