@@ -171,7 +171,8 @@ def workload_entry_key(entry: dict[str, Any]) -> str:
     """A case's stable identity: its uuid, else the first 12 hex of the sha256 of its sorted axes as
     JavaScript's JSON.stringify writes them.
 
-    >>> workload_entry_key({"axes": {"seq_len": 128, "head_dim": 64, "num_heads": 32, "batch_size": 64, "hidden_size": 2048}})
+    >>> axes = {"seq_len": 128, "head_dim": 64, "num_heads": 32, "batch_size": 64, "hidden_size": 2048}
+    >>> workload_entry_key({"axes": axes})
     'edabdcf4bcec'
     """
     uuid = entry.get("uuid")
