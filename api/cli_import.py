@@ -301,3 +301,39 @@ def import_sol_execbench(
         author=author,
         as_json=as_json,
     )
+
+
+@cli.import_app.command("gpumode")
+@cli._guard
+def import_gpumode(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="GPUMODE/kernelbot-data rows as the datasets-server serves them: a leaderboards file and "
+            "successful-submissions files (a directory, or one file)."
+        ),
+    ],
+    top: Annotated[int, typer.Option(help="Distinct users kept per board, best score first (0: all).")] = 100,
+    repo: cli.RepoOption = None,
+    branch: BranchOption = None,
+    out: OutOption = None,
+    dry_run: DryRunOption = False,
+    skip_bad: SkipBadOption = False,
+    author: AuthorOption = None,
+    as_json: cli.JsonOption = False,
+) -> None:
+    """GPU MODE KernelBot: each user's best submission per curated board, one run per benchmark shape."""
+    from registry.importers.gpumode import plan_gpumode
+
+    if top < 0:
+        raise typer.BadParameter("0 or more", param_hint="--top")
+    run_import(
+        lambda progress: plan_gpumode(path, top=top or None, progress=progress),
+        repo=repo,
+        branch=branch,
+        out=out,
+        dry_run=dry_run,
+        skip_bad=skip_bad,
+        author=author,
+        as_json=as_json,
+    )

@@ -26,6 +26,7 @@ __all__ = [
     "BadValue",
     "Located",
     "Record",
+    "collation_key",
     "evaluate_axis",
     "js_round",
     "kebab",
@@ -189,6 +190,24 @@ def _kind(value: Any) -> str:
     if isinstance(value, str):
         return f"a string ({value[:40]!r})"
     return "a list" if isinstance(value, list) else "an object"
+
+
+def collation_key(name: str) -> tuple[tuple[int, int], ...]:
+    """An ASCII approximation of JavaScript's `localeCompare` (ICU root collation), by which upstream
+    sorts axis names: punctuation before digits before letters, letters case-insensitively.
+
+    >>> sorted(["n_heads", "nexperts", "b2", "b_1", "B3"], key=collation_key)
+    ['b_1', 'b2', 'B3', 'n_heads', 'nexperts']
+    """
+
+    def weight(char: str) -> tuple[int, int]:
+        if char.isdigit():
+            return (1, ord(char))
+        if char.isalpha():
+            return (2, ord(char.lower()))
+        return (0, ord(char))
+
+    return tuple(weight(c) for c in name)
 
 
 def kebab(value: str) -> str:

@@ -36,6 +36,7 @@ from registry.importers.fields import (
     BadValue,
     Located,
     Record,
+    collation_key,
     evaluate_axis,
     js_round,
     kebab,
@@ -153,20 +154,6 @@ def _dimension(value: str | int) -> str | int:
     return int(value) if re.fullmatch(r"\d+", value) else value.lower()
 
 
-def _collation_key(name: str) -> tuple[tuple[int, int], ...]:
-    """An ASCII approximation of JavaScript's `localeCompare` (ICU root collation): punctuation before
-    digits before letters, letters case-insensitively (axis names are ASCII identifiers)."""
-
-    def weight(char: str) -> tuple[int, int]:
-        if char.isdigit():
-            return (1, ord(char))
-        if char.isalpha():
-            return (2, ord(char.lower()))
-        return (0, ord(char))
-
-    return tuple(weight(c) for c in name)
-
-
 def workload_entry_key(entry: dict[str, Any]) -> str:
     """A case's stable identity: its uuid, else the first 12 hex of the sha256 of its sorted axes as
     JavaScript's JSON.stringify writes them.
@@ -178,7 +165,7 @@ def workload_entry_key(entry: dict[str, Any]) -> str:
     uuid = entry.get("uuid")
     if isinstance(uuid, str) and uuid:
         return uuid
-    axes = dict(sorted(entry["axes"].items(), key=lambda item: _collation_key(item[0])))
+    axes = dict(sorted(entry["axes"].items(), key=lambda item: collation_key(item[0])))
     return hashlib.sha256(orjson.dumps(axes)).hexdigest()[:12]
 
 
