@@ -206,6 +206,8 @@ def _benchmarks(result: Record) -> list[Benchmark]:
     for index in range(int(count)):
         key = f"benchmark.{index}."
         mean = _to_number(raw.get(key + "mean"))
+        if key + "mean" not in raw:
+            raise BadValue(result.path, f"{key}mean is missing")
         if mean is None or mean <= 0:
             raise BadValue(result.at(key + "mean"), f"not a positive number: {raw.get(key + 'mean')!r}")
         spec = raw.get(key + "spec")
