@@ -151,7 +151,13 @@ def _json(
         },
         "skipped": dict(sorted(plan.skipped.items())),
         "rows": [
-            {"at": row.where, "run": row.run, "status": statuses.get(row.run or ""), "skipped": row.skipped}
+            {
+                "at": row.where,
+                "run": row.run,
+                "manifest": row.manifest,
+                "status": statuses.get(row.run or row.manifest or ""),
+                "skipped": row.skipped,
+            }
             for row in plan.rows
         ],
         "conflicts": [
@@ -240,6 +246,89 @@ def import_liger(
 
     run_import(
         lambda progress: plan_liger(csv, revision=revision, progress=progress),
+        repo=repo,
+        branch=branch,
+        out=out,
+        dry_run=dry_run,
+        skip_bad=skip_bad,
+        author=author,
+        as_json=as_json,
+    )
+
+
+@cli.import_app.command("sol-execbench")
+@cli._guard
+def import_sol_execbench(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="A SOL-ExecBench dataset directory (definition.json, workload.jsonl, solution_*.json, trace.jsonl) "
+            "and/or saved leaderboard API responses (/api/kernels, /api/kernels/{id}, /api/submissions)."
+        ),
+    ],
+    commit: Annotated[
+        str | None,
+        typer.Option(help="The nvidia/sol-execbench commit the solutions come from (without it they are skipped)."),
+    ] = None,
+    top: Annotated[
+        int, typer.Option(help="Submissions kept per kernel, best SOL score first, one per submitter first (0: all).")
+    ] = 3,
+    stack: Annotated[
+        str | None, typer.Option(help="Keep only submissions evaluated by this evaluation stack version.")
+    ] = None,
+    repo: cli.RepoOption = None,
+    branch: BranchOption = None,
+    out: OutOption = None,
+    dry_run: DryRunOption = False,
+    skip_bad: SkipBadOption = False,
+    author: AuthorOption = None,
+    as_json: cli.JsonOption = False,
+) -> None:
+    """SOL-ExecBench: definitions, workloads, solutions and traces, or leaderboard submissions."""
+    from registry.importers.sol_execbench import plan_sol_execbench
+
+    if top < 0:
+        raise typer.BadParameter("0 or more", param_hint="--top")
+    run_import(
+        lambda progress: plan_sol_execbench(
+            path, commit=commit, top=top or None, stack_version=stack, progress=progress
+        ),
+        repo=repo,
+        branch=branch,
+        out=out,
+        dry_run=dry_run,
+        skip_bad=skip_bad,
+        author=author,
+        as_json=as_json,
+    )
+
+
+@cli.import_app.command("gpumode")
+@cli._guard
+def import_gpumode(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="GPUMODE/kernelbot-data rows as the datasets-server serves them: a leaderboards file and "
+            "successful-submissions files (a directory, or one file)."
+        ),
+    ],
+    top: Annotated[int, typer.Option(help="Distinct users kept per board, best score first (0: all).")] = 100,
+    repo: cli.RepoOption = None,
+    branch: BranchOption = None,
+    out: OutOption = None,
+    dry_run: DryRunOption = False,
+    skip_bad: SkipBadOption = False,
+    author: AuthorOption = None,
+    as_json: cli.JsonOption = False,
+) -> None:
+    """GPU MODE KernelBot: each user's best submission per curated board, one run per benchmark shape."""
+    from registry.importers.gpumode import plan_gpumode
+
+    if top < 0:
+        raise typer.BadParameter("0 or more", param_hint="--top")
+    run_import(
+        lambda progress: plan_gpumode(path, top=top or None, progress=progress),
         repo=repo,
         branch=branch,
         out=out,

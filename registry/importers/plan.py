@@ -54,11 +54,13 @@ class SourceTerms:
 
 @dataclass(frozen=True, slots=True)
 class RowOutcome:
-    """What one input row became: a run (its digest), or skipped with a reason."""
+    """What one input row became: a run (its digest), another manifest (a row that defines a
+    workload, say), or skipped with a reason."""
 
     where: str  # file:line[:column]
     run: str | None = None
     skipped: str | None = None
+    manifest: str | None = None
 
 
 @dataclass(slots=True)
@@ -101,6 +103,10 @@ class ImportPlan:
 
     def imported(self, where: str, run: Manifest) -> None:
         self.rows.append(RowOutcome(where, run=run.digest))
+
+    def produced(self, where: str, manifest: Manifest) -> None:
+        """A row that made a manifest other than a run (a workload case, an implementation)."""
+        self.rows.append(RowOutcome(where, manifest=manifest.digest))
 
     def skip(self, where: str, reason: str) -> None:
         self.rows.append(RowOutcome(where, skipped=reason))
