@@ -45,6 +45,10 @@ from api.settings import Settings
 from registry.graphcache import cache_path, load_cache, save_cache
 from registry.provenance import utc_instant
 from registry.snapshots import Snapshots
+from web.catalog_pages import home
+from web.render import wants_json
+from web.routes import ROUTES as PAGE_ROUTES
+from web.run_pages import run_page
 
 __all__ = ["app", "create_app"]
 
@@ -191,9 +195,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/graphql", _graphql, methods=["GET", "POST"]),
         Route("/healthz", _healthz, methods=["GET"]),
         Route("/hooks/refresh", _refresh, methods=["POST"]),
+        *PAGE_ROUTES,  # the HTML pages and their JSON twins (web/)
         Route("/manifests/{digest}", _head_redirect, methods=["GET"]),
         Route("/runs/{digest}", _head_redirect, methods=["GET"]),
         Route("/at/{commit}/manifests/{digest}", _manifest_permalink, methods=["GET"]),
+        Route("/at/{commit}/runs/{digest}.json", _run_permalink, methods=["GET"]),  # the run page's JSON twin
         Route("/at/{commit}/runs/{digest}", _run_permalink, methods=["GET"]),
         *PUBLISH_ROUTES,  # feeds, exports, llms.txt, robots.txt, sitemap (api/publish.py)
         Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
@@ -472,6 +478,8 @@ async def _run_permalink(request: Request) -> Response:
         return found
     graph, digest = found
     node = graph.nodes.get(digest)
+    if isinstance(node, registry.nodes.Run) and not request.url.path.endswith(".json") and not wants_json(request):
+        return await run_page(request, graph.commit, digest)  # one URL, two audiences: the page for a browser
     # A serving run has its own dossier (serving-v1 keeps the two kinds apart), at the same kind of URL.
     field, query = (
         ("servingRun", SERVING_DOSSIER_QUERY) if isinstance(node, registry.nodes.ServingRun) else ("run", DOSSIER_QUERY)
@@ -551,7 +559,9 @@ async def _refresh(request: Request) -> JSONResponse:
     )
 
 
-async def _index(request: Request) -> JSONResponse:
+async def _index(request: Request) -> Response:
+    if not wants_json(request):
+        return await home(request)  # the home page for a browser; this index for API clients
     service = _service(request)
     base = service.base_url
     return JSONResponse(

@@ -8,13 +8,15 @@ __all__ = ["DOSSIER_QUERY", "SERVING_DOSSIER_QUERY"]
 DOSSIER_QUERY = """
 query Dossier($at: String, $id: String!) {
   registry(at: $at) {
+    commit { id committedAt }
     run(id: $id) {
       digest name title status observedAt publishedAt
       primary { metric statistic unit value display interval { low high } }
       measurements { metric statistic unit value display sampleCount }
       sourceNative { source benchmark externalId summary metrics { name value } }
       rank tiedWithPrevious eligible ineligibilityReasons warnings trust
-      cohort { key profile size rankedCount metricKey correctnessKey }
+      cohort { key profile size rankedCount metricKey correctnessKey
+               history { cause at value previousValue improvementPct run { digest name } } }
       leader { digest name primary { value display } }
       operation { digest name title family }
       workload { digest name kind label cases correctness }
@@ -36,6 +38,8 @@ query Dossier($at: String, $id: String!) {
       }
       permalink
       citation
+      citationBibtex: citation(format: BIBTEX)
+      citationCslJson: citation(format: CSL_JSON)
       manifest
       bundle
     }

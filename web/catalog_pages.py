@@ -1,0 +1,150 @@
+"""The pages about what the registry holds: home, operation, implementation, project, source, commit."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from web import documents
+from web.links import Links
+from web.names import humanize_operation
+from web.render import PageError, Spec, render, service_of, strip_json, wants_json
+
+__all__ = ["commit", "home", "implementation", "operation", "project", "source"]
+
+_COMMIT_ID = re.compile(r"[0-9a-f]{4,40}")
+
+
+def _json(request: Request) -> bool:
+    return request.url.path.endswith(".json") or wants_json(request)
+
+
+def _home_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+    newest = data["newest"]["edges"]
+    return {
+        "counts": sorted(data["counts"], key=lambda c: -c["count"]),
+        "records": [edge["node"] for edge in data["records"]["edges"]],
+        "cohorts": [edge["node"] for edge in data["cohorts"]["edges"]],
+        "newest_observation": newest[0]["node"]["observedAt"] if newest else None,
+        "humanize": humanize_operation,
+    }
+
+
+async def home(request: Request) -> Response:
+    """`/` for a browser (and `/index.json`): counts, the newest records, the largest cohorts, freshness."""
+    at = request.path_params.get("commit")
+    spec = Spec(template="home.html", document=documents.HOME, variables={"at": at}, title=lambda d: "KernelIndex registry", extra=_home_extra)
+    return await render(request, spec, request.url.path.endswith(".json"), at)
+
+
+def _operation_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+    found = data["operation"]
+    cohorts = [edge["node"] for edge in found["cohorts"]["edges"]]
+    cohorts.sort(key=lambda c: ((c["environment"] or {}).get("gpu") or "", (c["workload"] or {}).get("label") or "", -c["size"]))
+    by_gpu = [
+        (gpu, list(group))
+        for gpu, group in itertools.groupby(cohorts, key=lambda c: (c["environment"] or {}).get("gpu") or "unknown GPU")
+    ]
+    return {"operation": found, "name": humanize_operation(found["title"] or found["name"]), "by_gpu": by_gpu}
+
+
+async def operation(request: Request) -> Response:
+    """`/operations/{id}`: the operation's cohorts by GPU and workload, each with its #1."""
+    ident, as_json = strip_json(request.path_params["ident"])
+    at = request.path_params.get("commit")
+    spec = Spec(
+        template="operation.html",
+        document=documents.OPERATION,
+        variables={"at": at, "id": ident},
+        title=lambda d: humanize_operation(d["operation"]["title"] or d["operation"]["name"]),
+        subject="operation",
+        missing=f"no operation {ident}",
+        extra=_operation_extra,
+    )
+    return await render(request, spec, as_json or _json(request), at)
+
+
+async def implementation(request: Request) -> Response:
+    """`/implementations/{id}`: one revision of code, its project, and its runs with their ranks."""
+    ident, as_json = strip_json(request.path_params["ident"])
+    at = request.path_params.get("commit")
+    spec = Spec(
+        template="implementation.html",
+        document=documents.IMPLEMENTATION,
+        variables={"at": at, "id": ident},
+        title=lambda d: f"{d['implementation']['displayName']} · {d['implementation']['name']}",
+        subject="implementation",
+        missing=f"no implementation {ident}",
+        extra=lambda data, links: {"impl": data["implementation"], "humanize": humanize_operation},
+    )
+    return await render(request, spec, as_json or _json(request), at)
+
+
+async def project(request: Request) -> Response:
+    """`/projects/{id}`: who maintains implementations, and which."""
+    ident, as_json = strip_json(request.path_params["ident"])
+    at = request.path_params.get("commit")
+    spec = Spec(
+        template="project.html",
+        document=documents.PROJECT,
+        variables={"at": at, "id": ident},
+        title=lambda d: d["project"]["displayName"],
+        subject="project",
+        missing=f"no project {ident}",
+        extra=lambda data, links: {"project": data["project"], "humanize": humanize_operation},
+    )
+    return await render(request, spec, as_json or _json(request), at)
+
+
+def _source_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+    runs = [edge["node"] for edge in data["runs"]["edges"]]
+    return {"runs": runs, "source": runs[0]["source"] if runs else None, "humanize": humanize_operation}
+
+
+async def source(request: Request) -> Response:
+    """`/sources/{slug}`: where results come from, the terms of their data, and its newest runs."""
+    slug, as_json = strip_json(request.path_params["slug"])
+    at = request.path_params.get("commit")
+
+    def title(data: dict[str, Any]) -> str:
+        runs = data["runs"]["edges"]
+        if not runs:
+            raise PageError(404, "NOT_FOUND", f"no runs from source {slug!r} at commit {data['commit']['id']}")
+        return str(runs[0]["node"]["source"]["name"] or slug)
+
+    spec = Spec(
+        template="source.html",
+        document=documents.SOURCE,
+        variables={"at": at, "slug": slug},
+        title=title,
+        extra=_source_extra,
+    )
+    return await render(request, spec, as_json or _json(request), at)
+
+
+def _commit_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+    found = data["commit"]
+    trailers: dict[str, list[str]] = {}
+    for trailer in found["trailers"]:
+        trailers.setdefault(trailer["key"], []).append(trailer["value"])
+    return {"c": found, "trailers": trailers, "counts": sorted(data["counts"], key=lambda c: -c["count"])}
+
+
+async def commit(request: Request) -> Response:
+    """`/commits/{id}`: a commit of main, its provenance and signature, and the registry as of it."""
+    ident, as_json = strip_json(request.path_params["commit_id"])
+    if not _COMMIT_ID.fullmatch(ident):
+        raise PageError(400, "BAD_USER_INPUT", f"expected a commit id (4 to 40 lowercase hex digits), not {ident!r}")
+    spec = Spec(
+        template="commit.html",
+        document=documents.COMMIT,
+        variables={"at": ident},
+        title=lambda d: f"Commit {d['commit']['shortId']}: {d['commit']['subject']}",
+        extra=_commit_extra,
+        canonical=lambda full: Links(service_of(request).settings.base_url or "").commit(full),
+    )
+    return await render(request, spec, as_json or _json(request), ident)

@@ -1,0 +1,140 @@
+"""The geometry of the pages' inline SVG charts; templates only draw what these compute.
+
+Two charts: a leaderboard page's values with their 95% confidence intervals (one row per entry,
+lower is better, so the best is leftmost), and a cohort's record history as a step chart (each
+record holds until a lower value takes it). Coordinates are in SVG user units, rounded to 0.1.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["IntervalChart", "IntervalRow", "Mark", "StepChart", "interval_chart", "step_chart"]
+
+WIDTH = 640
+ROW = 14
+LEFT = 8
+RIGHT = 8
+TOP = 8
+BOTTOM = 22
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalRow:
+    """What one leaderboard entry contributes: its value, its interval when reported, its words."""
+
+    value: float
+    low: float | None
+    high: float | None
+    label: str
+    tied: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    x: float
+    y: float
+    x_low: float
+    x_high: float
+    label: str
+    tied: bool
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalChart:
+    width: int
+    height: int
+    marks: tuple[Mark, ...]
+    axis_y: float
+    low_label: str
+    high_label: str
+
+
+def _scale(lo: float, hi: float, left: float, right: float) -> tuple[float, float]:
+    """(offset, factor) mapping [lo, hi] onto [left, right]; a zero span maps to the middle."""
+    if hi <= lo:
+        return (left + right) / 2, 0.0
+    factor = (right - left) / (hi - lo)
+    return left - lo * factor, factor
+
+
+def interval_chart(rows: Sequence[IntervalRow], low_label: str = "", high_label: str = "") -> IntervalChart | None:
+    """One row per entry, top to bottom; x spans the smallest low to the largest high of these rows.
+
+    >>> chart = interval_chart([IntervalRow(10, 9, 11, "a"), IntervalRow(20, None, None, "b")])
+    >>> [(m.x, m.x_low, m.x_high, m.y) for m in chart.marks]
+    [(64.7, 8.0, 121.5, 15.0), (632.0, 632.0, 632.0, 29.0)]
+    """
+    if not rows:
+        return None
+    lows = [r.low if r.low is not None else r.value for r in rows]
+    highs = [r.high if r.high is not None else r.value for r in rows]
+    offset, factor = _scale(min(lows), max(highs), LEFT, WIDTH - RIGHT)
+    marks = tuple(
+        Mark(
+            x=round(offset + r.value * factor, 1),
+            y=float(TOP + i * ROW + ROW // 2),
+            x_low=round(offset + low * factor, 1),
+            x_high=round(offset + high * factor, 1),
+            label=r.label,
+            tied=r.tied,
+        )
+        for i, (r, low, high) in enumerate(zip(rows, lows, highs, strict=True))
+    )
+    height = TOP + len(rows) * ROW + BOTTOM
+    return IntervalChart(WIDTH, height, marks, float(height - BOTTOM + 4), low_label, high_label)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    x: float
+    y: float
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepChart:
+    width: int
+    height: int
+    path: str
+    steps: tuple[Step, ...]
+    first_day: str
+    last_day: str
+
+
+STEP_WIDTH = 320
+STEP_HEIGHT = 80
+
+
+def _seconds(instant: str) -> float:
+    return dt.datetime.fromisoformat(instant).timestamp()
+
+
+def step_chart(events: Sequence[tuple[str, float, str]], until: str | None = None) -> StepChart | None:
+    """Record events `(at, value, label)` in time order as a step line: x is time (to `until`, the
+    snapshot's date, if later), y the value (a new record is a step down).
+
+    >>> chart = step_chart([("2026-01-01T00:00:00Z", 200.0, "a"), ("2026-01-03T00:00:00Z", 100.0, "b")],
+    ...                    until="2026-01-05T00:00:00Z")
+    >>> chart.path
+    'M8.0,8.0H160.0V72.0H312.0'
+    """
+    if not events:
+        return None
+    times = [_seconds(at) for at, _, _ in events]
+    end = max(times[-1], _seconds(until)) if until else times[-1]
+    values = [value for _, value, _ in events]
+    x_offset, x_factor = _scale(times[0], end, LEFT, STEP_WIDTH - RIGHT)
+    # Higher values sit higher: y grows downwards in SVG, so the scale runs from the bottom up.
+    y_offset, y_factor = _scale(min(values), max(values), STEP_HEIGHT - LEFT, LEFT)
+    steps = tuple(
+        Step(round(x_offset + t * x_factor, 1), round(y_offset + v * y_factor, 1), label)
+        for t, (_, v, label) in zip(times, events, strict=True)
+    )
+    path = [f"M{steps[0].x},{steps[0].y}"]
+    for step in steps[1:]:
+        path.append(f"H{step.x}V{step.y}")
+    path.append(f"H{round(x_offset + end * x_factor, 1) if x_factor else STEP_WIDTH - RIGHT:.1f}")
+    return StepChart(STEP_WIDTH, STEP_HEIGHT, "".join(path), steps, events[0][0][:10], (until or events[-1][0])[:10])

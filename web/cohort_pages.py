@@ -1,0 +1,135 @@
+"""The pages about ranking: a cohort's leaderboard, the records ledger, and compare."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from web import documents
+from web.charts import IntervalRow, interval_chart, step_chart
+from web.links import Links
+from web.names import humanize_operation
+from web.render import PageError, Spec, render, strip_json, wants_json
+
+__all__ = ["COMPARE_MAX", "COMPARE_MIN", "LEADERBOARD_PAGE", "RECORDS_PAGE", "compare", "leaderboard", "records"]
+
+LEADERBOARD_PAGE = 50
+RECORDS_PAGE = 25
+COMPARE_MIN = 2
+COMPARE_MAX = 8
+_TRUSTS = ("REPORTED", "REPRODUCIBLE", "VERIFIED", "REPLICATED")
+
+
+def _operation_name(operation: dict[str, Any] | None) -> str:
+    return humanize_operation(operation["title"] or operation["name"]) if operation else "unknown operation"
+
+
+def _leaderboard_extra(data: dict[str, Any], links: Links, after: str | None, min_trust: str | None) -> dict[str, Any]:
+    cohort = data["cohort"]
+    entries = [edge["node"] for edge in cohort["entries"]["edges"]]
+    rows = []
+    for entry in entries:
+        primary = entry["run"]["primary"]
+        interval = primary["interval"] or {}
+        rows.append(
+            IntervalRow(
+                value=primary["value"],
+                low=interval.get("low"),
+                high=interval.get("high"),
+                label=f"#{entry['rank']} {entry['run']['implementation']['displayName'] if entry['run']['implementation'] else entry['run']['name']}: {primary['display']}",
+                tied=entry["tiedWithPrevious"],
+            )
+        )
+    page_info = cohort["entries"]["pageInfo"]
+    return {
+        "cohort": cohort,
+        "entries": entries,
+        "operation_name": _operation_name(cohort["operation"]),
+        "chart": interval_chart(
+            rows, entries[0]["run"]["primary"]["display"] if entries else "", entries[-1]["run"]["primary"]["display"] if entries else ""
+        ),
+        "next_url": links.cohort(cohort["key"], page_info["endCursor"], min_trust) if page_info["hasNextPage"] else None,
+        "first_url": links.cohort(cohort["key"], None, min_trust) if after else None,
+        "trust_filters": [(t, links.cohort(cohort["key"], None, None if t == "REPORTED" else t), t == (min_trust or "REPORTED")) for t in _TRUSTS],
+        "min_trust": min_trust,
+    }
+
+
+async def leaderboard(request: Request) -> Response:
+    """`/cohorts/{key}`: the cohort's ranked entries, 50 a page, with their values and intervals drawn."""
+    key, as_json = strip_json(request.path_params["key"])
+    at = request.path_params.get("commit")
+    after = request.query_params.get("after") or None
+    min_trust = request.query_params.get("minTrust") or None
+    if min_trust is not None and min_trust not in _TRUSTS:
+        raise PageError(400, "BAD_USER_INPUT", f"minTrust: expected one of {', '.join(_TRUSTS)}, not {min_trust!r}")
+    spec = Spec(
+        template="leaderboard.html",
+        document=documents.LEADERBOARD,
+        variables={"at": at, "key": key, "first": LEADERBOARD_PAGE, "after": after, "minTrust": min_trust},
+        title=lambda d: f"Leaderboard: {_operation_name(d['cohort']['operation'])}, {d['cohort']['environment']['gpu'] if d['cohort']['environment'] else ''}",
+        subject="cohort",
+        missing=f"no cohort {key}",
+        extra=lambda data, links: _leaderboard_extra(data, links, after, min_trust),
+    )
+    return await render(request, spec, as_json or wants_json(request), at)
+
+
+def _records_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+    ledger = data["records"]
+    rows = []
+    for edge in ledger["edges"]:
+        node = edge["node"]
+        history = node["cohort"]["history"]
+        rows.append(
+            {
+                "node": node,
+                "operation_name": _operation_name(node["cohort"]["operation"]),
+                "chart": step_chart(
+                    [(e["at"], e["value"], e["run"]["name"] if e["run"] else "") for e in history],
+                    until=data["commit"]["committedAt"],
+                ),
+                "events": len(history),
+            }
+        )
+    page_info = ledger["pageInfo"]
+    return {"rows": rows, "next_url": links.records(page_info["endCursor"]) if page_info["hasNextPage"] else None}
+
+
+async def records(request: Request) -> Response:
+    """`/records`: every cohort's current record holder, newest first, with its record history drawn."""
+    at = request.path_params.get("commit")
+    after = request.query_params.get("after") or None
+    spec = Spec(
+        template="records.html",
+        document=documents.RECORDS,
+        variables={"at": at, "first": RECORDS_PAGE, "after": after},
+        title=lambda d: "Records ledger",
+        extra=_records_extra,
+    )
+    return await render(request, spec, request.url.path.endswith(".json") or wants_json(request), at)
+
+
+def _compare_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+    found = data["compare"]
+    ranks = {entry["run"]["digest"]: entry for entry in found["entries"] or ()}
+    rows = sorted(found["rows"], key=lambda row: (not row["material"] or row["same"], row["same"]))
+    return {"compare": found, "ranks": ranks, "rows": rows}
+
+
+async def compare(request: Request) -> Response:
+    """`/compare?run=A&run=B...`: 2 to 8 runs side by side, material mismatches first."""
+    at = request.path_params.get("commit")
+    runs = request.query_params.getlist("run")
+    if not COMPARE_MIN <= len(runs) <= COMPARE_MAX:
+        raise PageError(400, "BAD_USER_INPUT", f"compare takes {COMPARE_MIN} to {COMPARE_MAX} runs (?run=A&run=B), not {len(runs)}")
+    spec = Spec(
+        template="compare.html",
+        document=documents.COMPARE,
+        variables={"at": at, "runs": runs},
+        title=lambda d: f"Compare {len(d['compare']['runs'])} runs",
+        extra=_compare_extra,
+    )
+    return await render(request, spec, request.url.path.endswith(".json") or wants_json(request), at)

@@ -1,0 +1,222 @@
+"""The named GraphQL document behind each page: a page shows what its document answers, nothing else.
+
+Each is an ordinary query a frontend developer can copy (every page links to its own, opened at
+`/graphql`); `$at` pins it to a commit (null: the served head of main). The run page's document is
+the run dossier (`api/dossier.py`), the one its permalink serves as JSON.
+"""
+
+from __future__ import annotations
+
+from api.dossier import DOSSIER_QUERY
+
+__all__ = [
+    "COMMIT",
+    "COMPARE",
+    "HOME",
+    "IMPLEMENTATION",
+    "IMPLEMENTATION_BADGE",
+    "LEADERBOARD",
+    "OPERATION",
+    "PROJECT",
+    "RECORDS",
+    "RUN",
+    "RUN_BADGE",
+    "RUN_BY_ID",
+    "SOURCE",
+]
+
+RUN = DOSSIER_QUERY
+
+_COMMIT = "commit { id shortId committedAt }"
+_RUN_ROW = "digest name trust observedAt primary { value display interval { low high } } implementation { digest displayName }"
+
+HOME = f"""
+query Home($at: String) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    counts {{ kind count }}
+    newest: runs(first: 1) {{ totalCount edges {{ node {{ observedAt }} }} }}
+    records(first: 10) {{
+      totalCount
+      edges {{ node {{
+        since
+        cohort {{ key size operation {{ name title }} workload {{ label }} environment {{ gpu }} }}
+        holder {{ {_RUN_ROW} }}
+      }} }}
+    }}
+    cohorts(first: 10) {{
+      totalCount
+      edges {{ node {{ key size operation {{ name title }} workload {{ label }} environment {{ gpu }} }} }}
+    }}
+  }}
+}}
+"""
+
+LEADERBOARD = f"""
+query Leaderboard($at: String, $key: String!, $first: Int!, $after: String, $minTrust: Trust) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    cohort(key: $key) {{
+      key profile size rankedCount metricKey
+      operation {{ digest name title }}
+      workload {{ digest name label }}
+      protocol {{ digest harness primaryStatistic }}
+      environment {{ digest gpu }}
+      holder {{ at run {{ digest name }} }}
+      entries(first: $first, after: $after, minTrust: $minTrust) {{
+        totalCount
+        pageInfo {{ hasNextPage endCursor }}
+        edges {{ node {{ rank tiedWithPrevious run {{ {_RUN_ROW} }} }} }}
+      }}
+    }}
+  }}
+}}
+"""
+
+RECORDS = f"""
+query Records($at: String, $first: Int!, $after: String) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    records(first: $first, after: $after) {{
+      totalCount
+      pageInfo {{ hasNextPage endCursor }}
+      edges {{ node {{
+        since
+        cohort {{
+          key size
+          operation {{ name title }} workload {{ label }} environment {{ gpu }}
+          history {{ cause at value run {{ digest name }} }}
+        }}
+        holder {{ {_RUN_ROW} }}
+      }} }}
+    }}
+  }}
+}}
+"""
+
+COMPARE = f"""
+query Compare($at: String, $runs: [String!]!) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    compare(runs: $runs) {{
+      sameCohort material missing
+      runs {{ {_RUN_ROW} eligible cohort {{ key }} }}
+      entries {{ rank tiedWithPrevious run {{ digest }} }}
+      rows {{ field values same material }}
+    }}
+  }}
+}}
+"""
+
+OPERATION = f"""
+query Operation($at: String, $id: String!) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    operation(id: $id) {{
+      digest name title family runCount
+      workloads(first: 100) {{ totalCount }}
+      implementations(first: 100) {{ totalCount edges {{ node {{ digest name displayName }} }} }}
+      cohorts(first: 100) {{
+        totalCount
+        edges {{ node {{
+          key size rankedCount
+          workload {{ name label }} environment {{ gpu }} protocol {{ harness }}
+          leader {{ {_RUN_ROW} }}
+        }} }}
+      }}
+    }}
+  }}
+}}
+"""
+
+IMPLEMENTATION = f"""
+query Implementation($at: String, $id: String!) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    implementation(id: $id) {{
+      digest name title displayName revision language sourceAvailable
+      operation {{ digest name title }}
+      project {{ digest name displayName }}
+      runs(first: 100) {{
+        totalCount
+        edges {{ node {{ {_RUN_ROW} rank eligible cohort {{ key size }} workload {{ label }} environment {{ gpu }} }} }}
+      }}
+    }}
+  }}
+}}
+"""
+
+PROJECT = f"""
+query Project($at: String, $id: String!) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    project(id: $id) {{
+      digest name title displayName
+      implementations(first: 100) {{
+        totalCount
+        edges {{ node {{ digest name displayName revision operation {{ name title }} runs(first: 1) {{ totalCount }} }} }}
+      }}
+    }}
+  }}
+}}
+"""
+
+SOURCE = f"""
+query Source($at: String, $slug: String!) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    runs(filter: {{source: $slug}}, first: 50) {{
+      totalCount
+      edges {{ node {{
+        {_RUN_ROW} rank
+        operation {{ name title }} workload {{ label }} environment {{ gpu }}
+        source {{ slug name license attribution url }}
+        provenance {{ commit {{ id committedAt subject }} }}
+      }} }}
+    }}
+  }}
+}}
+"""
+
+COMMIT = """
+query Commit($at: String!) {
+  registry(at: $at) {
+    commit {
+      id shortId committedAt authoredAt subject message
+      author { name email } committer { name email }
+      trailers { key value }
+      signature { signed verified signer reason }
+    }
+    counts { kind count }
+  }
+}
+"""
+
+RUN_BY_ID = """
+query RunById($id: String!) {
+  registry {
+    run(id: $id) { digest provenance { commit { id } } }
+  }
+}
+"""
+
+RUN_BADGE = """
+query RunBadge($at: String, $id: String!) {
+  registry(at: $at) {
+    commit { id }
+    run(id: $id) { digest rank eligible primary { display } cohort { rankedCount } }
+  }
+}
+"""
+
+IMPLEMENTATION_BADGE = """
+query ImplementationBadge($at: String, $id: String!) {
+  registry(at: $at) {
+    commit { id }
+    implementation(id: $id) {
+      displayName
+      runs(first: 100) { totalCount edges { node { rank primary { value display } cohort { rankedCount } } } }
+    }
+  }
+}
+"""

@@ -1,0 +1,159 @@
+"""The run page (a run's permalink, for a browser), KernelIndex's run URLs, and the badges."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from web import documents
+from web.badges import AMBER, BLUE, GREEN, badge
+from web.charts import step_chart
+from web.kernelindex_ids import digest_of
+from web.links import Links
+from web.names import humanize_operation
+from web.render import REVALIDATE, Spec, render, service_of
+
+__all__ = ["implementation_badge", "kernelindex_run", "run_badge", "run_page"]
+
+# What each evidence level means, and what would raise it (DESIGN section 5; attestations never do).
+_EVIDENCE = {
+    "REPORTED": "Reported: the source published the number; nobody here has rerun it.",
+    "REPRODUCIBLE": "Reproducible: the implementation's source is public and the run carries raw evidence.",
+    "VERIFIED": "Verified: a registry-controlled rerun in the same comparison group confirmed it.",
+    "REPLICATED": "Replicated: two or more independent registry-controlled reruns confirmed it.",
+}
+
+
+def _raise_evidence(run: dict[str, Any]) -> str:
+    trust = run["trust"]
+    if trust == "REPORTED":
+        source = "is public" if run["implementation"] and run["implementation"]["sourceAvailable"] else "is not public"
+        return (
+            f"Reproducible needs public source (this implementation's {source}) and raw evidence with the run "
+            "(raw samples or logs); verified needs a signed Verification of a registry-controlled rerun."
+        )
+    if trust == "REPRODUCIBLE":
+        return "Verified needs a signed Verification of a registry-controlled rerun in the same comparison group."
+    if trust == "VERIFIED":
+        return "Replicated needs a second, independent verified rerun."
+    return "This is the highest evidence level."
+
+
+def _run_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+    run = data["run"]
+    operation = run["operation"]
+    history = run["cohort"]["history"] if run["cohort"] else []
+    leader = run["leader"]
+    return {
+        "run": run,
+        "operation_name": humanize_operation(operation["title"] or operation["name"]) if operation else None,
+        "compare_url": links.compare([leader["digest"], run["digest"]]) if leader and leader["digest"] != run["digest"] else None,
+        "evidence": _EVIDENCE.get(run["trust"], run["trust"]),
+        "raise_evidence": _raise_evidence(run),
+        "history_chart": step_chart(
+            [(event["at"], event["value"], event["run"]["name"] if event["run"] else "") for event in history],
+            until=data["commit"]["committedAt"],
+        ),
+    }
+
+
+def _run_title(data: dict[str, Any]) -> str:
+    run = data["run"]
+    return f"{run['title'] or run['name']}: {run['primary']['display'] if run['primary'] else 'no primary measurement'}"
+
+
+async def run_page(request: Request, commit: str, digest: str) -> Response:
+    """The run page at its permalink, pinned to `commit` (already checked to be a full id of main)."""
+    spec = Spec(
+        template="run.html",
+        document=documents.RUN,
+        variables={"at": commit, "id": digest},
+        title=_run_title,
+        subject="run",
+        missing=f"run not found: {digest}",
+        extra=_run_extra,
+    )
+    return await render(request, spec, as_json=False, at=commit)
+
+
+async def kernelindex_run(request: Request) -> Response:
+    """KernelIndex's `/runs/{uuid}`: a permanent redirect to the run's permalink (the commit that published it)."""
+    service = service_of(request)
+    refusal = service.unavailable()
+    if refusal is not None:
+        return refusal
+    digest = digest_of(request.path_params["run_id"])
+    if digest is None:
+        return JSONResponse(
+            {"errors": [{"message": f"no KernelIndex run {request.path_params['run_id']} in the catalog export",
+                         "extensions": {"code": "MANIFEST_NOT_FOUND"}}]},
+            status_code=404,
+        )
+    context = service.context(service.snapshots.head)
+    result = await service.execute(documents.RUN_BY_ID, {"id": digest}, None, context)
+    run = (result.data or {}).get("registry", {}).get("run") if result.data else None
+    if run is None:
+        return JSONResponse(
+            {"errors": [{"message": f"run {digest} is not in this registry", "extensions": {"code": "MANIFEST_NOT_FOUND"}}]},
+            status_code=404,
+        )
+    base = (service.settings.base_url or "").rstrip("/")
+    return RedirectResponse(Links(base).run(run["provenance"]["commit"]["id"], run["digest"]), status_code=301)
+
+
+def _svg(request: Request, svg: str, commit: str) -> Response:
+    etag = '"' + hashlib.sha256(svg.encode()).hexdigest()[:32] + '"'
+    headers = {"etag": etag, "cache-control": REVALIDATE, "x-kernelindex-commit": commit}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    return Response(svg, media_type="image/svg+xml", headers=headers)
+
+
+async def _badge_data(request: Request, document: str, field: str) -> tuple[dict[str, Any] | None, str] | Response:
+    service = service_of(request)
+    refusal = service.unavailable()
+    if refusal is not None:
+        return refusal
+    ident = request.path_params["ident"]
+    context = service.context(service.snapshots.head)
+    result = await service.execute(document, {"at": request.path_params.get("commit"), "id": ident}, None, context)
+    if result.data is None or result.data.get("registry") is None:
+        message = "; ".join(e.message for e in result.errors or ()) or "no answer"
+        return JSONResponse({"errors": [{"message": message, "extensions": {"code": "BAD_USER_INPUT"}}]}, 400)
+    found: dict[str, Any] | None = result.data["registry"][field]
+    return found, result.data["registry"]["commit"]["id"]
+
+
+async def run_badge(request: Request) -> Response:
+    """`/badges/runs/{id}.svg`: the run's rank in its cohort and its value, at the head of main."""
+    answer = await _badge_data(request, documents.RUN_BADGE, "run")
+    if isinstance(answer, Response):
+        return answer
+    run, commit = answer
+    if run is None:
+        return _svg(request, badge("kernelindex", "run not found", AMBER), commit)
+    value = run["primary"]["display"] if run["primary"] else "no value"
+    if run["rank"] is None:
+        return _svg(request, badge("kernelindex", f"not ranked · {value}", AMBER), commit)
+    color = GREEN if run["rank"] == 1 else BLUE
+    return _svg(request, badge("kernelindex", f"rank {run['rank']}/{run['cohort']['rankedCount']} · {value}", color), commit)
+
+
+async def implementation_badge(request: Request) -> Response:
+    """`/badges/implementations/{id}.svg`: the best rank any of its runs holds in its cohort, with that value."""
+    answer = await _badge_data(request, documents.IMPLEMENTATION_BADGE, "implementation")
+    if isinstance(answer, Response):
+        return answer
+    found, commit = answer
+    if found is None:
+        return _svg(request, badge("kernelindex", "implementation not found", AMBER), commit)
+    ranked = [edge["node"] for edge in found["runs"]["edges"] if edge["node"]["rank"] is not None]
+    if not ranked:
+        return _svg(request, badge(found["displayName"], "not ranked", AMBER), commit)
+    best = min(ranked, key=lambda node: (node["rank"], node["primary"]["value"]))
+    message = f"rank {best['rank']}/{best['cohort']['rankedCount']} · {best['primary']['display']}"
+    return _svg(request, badge(found["displayName"], message, GREEN if best["rank"] == 1 else BLUE), commit)
+
