@@ -1,7 +1,7 @@
 """The geometry of the pages' inline SVG charts; templates only draw what these compute.
 
-Two charts: a leaderboard page's values with their 95% confidence intervals (one row per entry,
-lower is better, so the best is leftmost), and a cohort's record history as a step chart (each
+Two charts: a leaderboard page's values with their 95% confidence intervals (a cell per entry on
+one shared scale, lower is better, so the best is leftmost), and a cohort's record history as a step chart (each
 record holds until a lower value takes it). Coordinates are in SVG user units, rounded to 0.1.
 """
 
@@ -13,12 +13,10 @@ from dataclasses import dataclass
 
 __all__ = ["IntervalChart", "IntervalRow", "Mark", "StepChart", "interval_chart", "step_chart"]
 
-WIDTH = 640
-ROW = 14
+WIDTH = 240
+HEIGHT = 14
 LEFT = 8
 RIGHT = 8
-TOP = 8
-BOTTOM = 22
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +32,9 @@ class IntervalRow:
 
 @dataclass(frozen=True, slots=True)
 class Mark:
+    """One entry's cell of the chart: the value's x, its interval's ends (equal to x when not reported)."""
+
     x: float
-    y: float
     x_low: float
     x_high: float
     label: str
@@ -44,10 +43,11 @@ class Mark:
 
 @dataclass(frozen=True, slots=True)
 class IntervalChart:
+    """A column of the leaderboard: every row drawn on one shared scale, `width` x `height` per row."""
+
     width: int
     height: int
     marks: tuple[Mark, ...]
-    axis_y: float
     low_label: str
     high_label: str
 
@@ -61,11 +61,11 @@ def _scale(lo: float, hi: float, left: float, right: float) -> tuple[float, floa
 
 
 def interval_chart(rows: Sequence[IntervalRow], low_label: str = "", high_label: str = "") -> IntervalChart | None:
-    """One row per entry, top to bottom; x spans the smallest low to the largest high of these rows.
+    """One mark per entry; x spans the smallest low to the largest high of these rows, lower is left.
 
     >>> chart = interval_chart([IntervalRow(10, 9, 11, "a"), IntervalRow(20, None, None, "b")])
-    >>> [(m.x, m.x_low, m.x_high, m.y) for m in chart.marks]
-    [(64.7, 8.0, 121.5, 15.0), (632.0, 632.0, 632.0, 29.0)]
+    >>> [(m.x, m.x_low, m.x_high) for m in chart.marks]  # 9..20 onto 8..232: 224/11 units a step
+    [(28.4, 8.0, 48.7), (232.0, 232.0, 232.0)]
     """
     if not rows:
         return None
@@ -75,16 +75,14 @@ def interval_chart(rows: Sequence[IntervalRow], low_label: str = "", high_label:
     marks = tuple(
         Mark(
             x=round(offset + r.value * factor, 1),
-            y=float(TOP + i * ROW + ROW // 2),
             x_low=round(offset + low * factor, 1),
             x_high=round(offset + high * factor, 1),
             label=r.label,
             tied=r.tied,
         )
-        for i, (r, low, high) in enumerate(zip(rows, lows, highs, strict=True))
+        for r, low, high in zip(rows, lows, highs, strict=True)
     )
-    height = TOP + len(rows) * ROW + BOTTOM
-    return IntervalChart(WIDTH, height, marks, float(height - BOTTOM + 4), low_label, high_label)
+    return IntervalChart(WIDTH, HEIGHT, marks, low_label, high_label)
 
 
 @dataclass(frozen=True, slots=True)

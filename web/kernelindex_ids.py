@@ -12,7 +12,7 @@ from pathlib import Path
 
 import zstandard
 
-__all__ = ["RUN_IDS", "digest_of"]
+__all__ = ["RUN_IDS", "digest_of", "id_of"]
 
 RUN_IDS = Path(__file__).resolve().parent / "data" / "kernelindex-run-ids.tsv.zst"
 
@@ -27,6 +27,16 @@ def _table() -> dict[str, str]:
             raise ValueError(f"{RUN_IDS.name}: line {number}: expected <uuid> TAB <64 hex digits>")
         table[key] = f"sha256:{hexpart}"
     return table
+
+
+@functools.cache
+def _reverse() -> dict[str, str]:
+    return {digest: key for key, digest in _table().items()}
+
+
+def id_of(digest: str) -> str | None:
+    """KernelIndex's id of the run with this digest, if the export names it."""
+    return _reverse().get(digest)
 
 
 def digest_of(run_id: uuid.UUID | str) -> str | None:

@@ -43,10 +43,10 @@ def humanize_operation(raw: str) -> str:
 _SUBMISSION_SOURCES = frozenset({"sol-execbench"})
 
 
-def external_id(source: str, identifier: str) -> str:
+def external_id(identifier: str, source: str) -> str:
     """A run's id at its source, as the source writes it.
 
-    >>> external_id("sol-execbench", "6709"), external_id("gpumode", "submission/30771")
+    >>> external_id("6709", "sol-execbench"), external_id("submission/30771", "gpumode")
     ('submission/6709', 'submission/30771')
     """
     if source in _SUBMISSION_SOURCES and identifier.isdigit():

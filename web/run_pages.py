@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from web import documents
 from web.badges import AMBER, BLUE, GREEN, badge
 from web.charts import step_chart
-from web.kernelindex_ids import digest_of
+from web.kernelindex_ids import digest_of, id_of
 from web.links import Links
 from web.names import humanize_operation
 from web.render import REVALIDATE, Spec, render, service_of
@@ -49,6 +49,7 @@ def _run_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
     leader = run["leader"]
     return {
         "run": run,
+        "kernelindex_id": id_of(run["digest"]),
         "operation_name": humanize_operation(operation["title"] or operation["name"]) if operation else None,
         "compare_url": links.compare([leader["digest"], run["digest"]]) if leader and leader["digest"] != run["digest"] else None,
         "evidence": _EVIDENCE.get(run["trust"], run["trust"]),
@@ -61,8 +62,12 @@ def _run_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
 
 
 def _run_title(data: dict[str, Any]) -> str:
+    """`Run 01a0032e · Databricks · 59.8 µs`: KernelIndex's short run id where it has one, else the digest's."""
     run = data["run"]
-    return f"{run['title'] or run['name']}: {run['primary']['display'] if run['primary'] else 'no primary measurement'}"
+    short = (id_of(run["digest"]) or run["digest"].removeprefix("sha256:"))[:8]
+    who = run["implementation"]["displayName"] if run["implementation"] else run["name"]
+    value = run["primary"]["display"] if run["primary"] else "no primary measurement"
+    return f"Run {short} · {who} · {value}"
 
 
 async def run_page(request: Request, commit: str, digest: str) -> Response:
