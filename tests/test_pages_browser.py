@@ -121,7 +121,10 @@ MISSING = {
     "Report an issue with this run": "this registry has no issue tracker of its own",
 }
 # 003's page was captured when upstream held more runs in its cohort than the export has.
-DIFFERENT_003 = {"Rank 3 in its comparison group": "rank 1 here: the export has one run in that cohort", "Compare with #1 →": "it is #1 here"}
+DIFFERENT_003 = {
+    "Rank 3 in its comparison group": "rank 1 here: the export has one run in that cohort",
+    "Compare with #1 →": "it is #1 here",
+}
 
 
 def seed_facts(path: Path) -> tuple[list[str], dict[str, Any]]:
@@ -158,7 +161,9 @@ def test_every_seed_page_fact_is_on_the_run_page(browser: Browser, api: Running,
     facts, bundle = seed_facts(seed_page)
     prefix = re.search(r"^(sha256:[0-9a-f]{16,})…$", seed_page.read_text(encoding="utf-8"), re.MULTILINE)
     assert prefix is not None
-    found = api.client.get("/graphql", params={"query": '{ registry(at: "%s") { run(id: "%s") { digest } } }' % (SEEDED, prefix.group(1))})
+    found = api.client.get(
+        "/graphql", params={"query": f'{{ registry(at: "{SEEDED}") {{ run(id: "{prefix.group(1)}") {{ digest }} }} }}'}
+    )
     digest = found.json()["data"]["registry"]["run"]["digest"]
     page = browser.open(f"/at/{SEEDED}/runs/{digest}")
     text = _flat(page.inner_text("main"))
@@ -174,7 +179,9 @@ def test_every_seed_page_fact_is_on_the_run_page(browser: Browser, api: Running,
     assert shown == bundle  # the canonical manifest, field for field
     tally["same"] += 1
     _TALLY[seed_page.stem] = tally
-    print(f"\n{seed_page.stem}: {tally['same']} facts shown the same, {tally['different']} differently, {tally['missing']} missing")
+    print(
+        f"\n{seed_page.stem}: {tally['same']} facts shown the same, {tally['different']} differently, {tally['missing']} missing"
+    )
 
 
 def test_seed_000_run_page(browser: Browser) -> None:
@@ -187,9 +194,14 @@ def test_seed_000_run_page(browser: Browser) -> None:
     compare = page.get_by_role("link", name="Compare with #1 →")
     assert f"run={SEED_000_LEADER}&run={SEED_000}" in unquote(compare.get_attribute("href") or "")
     citation = page.inner_text("#cite-text")
-    assert citation.startswith("Recursive · 060_fused_attention_qk_matmul_scale_mask_softmax_backward, suite of 16 cases")
+    assert citation.startswith(
+        "Recursive · 060_fused_attention_qk_matmul_scale_mask_softmax_backward, suite of 16 cases"
+    )
     assert f"/at/{SEEDED}/runs/{SEED_000}." in citation and "Accessed" not in citation
-    assert page.get_by_role("link", name="All results for Fused attention QK matmul scale mask softmax backward →").count() == 1
+    assert (
+        page.get_by_role("link", name="All results for Fused attention QK matmul scale mask softmax backward →").count()
+        == 1
+    )
     assert page.locator("button.copy").first.is_visible()  # the script runs, and only adds buttons
     _screenshot(page, "run")
     _screenshot(browser.open(f"/at/{SEEDED}/runs/{SEED_000}", viewport={"width": 390, "height": 844}), "run-phone")
@@ -217,9 +229,27 @@ def test_compare_the_two_runs_of_cohort_92bc0be5(browser: Browser) -> None:
     page = browser.open(f"/at/{SEEDED}/compare?run=sol-submission-6709&run=sol-submission-16043")
     main = page.inner_text("main")
     assert "All in one comparison group: ranked." in main and "Not comparable" not in main
-    ranks = page.locator("table.compare tr", has=page.locator("th", has_text="rank")).first.locator("td").all_inner_texts()
+    ranks = (
+        page.locator("table.compare tr", has=page.locator("th", has_text="rank")).first.locator("td").all_inner_texts()
+    )
     assert ranks == ["2", "1"]
     _screenshot(page, "compare")
+
+
+def test_a_page_fetched_as_json_equals_the_apis_answer(api: Running) -> None:
+    """The run permalink and the leaderboard, asked for JSON, against the same documents at /graphql."""
+    from web import documents
+
+    permalink = api.client.get(f"/at/{SEEDED}/runs/{SEED_000}", headers={"accept": "application/json"})
+    answer = api.graphql(documents.RUN, {"at": SEEDED, "id": SEED_000}).json()["data"]["registry"]
+    assert permalink.json() == {
+        "registry": {"commit": SEEDED, "committedAt": answer["commit"]["committedAt"]},
+        "run": answer["run"],
+    }
+    variables = {"at": SEEDED, "key": LARGEST, "first": 50, "after": None, "minTrust": None}
+    board = api.client.get(f"/at/{SEEDED}/cohorts/{LARGEST}", headers={"accept": "application/json"}).json()
+    assert board == api.graphql(documents.LEADERBOARD, variables).json()
+    assert board["data"]["registry"]["cohort"]["entries"]["totalCount"] == 260
 
 
 PAGE_TYPES = {
@@ -258,4 +288,6 @@ def test_each_page_type_passes_axe_and_asks_no_other_host(browser: Browser, name
 
 def _screenshot(page: Any, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=name not in {"leaderboard", "records", "project", "source"})
+    page.screenshot(
+        path=str(SCREENSHOTS / f"{name}.png"), full_page=name not in {"leaderboard", "records", "project", "source"}
+    )

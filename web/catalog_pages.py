@@ -37,14 +37,22 @@ def _home_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
 async def home(request: Request) -> Response:
     """`/` for a browser (and `/index.json`): counts, the newest records, the largest cohorts, freshness."""
     at = request.path_params.get("commit")
-    spec = Spec(template="home.html", document=documents.HOME, variables={"at": at}, title=lambda d: "KernelIndex registry", extra=_home_extra)
+    spec = Spec(
+        template="home.html",
+        document=documents.HOME,
+        variables={"at": at},
+        title=lambda d: "KernelIndex registry",
+        extra=_home_extra,
+    )
     return await render(request, spec, request.url.path.endswith(".json"), at)
 
 
 def _operation_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
     found = data["operation"]
     cohorts = [edge["node"] for edge in found["cohorts"]["edges"]]
-    cohorts.sort(key=lambda c: ((c["environment"] or {}).get("gpu") or "", (c["workload"] or {}).get("label") or "", -c["size"]))
+    cohorts.sort(
+        key=lambda c: ((c["environment"] or {}).get("gpu") or "", (c["workload"] or {}).get("label") or "", -c["size"])
+    )
     by_gpu = [
         (gpu, list(group))
         for gpu, group in itertools.groupby(cohorts, key=lambda c: (c["environment"] or {}).get("gpu") or "unknown GPU")
@@ -110,17 +118,13 @@ async def source(request: Request) -> Response:
     slug, as_json = strip_json(request.path_params["slug"])
     at = request.path_params.get("commit")
 
-    def title(data: dict[str, Any]) -> str:
-        runs = data["runs"]["edges"]
-        if not runs:
-            raise PageError(404, "NOT_FOUND", f"no runs from source {slug!r} at commit {data['commit']['id']}")
-        return str(runs[0]["node"]["source"]["name"] or slug)
-
     spec = Spec(
         template="source.html",
         document=documents.SOURCE,
         variables={"at": at, "slug": slug},
-        title=title,
+        title=lambda d: str(d["runs"]["edges"][0]["node"]["source"]["name"] or slug),
+        found=lambda d: bool(d["runs"]["edges"]),
+        missing=f"no runs from source {slug!r}",
         extra=_source_extra,
     )
     return await render(request, spec, as_json or _json(request), at)

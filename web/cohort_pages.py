@@ -26,6 +26,16 @@ def _operation_name(operation: dict[str, Any] | None) -> str:
     return humanize_operation(operation["title"] or operation["name"]) if operation else "unknown operation"
 
 
+def _who(run: dict[str, Any]) -> str:
+    return str(run["implementation"]["displayName"]) if run["implementation"] else str(run["name"])
+
+
+def _leaderboard_title(data: dict[str, Any]) -> str:
+    cohort = data["cohort"]
+    gpu = cohort["environment"]["gpu"] if cohort["environment"] else "unknown GPU"
+    return f"Leaderboard: {_operation_name(cohort['operation'])}, {gpu}"
+
+
 def _leaderboard_extra(data: dict[str, Any], links: Links, after: str | None, min_trust: str | None) -> dict[str, Any]:
     cohort = data["cohort"]
     entries = [edge["node"] for edge in cohort["entries"]["edges"]]
@@ -38,7 +48,7 @@ def _leaderboard_extra(data: dict[str, Any], links: Links, after: str | None, mi
                 value=primary["value"],
                 low=interval.get("low"),
                 high=interval.get("high"),
-                label=f"#{entry['rank']} {entry['run']['implementation']['displayName'] if entry['run']['implementation'] else entry['run']['name']}: {primary['display']}",
+                label=f"#{entry['rank']} {_who(entry['run'])}: {primary['display']}",
                 tied=entry["tiedWithPrevious"],
             )
         )
@@ -48,11 +58,18 @@ def _leaderboard_extra(data: dict[str, Any], links: Links, after: str | None, mi
         "entries": entries,
         "operation_name": _operation_name(cohort["operation"]),
         "chart": interval_chart(
-            rows, entries[0]["run"]["primary"]["display"] if entries else "", entries[-1]["run"]["primary"]["display"] if entries else ""
+            rows,
+            entries[0]["run"]["primary"]["display"] if entries else "",
+            entries[-1]["run"]["primary"]["display"] if entries else "",
         ),
-        "next_url": links.cohort(cohort["key"], page_info["endCursor"], min_trust) if page_info["hasNextPage"] else None,
+        "next_url": links.cohort(cohort["key"], page_info["endCursor"], min_trust)
+        if page_info["hasNextPage"]
+        else None,
         "first_url": links.cohort(cohort["key"], None, min_trust) if after else None,
-        "trust_filters": [(t, links.cohort(cohort["key"], None, None if t == "REPORTED" else t), t == (min_trust or "REPORTED")) for t in _TRUSTS],
+        "trust_filters": [
+            (t, links.cohort(cohort["key"], None, None if t == "REPORTED" else t), t == (min_trust or "REPORTED"))
+            for t in _TRUSTS
+        ],
         "min_trust": min_trust,
     }
 
@@ -69,7 +86,7 @@ async def leaderboard(request: Request) -> Response:
         template="leaderboard.html",
         document=documents.LEADERBOARD,
         variables={"at": at, "key": key, "first": LEADERBOARD_PAGE, "after": after, "minTrust": min_trust},
-        title=lambda d: f"Leaderboard: {_operation_name(d['cohort']['operation'])}, {d['cohort']['environment']['gpu'] if d['cohort']['environment'] else ''}",
+        title=_leaderboard_title,
         subject="cohort",
         missing=f"no cohort {key}",
         extra=lambda data, links: _leaderboard_extra(data, links, after, min_trust),
@@ -124,7 +141,9 @@ async def compare(request: Request) -> Response:
     at = request.path_params.get("commit")
     runs = request.query_params.getlist("run")
     if not COMPARE_MIN <= len(runs) <= COMPARE_MAX:
-        raise PageError(400, "BAD_USER_INPUT", f"compare takes {COMPARE_MIN} to {COMPARE_MAX} runs (?run=A&run=B), not {len(runs)}")
+        raise PageError(
+            400, "BAD_USER_INPUT", f"compare takes {COMPARE_MIN} to {COMPARE_MAX} runs (?run=A&run=B), not {len(runs)}"
+        )
     spec = Spec(
         template="compare.html",
         document=documents.COMPARE,

@@ -28,7 +28,9 @@ __all__ = [
 RUN = DOSSIER_QUERY
 
 _COMMIT = "commit { id shortId committedAt }"
-_RUN_ROW = "digest name trust observedAt primary { value display interval { low high } } implementation { digest displayName }"
+_RUN_ROW = (
+    "digest name trust observedAt primary { value display interval { low high } } implementation { digest displayName }"
+)
 
 HOME = f"""
 query Home($at: String) {{
@@ -154,7 +156,9 @@ query Project($at: String, $id: String!) {{
       digest name title displayName
       implementations(first: 100) {{
         totalCount
-        edges {{ node {{ digest name displayName revision operation {{ name title }} runs(first: 1) {{ totalCount }} }} }}
+        edges {{ node {{
+          digest name displayName revision operation {{ name title }} runs(first: 1) {{ totalCount }}
+        }} }}
       }}
     }}
   }}

@@ -12,11 +12,55 @@ __all__ = ["FILTERS", "day", "external_id", "humanize_operation", "kind_words", 
 
 # Tokens with technical casing (KernelIndex's `apps/web/src/lib/names.ts`, the same list), so an
 # operation reads as it does on KernelIndex's own pages.
-_CASED_TOKENS = (
-    "AMD GPU GIT NHWC VAE UNet LM MTP SAM GRN SSM FFN FFT RFFT FP8 FP16 FP32 BF16 INT8 INT4 NVFP4 GEMM MLP MoE "
-    "MLA GQA KV QKV QK RMS IoU GELU GeGLU SiLU SwiGLU RMSNorm LayerNorm GroupNorm RoPE YaRN Mamba Mamba2 "
-    "ConvNeXtV2 ResNet Whisper Hyena Conformer"
-).split()
+_CASED_TOKENS = [
+    "AMD",
+    "GPU",
+    "GIT",
+    "NHWC",
+    "VAE",
+    "UNet",
+    "LM",
+    "MTP",
+    "SAM",
+    "GRN",
+    "SSM",
+    "FFN",
+    "FFT",
+    "RFFT",
+    "FP8",
+    "FP16",
+    "FP32",
+    "BF16",
+    "INT8",
+    "INT4",
+    "NVFP4",
+    "GEMM",
+    "MLP",
+    "MoE",
+    "MLA",
+    "GQA",
+    "KV",
+    "QKV",
+    "QK",
+    "RMS",
+    "IoU",
+    "GELU",
+    "GeGLU",
+    "SiLU",
+    "SwiGLU",
+    "RMSNorm",
+    "LayerNorm",
+    "GroupNorm",
+    "RoPE",
+    "YaRN",
+    "Mamba",
+    "Mamba2",
+    "ConvNeXtV2",
+    "ResNet",
+    "Whisper",
+    "Hyena",
+    "Conformer",
+]
 _CASED = {token.lower(): token for token in _CASED_TOKENS}
 _NUMBERED = re.compile(r"^\d+_")
 

@@ -69,6 +69,7 @@ class Spec:
     missing: str = ""
     extra: Callable[[dict[str, Any], Links], dict[str, Any]] | None = None
     status: int = 200
+    found: Callable[[dict[str, Any]], bool] | None = None  # for a page whose subject is a list: is it there?
     canonical: Callable[[str], str] | None = None  # the page's URL for a full commit id (default: /at/{commit}/...)
 
 
@@ -168,7 +169,9 @@ def _respond(request: Request, rendered: _Rendered) -> Response:
     etag = rendered.headers.get("etag")
     if etag is not None and request.headers.get("if-none-match") == etag:
         return Response(status_code=304, headers=rendered.headers)
-    return Response(rendered.body, status_code=rendered.status, media_type=rendered.media_type, headers=rendered.headers)
+    return Response(
+        rendered.body, status_code=rendered.status, media_type=rendered.media_type, headers=rendered.headers
+    )
 
 
 def _pin_path(request: Request, commit: str) -> str:
@@ -202,20 +205,37 @@ async def render(request: Request, spec: Spec, as_json: bool, at: str | None = N
     key = (head.commit, spec.template, orjson.dumps(variables, option=orjson.OPT_SORT_KEYS).decode(), str(as_json))
     cache = _cache(request)
     cached = cache.get(key)
-    if cached is None:
-        try:
-            cached = await _render(request, service, spec, variables, as_json, links, at)
-        except PageError as error:
-            return _respond(request, _error_body(error, as_json, links))
-        if isinstance(cached, Response):
-            return cached
-        if cached.status == 200:
-            cache.put(key, cached)
-    return _respond(request, cached)
+    if cached is not None:
+        return _respond(request, cached)
+    try:
+        made = await _render(request, service, spec, variables, as_json, links, at)
+    except PageError as error:
+        return _respond(request, _error_body(error, as_json, links))
+    if isinstance(made, Response):
+        return made
+    if made.status == 200:
+        cache.put(key, made)
+    return _respond(request, made)
+
+
+_CLIENT_CODES = frozenset({"BAD_USER_INPUT", "PAGE_SIZE_ERROR", "CURSOR_ERROR", "AMBIGUOUS_NAME"})
+
+
+def _refusal(errors: list[dict[str, Any]]) -> PageError:
+    """The page's answer to GraphQL errors: the client's (a bad cursor, an ambiguous name) are 400, faults 500."""
+    codes = [str((e.get("extensions") or {}).get("code")) for e in errors]
+    status = 400 if set(codes) <= _CLIENT_CODES else 500
+    return PageError(status, codes[0], "; ".join(str(e["message"]) for e in errors))
 
 
 async def _render(
-    request: Request, service: Service, spec: Spec, variables: dict[str, Any], as_json: bool, links: Links, at: str | None
+    request: Request,
+    service: Service,
+    spec: Spec,
+    variables: dict[str, Any],
+    as_json: bool,
+    links: Links,
+    at: str | None,
 ) -> _Rendered | Response:
     head = service.snapshots.head
     context = service.context(head)
@@ -225,21 +245,28 @@ async def _render(
     if at is not None and (context.unpublished or codes & {"REVISION_NOT_FOUND", "PREVIEW_REJECTED"}):
         raise PageError(404, "REVISION_NOT_FOUND", f"{at} is not a commit of main: pages pin commits of main only")
     if result.data is None or result.data.get("registry") is None:
-        message = "; ".join(e["message"] for e in errors) or "no answer"
-        status = 400 if codes <= {"BAD_USER_INPUT", "PAGE_SIZE_ERROR", "CURSOR_ERROR", "AMBIGUOUS_NAME"} else 500
-        raise PageError(status, next(iter(codes - {None}), "INTERNAL_SERVER_ERROR"), message)
+        raise (
+            _refusal(errors)
+            if errors
+            else PageError(500, "INTERNAL_SERVER_ERROR", "the page's document answered nothing")
+        )
     data: dict[str, Any] = result.data["registry"]
     commit: str = data["commit"]["id"]
     if at is not None and at != commit:
         target = spec.canonical(commit) if spec.canonical else links.base + _pin_path(request, commit)
         return RedirectResponse(target, status_code=307)
     if errors:
-        status = 400 if codes <= {"BAD_USER_INPUT", "PAGE_SIZE_ERROR", "CURSOR_ERROR", "AMBIGUOUS_NAME"} else 500
-        raise PageError(status, next(iter(codes - {None}), "INTERNAL_SERVER_ERROR"), "; ".join(e["message"] for e in errors))
-    if spec.subject is not None and data.get(spec.subject) is None:
+        raise _refusal(errors)
+    if (spec.subject is not None and data.get(spec.subject) is None) or (
+        spec.found is not None and not spec.found(data)
+    ):
         raise PageError(404, "NOT_FOUND", f"{spec.missing} at commit {commit}")
     immutable = at is not None and not context.pinned_by_name and not context.unpublished
-    headers = {"cache-control": IMMUTABLE if immutable else REVALIDATE, "x-kernelindex-commit": commit, "vary": "accept"}
+    headers = {
+        "cache-control": IMMUTABLE if immutable else REVALIDATE,
+        "x-kernelindex-commit": commit,
+        "vary": "accept",
+    }
     if as_json:
         payload: dict[str, Any] = {"data": result.data}
         registry_ext: dict[str, Any] = {"commit": head.commit, "committedAt": _instant(head.committed_at)}

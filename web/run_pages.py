@@ -51,7 +51,9 @@ def _run_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
         "run": run,
         "kernelindex_id": id_of(run["digest"]),
         "operation_name": humanize_operation(operation["title"] or operation["name"]) if operation else None,
-        "compare_url": links.compare([leader["digest"], run["digest"]]) if leader and leader["digest"] != run["digest"] else None,
+        "compare_url": links.compare([leader["digest"], run["digest"]])
+        if leader and leader["digest"] != run["digest"]
+        else None,
         "evidence": _EVIDENCE.get(run["trust"], run["trust"]),
         "raise_evidence": _raise_evidence(run),
         "history_chart": step_chart(
@@ -93,8 +95,14 @@ async def kernelindex_run(request: Request) -> Response:
     digest = digest_of(request.path_params["run_id"])
     if digest is None:
         return JSONResponse(
-            {"errors": [{"message": f"no KernelIndex run {request.path_params['run_id']} in the catalog export",
-                         "extensions": {"code": "MANIFEST_NOT_FOUND"}}]},
+            {
+                "errors": [
+                    {
+                        "message": f"no KernelIndex run {request.path_params['run_id']} in the catalog export",
+                        "extensions": {"code": "MANIFEST_NOT_FOUND"},
+                    }
+                ]
+            },
             status_code=404,
         )
     context = service.context(service.snapshots.head)
@@ -102,7 +110,11 @@ async def kernelindex_run(request: Request) -> Response:
     run = (result.data or {}).get("registry", {}).get("run") if result.data else None
     if run is None:
         return JSONResponse(
-            {"errors": [{"message": f"run {digest} is not in this registry", "extensions": {"code": "MANIFEST_NOT_FOUND"}}]},
+            {
+                "errors": [
+                    {"message": f"run {digest} is not in this registry", "extensions": {"code": "MANIFEST_NOT_FOUND"}}
+                ]
+            },
             status_code=404,
         )
     base = (service.settings.base_url or "").rstrip("/")
@@ -144,7 +156,9 @@ async def run_badge(request: Request) -> Response:
     if run["rank"] is None:
         return _svg(request, badge("kernelindex", f"not ranked · {value}", AMBER), commit)
     color = GREEN if run["rank"] == 1 else BLUE
-    return _svg(request, badge("kernelindex", f"rank {run['rank']}/{run['cohort']['rankedCount']} · {value}", color), commit)
+    return _svg(
+        request, badge("kernelindex", f"rank {run['rank']}/{run['cohort']['rankedCount']} · {value}", color), commit
+    )
 
 
 async def implementation_badge(request: Request) -> Response:
@@ -161,4 +175,3 @@ async def implementation_badge(request: Request) -> Response:
     best = min(ranked, key=lambda node: (node["rank"], node["primary"]["value"]))
     message = f"rank {best['rank']}/{best['cohort']['rankedCount']} · {best['primary']['display']}"
     return _svg(request, badge(found["displayName"], message, GREEN if best["rank"] == 1 else BLUE), commit)
-
