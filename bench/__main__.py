@@ -56,6 +56,10 @@ TARGETS = {
     "leaderboard_first_p50": ("<=", 8.0),
     "leaderboard_vs_datasette": ("<=", 1.0),
     "load_rps": (">=", 0.5),
+    "run_page_p50": ("<=", 1.5),
+    "leaderboard_page_p50": ("<=", 1.5),
+    "run_page_first_p50": ("<=", 1.5),
+    "leaderboard_page_first_p50": ("<=", 1.5),
 }
 
 
@@ -264,6 +268,19 @@ def _p50(client: httpx.Client, requests: list[tuple[str, dict[str, Any]]], url: 
     return statistics.median(times)
 
 
+def _get_p50(client: httpx.Client, paths: list[str], url: str) -> float:
+    """Median latency in seconds of GETs of `paths` as a browser asks (HTML), one after the other."""
+    times = []
+    for path in paths:
+        started = time.perf_counter()
+        response = client.get(url + path, headers={"accept": "text/html"})
+        elapsed = time.perf_counter() - started
+        if response.status_code != 200 or not response.headers["content-type"].startswith("text/html"):
+            raise RuntimeError(f"{path} answered {response.status_code}: {response.text[:200]}")
+        times.append(elapsed)
+    return statistics.median(times)
+
+
 # Measurements ----------------------------------------------------------------------------------------
 
 
@@ -363,7 +380,47 @@ def measure_latency(repo: Path, plan: Plan) -> tuple[list[Result], dict[str, Any
                 f"{len(fresh_boards)} different cohorts, each asked once",
             )
         )
+        results.extend(_measure_pages(client, url, ids, plan))
     return results, ids
+
+
+def _measure_pages(client: httpx.Client, url: str, ids: dict[str, Any], plan: Plan) -> list[Result]:
+    """The run page and a leaderboard page against the GraphQL answer to the page's own document (issue 10):
+    repeated (both served from their caches), and first asked (different runs and cohorts each time)."""
+    from web import documents
+    from web.cohort_pages import LEADERBOARD_PAGE
+
+    head = client.get(url + "/healthz").json()["serving"]
+
+    def run_doc(run: str) -> dict[str, Any]:
+        return {"query": documents.RUN, "variables": {"at": head, "id": run}}
+
+    def board_doc(key: str) -> dict[str, Any]:
+        variables = {"at": None, "key": key, "first": LEADERBOARD_PAGE, "after": None, "minTrust": None}
+        return {"query": documents.LEADERBOARD, "variables": variables}
+
+    results = []
+    largest = ids["cohorts"][0]
+    pairs = {
+        "run_page": (f"/at/{head}/runs/{SEED_RUN}", run_doc(SEED_RUN)),
+        "leaderboard_page": (f"/cohorts/{largest}", board_doc(largest)),
+    }
+    for name, (path, body) in pairs.items():
+        graphql = _p50(client, [("/graphql", body)] * plan.samples, url)
+        page = _get_p50(client, [path] * plan.samples, url)
+        results.append(result(f"{name}_p50", page * 1e3, "ms", graphql * 1e3, "repeat; floor: /graphql, same document"))
+    # First asked: half the ids for the pages, the other half for GraphQL, so neither finds the other's cache.
+    runs, cohorts = ids["runs"][: 2 * plan.samples], ids["cohorts"][1 : 2 * plan.samples + 1]
+    firsts = {
+        "run_page_first": ([f"/at/{head}/runs/{r}" for r in runs[0::2]], [run_doc(r) for r in runs[1::2]]),
+        "leaderboard_page_first": ([f"/cohorts/{k}" for k in cohorts[0::2]], [board_doc(k) for k in cohorts[1::2]]),
+    }
+    for name, (paths, bodies) in firsts.items():
+        graphql = _p50(client, [("/graphql", b) for b in bodies], url)
+        page = _get_p50(client, paths, url)
+        note = f"{len(paths)} pages and {len(bodies)} other documents, each asked once; floor: /graphql"
+        results.append(result(f"{name}_p50", page * 1e3, "ms", graphql * 1e3, note))
+    return results
 
 
 def measure_datasette(scale: int, repo: Path, plan: Plan) -> list[Result]:

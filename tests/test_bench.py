@@ -24,6 +24,10 @@ EXPECTED = {
     "dossier_first_p50",
     "leaderboard_first_p50",
     "load_rps_1w",
+    "run_page_p50",
+    "leaderboard_page_p50",
+    "run_page_first_p50",
+    "leaderboard_page_first_p50",
 }
 
 
