@@ -49,6 +49,7 @@ from web.catalog_pages import home
 from web.render import wants_json
 from web.routes import ROUTES as PAGE_ROUTES
 from web.run_pages import run_page
+from web.serving_pages import serving_run_page
 
 __all__ = ["app", "create_app"]
 
@@ -478,8 +479,11 @@ async def _run_permalink(request: Request) -> Response:
         return found
     graph, digest = found
     node = graph.nodes.get(digest)
-    if isinstance(node, registry.nodes.Run) and not request.url.path.endswith(".json") and not wants_json(request):
-        return await run_page(request, graph.commit, digest)  # one URL, two audiences: the page for a browser
+    if isinstance(node, registry.nodes.Run | registry.nodes.ServingRun) and not (
+        request.url.path.endswith(".json") or wants_json(request)
+    ):  # one URL, two audiences: the page for a browser
+        page = run_page if isinstance(node, registry.nodes.Run) else serving_run_page
+        return await page(request, graph.commit, digest)
     # A serving run has its own dossier (serving-v1 keeps the two kinds apart), at the same kind of URL.
     field, query = (
         ("servingRun", SERVING_DOSSIER_QUERY) if isinstance(node, registry.nodes.ServingRun) else ("run", DOSSIER_QUERY)

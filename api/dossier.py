@@ -50,6 +50,7 @@ query Dossier($at: String, $id: String!) {
 SERVING_DOSSIER_QUERY = """
 query ServingDossier($at: String, $id: String!) {
   registry(at: $at) {
+    commit { id committedAt }
     servingRun(id: $id) {
       digest name title status observedAt publishedAt scenario qualityPolicy placement submitter
       measurements { metric statistic unit value display direction comparable }

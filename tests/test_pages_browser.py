@@ -27,6 +27,7 @@ SCREENSHOTS = PROJECT_ROOT / "artifacts" / "screenshots"
 SEEDED = "e775d39b6768675ff8eb086da76420493425c1a4"  # the seed records' commit of the embedded registry
 SEED_000 = "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308"
 SEED_000_LEADER = "sha256:ca68357c4d92162f2343113f873869de8d2c9c45709746a3f2d3915dc66c503b"  # sol-submission-16043
+AMD_INTERACTIVE = "sha256:cf776f5ecc9fb9ba277b1d29e9edc322fb8f87d6b5880b9c4cfcc8244cd8d206"  # llama2-70b, 8 MI300X
 LARGEST = "39d43c1992795178"  # 260 runs (upstream's export: the largest corpus cohort)
 FLAGS = [
     "--headless",
@@ -250,6 +251,9 @@ def test_a_page_fetched_as_json_equals_the_apis_answer(api: Running) -> None:
     board = api.client.get(f"/at/{SEEDED}/cohorts/{LARGEST}", headers={"accept": "application/json"}).json()
     assert board == api.graphql(documents.LEADERBOARD, variables).json()
     assert board["data"]["registry"]["cohort"]["entries"]["totalCount"] == 260
+    serving = api.client.get(f"/at/{SEEDED}/runs/{AMD_INTERACTIVE}", headers={"accept": "application/json"}).json()
+    answer = api.graphql(documents.SERVING_RUN, {"at": SEEDED, "id": AMD_INTERACTIVE}).json()["data"]["registry"]
+    assert serving["servingRun"] == answer["servingRun"]  # a serving run's permalink too: page or dossier
 
 
 PAGE_TYPES = {
@@ -263,6 +267,8 @@ PAGE_TYPES = {
     "project": f"/at/{SEEDED}/projects/sol-user-recursive",
     "source": f"/at/{SEEDED}/sources/sol-execbench",
     "commit": f"/commits/{SEEDED}",
+    "serving-run": f"/at/{SEEDED}/runs/{AMD_INTERACTIVE}",
+    "serving-cohort": f"/at/{SEEDED}/serving/cohorts/17713b9e814d10ad",
     "error": "/cohorts/ffffffffffffffff",
 }
 
@@ -284,6 +290,14 @@ def test_each_page_type_passes_axe_and_asks_no_other_host(browser: Browser, name
     assert hosts == {"127.0.0.1"}, hosts
     _screenshot(page, name)
     print(f"\naxe {name}: 0 serious or critical violations; hosts asked: {sorted(h or '' for h in hosts)}")
+
+
+def test_a_serving_cohort_page_draws_its_frontier(browser: Browser) -> None:
+    """llama2-70b Interactive on 8 MI300X: two runs, one axis (throughput), AMD's 8840.42 tokens/s first (README)."""
+    page = browser.open(f"/at/{SEEDED}/serving/cohorts/17713b9e814d10ad")
+    rows = page.locator("table tbody tr")
+    assert rows.count() == 2 and "AMD" in rows.first.inner_text() and "8840.42 tokens/s" in rows.first.inner_text()
+    assert page.locator("figure.chart svg rect").count() == 2  # one axis: a bar per run
 
 
 def _screenshot(page: Any, name: str) -> None:

@@ -233,6 +233,10 @@ def test_the_home_page_for_browsers_and_the_index_for_clients(site: Site) -> Non
     home = _text(site.client.get("/", headers=HTML).text)
     assert "4 runs" in home and "the newest observation is of 2026-08-04" in home
     assert site.client.get("/index.json").json()["data"]["registry"]["newest"]["totalCount"] == 4
+    pinned = site.client.get(f"/at/{site.main}", headers=HTML)
+    assert pinned.status_code == 200 and pinned.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert f'href="/at/{site.main}/index.json"' in pinned.text
+    assert site.client.get(f"/at/{site.main}/index.json").json()["data"]["registry"]["commit"]["id"] == site.main
 
 
 # Badges ------------------------------------------------------------------------------------------

@@ -136,3 +136,60 @@ def step_chart(events: Sequence[tuple[str, float, str]], until: str | None = Non
         path.append(f"H{step.x}V{step.y}")
     path.append(f"H{round(x_offset + end * x_factor, 1) if x_factor else STEP_WIDTH - RIGHT:.1f}")
     return StepChart(STEP_WIDTH, STEP_HEIGHT, "".join(path), steps, events[0][0][:10], (until or events[-1][0])[:10])
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    x: float
+    y: float
+    label: str
+    frontier: bool
+    length: float = 0.0  # a bar's length, when the chart has one axis
+
+
+@dataclass(frozen=True, slots=True)
+class ParetoChart:
+    """A serving cohort's feasible runs: bars along its one axis, or a scatter of two with the frontier joined."""
+
+    width: int
+    height: int
+    points: tuple[Point, ...]
+    path: str
+    bars: bool
+
+
+PARETO_WIDTH = 480
+PARETO_HEIGHT = 240
+BAR = 16
+
+
+def pareto_chart(points: Sequence[tuple[float, float | None, str, bool]]) -> ParetoChart | None:
+    """Runs as `(x, y or None, label, on the frontier)`. Without a second axis (y None), bars from 0 to x
+    in the order given; with one, a scatter over both ranges whose frontier points are joined in x order.
+
+    >>> pareto_chart([(100.0, None, "a", True), (50.0, None, "b", False)]).points[1].length
+    232.0
+    >>> pareto_chart([(1.0, 10.0, "a", True), (3.0, 30.0, "b", True), (2.0, 5.0, "c", False)]).path
+    'M8.0,187.2L472.0,8.0'
+
+    (y spans 5..30 onto 232..8: y = 10 sits a fifth of the way up, 232 - 224 / 5 = 187.2.)
+    """
+    if not points:
+        return None
+    if all(y is None for _, y, _, _ in points):
+        _, factor = _scale(0.0, max(x for x, _, _, _ in points), 0.0, PARETO_WIDTH - LEFT - RIGHT)
+        bars = tuple(
+            Point(LEFT, float(i * BAR + BAR // 2), label, frontier, round(x * factor, 1))
+            for i, (x, _, label, frontier) in enumerate(points)
+        )
+        return ParetoChart(PARETO_WIDTH, len(points) * BAR, bars, "", True)
+    pairs = [(x, y, label, frontier) for x, y, label, frontier in points if y is not None]
+    x_offset, x_factor = _scale(min(p[0] for p in pairs), max(p[0] for p in pairs), LEFT, PARETO_WIDTH - RIGHT)
+    y_offset, y_factor = _scale(min(p[1] for p in pairs), max(p[1] for p in pairs), PARETO_HEIGHT - LEFT, LEFT)
+    scattered = tuple(
+        Point(round(x_offset + x * x_factor, 1), round(y_offset + y * y_factor, 1), label, frontier)
+        for x, y, label, frontier in pairs
+    )
+    front = sorted((p for p in scattered if p.frontier), key=lambda p: p.x)
+    path = "".join(f"{'L' if i else 'M'}{p.x},{p.y}" for i, p in enumerate(front))
+    return ParetoChart(PARETO_WIDTH, PARETO_HEIGHT, scattered, path, False)

@@ -7,7 +7,7 @@ the run dossier (`api/dossier.py`), the one its permalink serves as JSON.
 
 from __future__ import annotations
 
-from api.dossier import DOSSIER_QUERY
+from api.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
 
 __all__ = [
     "COMMIT",
@@ -22,10 +22,13 @@ __all__ = [
     "RUN",
     "RUN_BADGE",
     "RUN_BY_ID",
+    "SERVING_COHORT",
+    "SERVING_RUN",
     "SOURCE",
 ]
 
 RUN = DOSSIER_QUERY
+SERVING_RUN = SERVING_DOSSIER_QUERY
 
 _COMMIT = "commit { id shortId committedAt }"
 _RUN_ROW = (
@@ -220,6 +223,33 @@ query ImplementationBadge($at: String, $id: String!) {
     implementation(id: $id) {
       displayName
       runs(first: 100) { totalCount edges { node { rank primary { value display } cohort { rankedCount } } } }
+    }
+  }
+}
+"""
+
+SERVING_COHORT = """
+query ServingCohort($at: String, $key: String!) {
+  registry(at: $at) {
+    commit { id shortId committedAt }
+    servingCohort(key: $key) {
+      key policyVersion size tokenizer protocolKey topologyKey qualityPolicy metricSetKey
+      model { digest name title model }
+      workload { digest name title streaming loadGeneration dataset slo { metric statistic operator value unit } }
+      metrics { metric statistic direction }
+      resolve {
+        mode axes
+        runs {
+          rank value onFrontier missingAxes
+          run {
+            digest name submitter scenario
+            configuration { summary }
+            topology { acceleratorModel totalAccelerators }
+            measurements { metric statistic value display comparable }
+          }
+        }
+        excluded { reasons run { digest name submitter } }
+      }
     }
   }
 }

@@ -44,6 +44,9 @@ class Links:
         query = {k: v for k, v in (("after", after), ("minTrust", min_trust)) if v}
         return self._url(f"/cohorts/{_part(key)}") + (f"?{urlencode(query)}" if query else "")
 
+    def serving_cohort(self, key: str) -> str:
+        return self._url(f"/serving/cohorts/{_part(key)}")
+
     def records(self, after: str | None = None) -> str:
         return self._url("/records") + (f"?{urlencode({'after': after})}" if after else "")
 

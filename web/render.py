@@ -178,7 +178,8 @@ def _pin_path(request: Request, commit: str) -> str:
     """This page's path pinned to `commit` (a head page's "pin this page" link)."""
     path = request.url.path
     if path.startswith("/at/"):
-        path = "/" + path.split("/", 3)[3]
+        parts = path.split("/", 3)  # "", "at", commit, the rest (none for a pinned home page)
+        path = "/" + (parts[3] if len(parts) > 3 else "")
     query = f"?{request.url.query}" if request.url.query else ""
     return f"/at/{commit}{path}{query}"
 

@@ -15,6 +15,7 @@ from web.catalog_pages import commit, home, implementation, operation, project, 
 from web.cohort_pages import compare, leaderboard, records
 from web.render import guarded
 from web.run_pages import implementation_badge, kernelindex_run, run_badge
+from web.serving_pages import serving_cohort
 
 __all__ = ["ROUTES", "STATIC"]
 
@@ -41,6 +42,7 @@ ROUTES: list[BaseRoute] = [
     *_both("/implementations/{ident}", implementation),
     *_both("/projects/{ident}", project),
     *_both("/sources/{slug}", source),
+    *_both("/serving/cohorts/{key}", serving_cohort),
     Route("/commits/{commit_id}", guarded(commit), methods=["GET"]),
     *_both("/badges/runs/{ident}.svg", run_badge),
     *_both("/badges/implementations/{ident}.svg", implementation_badge),
