@@ -14,6 +14,7 @@ import functools
 import hashlib
 import hmac
 import logging
+import os
 import sys
 import threading
 import time
@@ -32,11 +33,13 @@ from starlette.routing import Route
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 
 import registry
+from api import freshness
 from api.cache import ByteLRU
 from api.context import Context, Documents
 from api.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
-from api.errors import INTERNAL, UNEXPECTED
+from api.errors import INTERNAL, UNEXPECTED, code_of_class
 from api.feeds import Feed
+from api.follow import follow_main
 from api.mcp_server import Backend, http_app
 from api.previews import Previews
 from api.publish import ROUTES as PUBLISH_ROUTES
@@ -74,6 +77,7 @@ class Service:
         self.snapshots = Snapshots(settings.repo_path, trust_root=settings.trust_root_policy())
         self.documents = Documents(self.snapshots)
         self.previews = Previews(self.snapshots)
+        self.moved = asyncio.Condition()  # notified after each refresh (monotonic reads wait on it)
         self.responses: ByteLRU[tuple[str, ...], Rendered] = ByteLRU(RESPONSE_CACHE_BYTES, Rendered.weight)
         self.feeds: ByteLRU[tuple[object, ...], Feed] = ByteLRU(FEED_CACHE_BYTES, lambda feed: len(feed.body) + 256)
         # GraphQL executes in worker threads, at most this many at once (made in the lifespan: anyio
@@ -107,6 +111,13 @@ class Service:
 
     def refresh(self) -> registry.snapshots.HeadStatus:
         return self.snapshots.refresh()
+
+    async def refresh_async(self) -> registry.snapshots.HeadStatus:
+        """Refresh in a worker thread, then wake the requests waiting for main to move (api.freshness)."""
+        status = await anyio.to_thread.run_sync(self.refresh)
+        async with self.moved:
+            self.moved.notify_all()
+        return status
 
     def save(self) -> None:
         """Write the warm-start cache if what is served moved since it was written."""
@@ -174,7 +185,16 @@ def create_app(settings: Settings | None = None) -> Starlette:
         except registry.RegistryError as exc:
             service.load_error = str(exc)
             log.error("kernelindex: cannot load %s: %s", service.settings.repo_path, exc)
-        poller = asyncio.create_task(_poll(service))
+        git_dir = service.snapshots.store().git_dir
+        poller = asyncio.create_task(
+            follow_main(
+                git_dir,
+                service.refresh_async,
+                service.settings.poll_seconds,
+                watch=service.settings.watch,
+                ready=lambda: service.ready,
+            )
+        )
         try:
             async with mcp_running():
                 yield
@@ -212,18 +232,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
     application = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=handlers)
     application.state.service = service
     return application
-
-
-async def _poll(service: Service) -> None:
-    """Pick up new commits on main without a restart."""
-    while True:
-        await asyncio.sleep(service.settings.poll_seconds)
-        if not service.ready:
-            continue
-        try:
-            await anyio.to_thread.run_sync(service.refresh)
-        except registry.RegistryError as exc:
-            log.warning("kernelindex: refresh failed: %s", exc)
 
 
 def _service(request: Request) -> Service:
@@ -269,6 +277,9 @@ async def _graphql(request: Request) -> Response:
     refusal = service.unavailable()
     if refusal is not None:
         return refusal
+    behind = await _at_least(service, request, query, variables)
+    if behind is not None:
+        return behind
     head = service.snapshots.head
     try:
         request_digest = hashlib.sha256(
@@ -285,6 +296,23 @@ async def _graphql(request: Request) -> Response:
     if request.headers.get("if-none-match") == cached.etag:
         return Response(status_code=304, headers=cached.headers)
     return Response(cached.body, status_code=cached.status, media_type="application/json", headers=cached.headers)
+
+
+async def _at_least(service: Service, request: Request, query: str, variables: dict[str, Any]) -> Response | None:
+    """Wait until the commits the client last saw are served (api.freshness), or say why not."""
+    try:
+        wanted = freshness.wanted_commits(request.headers, query, variables)
+        for commit in wanted:
+            await freshness.await_commit(
+                service.snapshots, commit, service.refresh_async, service.moved, service.settings.min_commit_wait
+            )
+    except registry.errors.CommitNotYetAvailable as exc:
+        response = _error(503, str(exc), "COMMIT_NOT_YET_AVAILABLE")
+        response.headers["retry-after"] = "1"
+        return response
+    except registry.RegistryError as exc:  # not on main, or not a commit id: the client's mistake
+        return _error(400, str(exc), code_of_class(exc))
+    return None
 
 
 async def _params(request: Request) -> tuple[str, dict[str, Any], str | None] | Response:
@@ -528,6 +556,7 @@ async def _healthz(request: Request) -> JSONResponse:
         "buildSeconds": round(status.build_seconds, 3),
         "integrity": {"verified": status.verified, "checkSeconds": round(status.verify_seconds, 3)},
         "uptimeSeconds": round(time.time() - service.started, 1),
+        "worker": os.getpid(),  # which process answered (each worker serves its own snapshots)
     }
     if not service.ready:
         body["status"] = "starting" if service.load_error is None else "failed"
@@ -544,7 +573,7 @@ async def _refresh(request: Request) -> JSONResponse:
         return _error(401, "a valid 'Authorization: Bearer <secret>' is required", "UNAUTHORIZED")
     if not service.ready:
         return _error(503, "the registry is still loading", "NOT_READY")
-    status = await anyio.to_thread.run_sync(service.refresh)
+    status = await service.refresh_async()
     return JSONResponse(
         {"serving": status.serving, "main": status.main, "reason": status.reason},
         status_code=200 if status.reason is None else 409,

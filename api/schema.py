@@ -299,11 +299,21 @@ class Snapshot(st.ServingRoot):
 class Query(Snapshot):
     @strawberry.field(
         description="The registry at a commit (full id or unique prefix), branch or tag; "
-        "the served head of main when omitted."
+        "the served head of main when omitted. `minCommit` (the `extensions.registry.commit` of an earlier "
+        "answer) makes a head answer come from that commit or a newer one: the server refreshes or waits "
+        "briefly, else answers COMMIT_NOT_YET_AVAILABLE (retry) or COMMIT_NOT_ON_MAIN."
     )
-    def registry(self, info: Info, at: str | None = None) -> Snapshot | None:
+    def registry(self, info: Info, at: str | None = None, min_commit: str | None = None) -> Snapshot | None:
         # Execution runs in a worker thread (api.app), so a pinned graph is built right here.
-        return Snapshot(_graph=info.context.graph(at))
+        graph = info.context.graph(at)
+        if min_commit is not None and at is None:
+            # The HTTP layer already waited for it (api.freshness); the head of this request is what it got.
+            standing = info.context.snapshots.standing(min_commit)
+            if standing != "served" or not info.context.snapshots.store().is_ancestor(min_commit, graph.commit):
+                if standing == "off-main":
+                    raise registry.errors.CommitNotOnMain(min_commit, "a branch or tag reaches it, main does not")
+                raise registry.errors.CommitNotYetAvailable(min_commit, 0.0, "not served by this answer's head")
+        return Snapshot(_graph=graph)
 
 
 class _Schema(strawberry.Schema):

@@ -44,6 +44,8 @@ class Settings:
     debug: bool = False
     hook_secret: str | None = None
     trust_root: Path | None = None
+    watch: bool = True
+    min_commit_wait: float = 2.0
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def trust_root_policy(self) -> bytes | None:
@@ -86,5 +88,7 @@ class Settings:
             debug=env.get("KERNELINDEX_DEBUG", "") not in ("", "0"),
             hook_secret=env.get("KERNELINDEX_HOOK_SECRET") or None,
             trust_root=Path(env["KERNELINDEX_TRUST_ROOT"]) if env.get("KERNELINDEX_TRUST_ROOT") else None,
+            watch=env.get("KERNELINDEX_WATCH", "1") != "0",
+            min_commit_wait=float(env.get("KERNELINDEX_MIN_COMMIT_WAIT", "2")),
             environ=env,
         )
