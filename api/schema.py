@@ -17,6 +17,7 @@ from api.cache import ByteLRU
 from api.context import Context
 from api.cost import CostModel
 from api.errors import ErrorCodes
+from api.node_root import NodeRoot
 from api.pipeline import CostLimit, DocumentCache, ParsedDocument
 from registry import nodes as n
 from registry.graph import Graph
@@ -171,6 +172,9 @@ class Snapshot(st.ServingRoot):
     def _g(self, info: Info) -> Graph:
         return self._graph if self._graph is not None else info.context.graph(None)
 
+    def _at(self, graph: Graph) -> Snapshot:
+        return Snapshot(_graph=graph)
+
     @strawberry.field(description="The commit this snapshot shows.")
     def commit(self, info: Info) -> t.Commit:
         return t.commit_type(info.context, self._g(info).commit)
@@ -192,13 +196,20 @@ class Snapshot(st.ServingRoot):
         return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
 
     @strawberry.field(description="Runs, newest observation first.")
+    @t.follows_cursor
     def runs(
-        self, info: Info, filter: RunFilter | None = None, first: int = t.DEFAULT_PAGE, after: str | None = None
+        self,
+        info: Info,
+        filter: RunFilter | None = None,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
     ) -> t.Connection[t.Run]:
         graph = self._g(info)
         t.page_bounds(first)
         digests = _filtered_runs(graph, filter)
-        return t.paginate(graph, digests, first, after, lambda d: t._typed(graph, d, t.Run))
+        return t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t._typed(graph, d, t.Run))
 
     @strawberry.field(description="A cohort by its key (or a unique prefix of >= 12 hex digits).")
     def cohort(self, info: Info, key: str) -> t.Cohort | None:
@@ -207,31 +218,42 @@ class Snapshot(st.ServingRoot):
         return t.Cohort(_graph=graph, _cohort=cohort) if cohort else None
 
     @strawberry.field(description="Cohorts, largest first unless ordered otherwise.")
+    @t.follows_cursor
     def cohorts(
         self,
         info: Info,
         filter: CohortFilter | None = None,
         order: CohortOrder = CohortOrder.LARGEST,
-        first: int = t.DEFAULT_PAGE,
+        first: int | None = None,
         after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
     ) -> t.Connection[t.Cohort]:
         graph = self._g(info)
         t.page_bounds(first)
         keys = _filtered_cohorts(graph, filter, order)
-        return t.paginate(graph, keys, first, after, lambda k: t.Cohort(_graph=graph, _cohort=graph.cohorts[k]))
+        return t.paginate(
+            graph,
+            keys,
+            t.Window(first, after, last, before),
+            lambda k: t.Cohort(_graph=graph, _cohort=graph.cohorts[k]),
+        )
 
     @strawberry.field
     def operation(self, info: Info, id: str) -> t.Operation | None:
         return t.node_type(self._g(info), _lookup(self._g(info), ("OperationSpec",), id))  # type: ignore[no-any-return]
 
     @strawberry.field(description="Operations by name; `family` narrows, `search` matches name or title.")
+    @t.follows_cursor
     def operations(
         self,
         info: Info,
         family: str | None = None,
         search: str | None = None,
-        first: int = t.DEFAULT_PAGE,
+        first: int | None = None,
         after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
     ) -> t.Connection[t.Operation]:
         graph = self._g(info)
         t.page_bounds(first)
@@ -246,7 +268,9 @@ class Snapshot(st.ServingRoot):
             ),
             key=lambda node: (node.name, node.digest),
         )
-        return t.paginate(graph, found, first, after, lambda node: t.Operation(_graph=graph, _node=node))
+        return t.paginate(
+            graph, found, t.Window(first, after, last, before), lambda node: t.Operation(_graph=graph, _node=node)
+        )
 
     @strawberry.field
     def workload(self, info: Info, id: str) -> t.Workload | None:
@@ -278,10 +302,21 @@ class Snapshot(st.ServingRoot):
         return t.Manifest(_graph=graph, _node=node) if node else None
 
     @strawberry.field(description="The records ledger: one entry per cohort with a record, newest holder first.")
-    def records(self, info: Info, first: int = t.DEFAULT_PAGE, after: str | None = None) -> t.Connection[t.RecordEntry]:
+    @t.follows_cursor
+    def records(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> t.Connection[t.RecordEntry]:
         graph = self._g(info)
         return t.paginate(
-            graph, graph.records, first, after, lambda k: t.RecordEntry(_graph=graph, _cohort=graph.cohorts[k])
+            graph,
+            graph.records,
+            t.Window(first, after, last, before),
+            lambda k: t.RecordEntry(_graph=graph, _cohort=graph.cohorts[k]),
         )
 
     @strawberry.field(description="Runs side by side; material differences first.")
@@ -296,7 +331,7 @@ class Snapshot(st.ServingRoot):
     description="The registry. The fields below answer for the served head of main; "
     "`registry(at:)` answers for any commit, branch or tag."
 )
-class Query(Snapshot):
+class Query(Snapshot, NodeRoot):
     @strawberry.field(
         description="The registry at a commit (full id or unique prefix), branch or tag; "
         "the served head of main when omitted."

@@ -7,14 +7,18 @@ from collections.abc import Iterable, Sequence
 import strawberry
 
 import registry
+from api.context import Context
 from api.types.enums import _DOMAIN_TRUST, CohortProfile, RecordCause, Trust
+from api.types.identity import Node
 from api.types.manifests import _typed
-from api.types.pages import DEFAULT_PAGE, Connection, paginate
+from api.types.pages import Connection, Window, follows_cursor, paginate
 from registry import nodes as n
 from registry.graph import SOURCE_NATIVE, Graph
 from registry.graph import Cohort as DomainCohort
 
 __all__ = ["Cohort", "CohortEntry", "RecordEntry", "RecordEvent"]
+
+Info = strawberry.Info[Context, None]
 
 
 @strawberry.type
@@ -74,9 +78,16 @@ class RecordEvent:
     description="A comparison group: same operation, workload, protocol, environment, correctness policy and "
     "metric. Runs rank inside a cohort, never across."
 )
-class Cohort:
+class Cohort(Node):
     _graph: strawberry.Private[Graph]
     _cohort: strawberry.Private[DomainCohort]
+
+    def _identity(self) -> tuple[str, str]:
+        return self._graph.commit, self._cohort.key
+
+    def _at(self, graph: Graph) -> Cohort | None:
+        cohort = graph.cohorts.get(self._cohort.key)
+        return Cohort(_graph=graph, _cohort=cohort) if cohort else None
 
     @strawberry.field
     def key(self) -> str:
@@ -130,8 +141,15 @@ class Cohort:
         description="The leaderboard: eligible runs in ranking-v1 order. `minTrust` keeps runs with at least "
         "that evidence level; ranks stay those of the whole cohort."
     )
+    @follows_cursor
     def entries(
-        self, first: int = DEFAULT_PAGE, after: str | None = None, min_trust: Trust | None = None
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+        min_trust: Trust | None = None,
     ) -> Connection[CohortEntry]:
         def make(entry: registry.cohorts.Ranked) -> CohortEntry:
             node = self._graph.nodes[entry.id]
@@ -144,12 +162,20 @@ class Cohort:
         if min_trust is not None:
             floor = _DOMAIN_TRUST[min_trust]
             ranked = [entry for entry in ranked if self._graph.facts[entry.id].trust >= floor]
-        return paginate(self._graph, ranked, first, after, make)
+        return paginate(self._graph, ranked, Window(first, after, last, before), make)
 
     @strawberry.field(description="Every run of the cohort, newest first, eligible or not.")
-    def runs(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Run]:
+    @follows_cursor
+    def runs(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> Connection[Run]:
         digests = _ordered_runs(self._graph, set(self._cohort.members))
-        return paginate(self._graph, digests, first, after, lambda d: _typed(self._graph, d, Run))
+        return paginate(self._graph, digests, Window(first, after, last, before), lambda d: _typed(self._graph, d, Run))
 
     @strawberry.field(description="Its record events, oldest first.")
     def history(self) -> list[RecordEvent]:
@@ -162,9 +188,12 @@ class Cohort:
 
 
 @strawberry.type(description="One cohort in the records ledger: its current holder and since when.")
-class RecordEntry:
+class RecordEntry(Node):
     _graph: strawberry.Private[Graph]
     _cohort: strawberry.Private[DomainCohort]
+
+    def _identity(self) -> tuple[str, str]:
+        return self._graph.commit, self._cohort.key
 
     @strawberry.field
     def cohort(self) -> Cohort:

@@ -7,7 +7,7 @@ from strawberry.scalars import JSON
 
 from api.context import Context
 from api.types.manifests import Manifest, _document, _json, _Named, _text, _typed
-from api.types.pages import DEFAULT_PAGE, Connection, paginate
+from api.types.pages import Connection, Window, follows_cursor, paginate
 from registry import nodes as n
 from registry.graph import Graph
 from registry.present import workload_label
@@ -30,26 +30,65 @@ class Operation(_Named):
         return Manifest(_graph=self._graph, _node=self._node)
 
     @strawberry.field
-    def workloads(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Workload]:
+    @follows_cursor
+    def workloads(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> Connection[Workload]:
         digests = sorted(self._graph.children["workloads"].get(self._node.digest, ()))
-        return paginate(self._graph, digests, first, after, lambda d: _typed(self._graph, d, Workload))
-
-    @strawberry.field
-    def implementations(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Implementation]:
-        digests = sorted(self._graph.children["implementations"].get(self._node.digest, ()))
-        return paginate(self._graph, digests, first, after, lambda d: _typed(self._graph, d, Implementation))
-
-    @strawberry.field
-    def cohorts(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Cohort]:
-        keys = _ordered_cohorts(self._graph, self._graph.cohorts_by["operation"].get(self._node.digest, set()))
         return paginate(
-            self._graph, keys, first, after, lambda k: Cohort(_graph=self._graph, _cohort=self._graph.cohorts[k])
+            self._graph, digests, Window(first, after, last, before), lambda d: _typed(self._graph, d, Workload)
         )
 
     @strawberry.field
-    def runs(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Run]:
+    @follows_cursor
+    def implementations(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> Connection[Implementation]:
+        digests = sorted(self._graph.children["implementations"].get(self._node.digest, ()))
+        return paginate(
+            self._graph, digests, Window(first, after, last, before), lambda d: _typed(self._graph, d, Implementation)
+        )
+
+    @strawberry.field
+    @follows_cursor
+    def cohorts(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> Connection[Cohort]:
+        keys = _ordered_cohorts(self._graph, self._graph.cohorts_by["operation"].get(self._node.digest, set()))
+        return paginate(
+            self._graph,
+            keys,
+            Window(first, after, last, before),
+            lambda k: Cohort(_graph=self._graph, _cohort=self._graph.cohorts[k]),
+        )
+
+    @strawberry.field
+    @follows_cursor
+    def runs(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> Connection[Run]:
         digests = _ordered_runs(self._graph, self._graph.runs_by["operation"].get(self._node.digest, set()))
-        return paginate(self._graph, digests, first, after, lambda d: _typed(self._graph, d, Run))
+        return paginate(self._graph, digests, Window(first, after, last, before), lambda d: _typed(self._graph, d, Run))
 
     @strawberry.field
     def run_count(self) -> int:
@@ -89,10 +128,21 @@ class Workload(_Named):
         return Manifest(_graph=self._graph, _node=self._node)
 
     @strawberry.field
-    def cohorts(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Cohort]:
+    @follows_cursor
+    def cohorts(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> Connection[Cohort]:
         keys = _ordered_cohorts(self._graph, self._graph.cohorts_by["workload"].get(self._node.digest, set()))
         return paginate(
-            self._graph, keys, first, after, lambda k: Cohort(_graph=self._graph, _cohort=self._graph.cohorts[k])
+            self._graph,
+            keys,
+            Window(first, after, last, before),
+            lambda k: Cohort(_graph=self._graph, _cohort=self._graph.cohorts[k]),
         )
 
 
@@ -109,9 +159,19 @@ class Project(_Named):
         return Manifest(_graph=self._graph, _node=self._node)
 
     @strawberry.field
-    def implementations(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Implementation]:
+    @follows_cursor
+    def implementations(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> Connection[Implementation]:
         digests = sorted(self._graph.children["project_implementations"].get(self._node.name, ()))
-        return paginate(self._graph, digests, first, after, lambda d: _typed(self._graph, d, Implementation))
+        return paginate(
+            self._graph, digests, Window(first, after, last, before), lambda d: _typed(self._graph, d, Implementation)
+        )
 
 
 @strawberry.type(description="One revision of code that computes an operation.")
@@ -152,9 +212,17 @@ class Implementation(_Named):
         return Manifest(_graph=self._graph, _node=self._node)
 
     @strawberry.field
-    def runs(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Run]:
+    @follows_cursor
+    def runs(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> Connection[Run]:
         digests = _ordered_runs(self._graph, self._graph.runs_by["implementation"].get(self._node.digest, set()))
-        return paginate(self._graph, digests, first, after, lambda d: _typed(self._graph, d, Run))
+        return paginate(self._graph, digests, Window(first, after, last, before), lambda d: _typed(self._graph, d, Run))
 
 
 @strawberry.type(description="How a run was measured: harness, timer, statistic, correctness reference.")

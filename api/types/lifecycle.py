@@ -5,6 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from api.context import Context
+from api.types.identity import Node
 from api.types.manifests import _document, _published_at, _text
 from api.types.provenance import Provenance, provenance_of
 from registry import nodes as n
@@ -18,9 +19,12 @@ Info = strawberry.Info[Context, None]
 @strawberry.type(
     description="A note on a run by anyone: a reproduction, a failure to reproduce... Never changes trust."
 )
-class Attestation:
+class Attestation(Node):
     _graph: strawberry.Private[Graph]
     _node: strawberry.Private[n.Attestation]
+
+    def _identity(self) -> tuple[str, str]:
+        return self._graph.commit, self._node.digest
 
     @strawberry.field
     def digest(self) -> str:
@@ -57,9 +61,12 @@ class Attestation:
 
 
 @strawberry.type(description="A maintainer's withdrawal of a run: it stays visible but is not ranked.")
-class Retraction:
+class Retraction(Node):
     _graph: strawberry.Private[Graph]
     _node: strawberry.Private[n.Retraction]
+
+    def _identity(self) -> tuple[str, str]:
+        return self._graph.commit, self._node.digest
 
     @strawberry.field
     def digest(self) -> str:
@@ -79,9 +86,12 @@ class Retraction:
 
 
 @strawberry.type(description="A registry-controlled rerun that confirms a run.")
-class Verification:
+class Verification(Node):
     _graph: strawberry.Private[Graph]
     _node: strawberry.Private[n.Verification]
+
+    def _identity(self) -> tuple[str, str]:
+        return self._graph.commit, self._node.digest
 
     @strawberry.field
     def digest(self) -> str:

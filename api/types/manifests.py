@@ -9,6 +9,7 @@ from strawberry.scalars import JSON
 
 import registry
 from api.context import Context
+from api.types.identity import Node
 from api.types.provenance import Provenance, provenance_of
 from registry import nodes as n
 from registry.graph import Graph
@@ -19,9 +20,12 @@ Info = strawberry.Info[Context, None]
 
 
 @strawberry.type(description="Any manifest, as stored.")
-class Manifest:
+class Manifest(Node):
     _graph: strawberry.Private[Graph]
     _node: strawberry.Private[n.Node]
+
+    def _identity(self) -> tuple[str, str]:
+        return self._graph.commit, self._node.digest
 
     @strawberry.field
     def kind(self) -> str:
@@ -74,11 +78,19 @@ def _document(info: Info, node: n.Node) -> dict[str, Any]:
 
 
 @strawberry.type
-class _Named:
+class _Named(Node):
     """The fields every manifest-backed type starts with (not itself in the schema)."""
 
     _graph: strawberry.Private[Graph]
     _node: strawberry.Private[n.Node]
+
+    def _identity(self) -> tuple[str, str]:
+        return self._graph.commit, self._node.digest
+
+    def _at(self, graph: Graph) -> Any:
+        """The same manifest in another snapshot's graph (None if it is not there)."""
+        node = graph.nodes.get(self._node.digest)
+        return None if node is None else type(self)(_graph=graph, _node=node)
 
     @strawberry.field
     def digest(self) -> str:

@@ -6,6 +6,7 @@ import strawberry
 
 import registry
 from api.context import Context
+from api.types.identity import Node
 from registry import nodes as n
 from registry.graph import Graph
 
@@ -45,13 +46,13 @@ class Signature:
 
 
 @strawberry.type(description="A commit of the manifests repository.")
-class Commit:
+class Commit(Node):
     _info: strawberry.Private[registry.CommitInfo]
     _verified: strawberry.Private[bool]
 
-    @strawberry.field
-    def id(self) -> str:
-        return self._info.id
+    @strawberry.field(description="The commit's sha: a commit never changes, so its id names no snapshot.")
+    def id(self) -> strawberry.ID:
+        return strawberry.ID(self._info.id)
 
     @strawberry.field
     def short_id(self) -> str:
