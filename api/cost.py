@@ -119,6 +119,8 @@ class _Walker:
         if _is_list(definition):
             items = page if page is not None else self.model.list_items
         own_page = self._page(node, definition)
+        if own_page is None and not _is_list(definition):
+            own_page = page  # a connection wrapped in an object (`search(first:) { runs { edges } }`)
         child = get_named_type(definition.type)
         return count + self.selections(child, node.selection_set, count * items, own_page, spread)
 

@@ -19,9 +19,11 @@ from api.cost import CostModel
 from api.errors import ErrorCodes
 from api.node_root import NodeRoot
 from api.pipeline import CostLimit, DocumentCache, ParsedDocument
+from api.search_root import SearchRoot
 from registry import nodes as n
 from registry.graph import Graph
 from registry.provenance import utc_instant
+from registry.search import gpu_keys_matching, tokens
 
 __all__ = ["DOCUMENTS", "LIMITS", "Query", "Snapshot", "schema"]
 
@@ -42,7 +44,8 @@ LIMITS = {
 class RunFilter:
     operation: str | None = strawberry.field(default=None, description="An operation id (digest, prefix or name).")
     gpu: str | None = strawberry.field(
-        default=None, description="A GPU product or architecture: 'NVIDIA B200', 'sm_100'."
+        default=None,
+        description="A GPU product, a word of it or an architecture, any case: 'NVIDIA B200', 'b200', 'sm_100'.",
     )
     source: str | None = strawberry.field(default=None, description="A source slug: sol-execbench, community...")
     status: list[t.RunStatus] | None = None
@@ -92,8 +95,9 @@ def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
     if f.operation is not None:
         node = graph.find(("OperationSpec",), f.operation)
         narrow(graph.runs_by["operation"].get(node.digest, set()) if node else set())
-    if f.gpu is not None:
-        narrow(graph.runs_by["gpu"].get(f.gpu.strip().lower(), set()))
+    if f.gpu is not None:  # any case, a product word or an architecture: "b200", "NVIDIA B200", "sm_100"
+        index = graph.runs_by["gpu"]
+        narrow({d for key in gpu_keys_matching(f.gpu, index) for d in index[key]})
     if f.source is not None:
         narrow(graph.runs_by["source"].get(f.source.strip(), set()))
     if f.implementation is not None:
@@ -129,6 +133,15 @@ def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
     return t._ordered_runs(graph, set(kept))
 
 
+def _has_words(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
+    """Whether the words of `needle` appear in order, the last as a prefix: "fused att" finds "fused attention"."""
+    for i in range(len(haystack) - len(needle) + 1):
+        window = haystack[i : i + len(needle)]
+        if window[:-1] == needle[:-1] and window[-1].startswith(needle[-1]):
+            return True
+    return False
+
+
 def _all_runs(graph: Graph) -> list[str]:
     cached: list[str] | None = graph.__dict__.get("_all_runs")
     if cached is None:
@@ -149,7 +162,8 @@ def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) 
             node = graph.find(("OperationSpec",), f.operation)
             narrow(graph.cohorts_by["operation"].get(node.digest, set()) if node else set())
         if f.gpu is not None:
-            narrow(graph.cohorts_by["gpu"].get(f.gpu.strip().lower(), set()))
+            index = graph.cohorts_by["gpu"]
+            narrow({k for key in gpu_keys_matching(f.gpu, index) for k in index[key]})
         if f.workload is not None:
             node = graph.find(("WorkloadCase", "WorkloadSuite"), f.workload)
             narrow(graph.cohorts_by["workload"].get(node.digest, set()) if node else set())
@@ -166,7 +180,7 @@ def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) 
 
 
 @strawberry.type(description="The registry at one commit. Every field answers for that commit only.")
-class Snapshot(st.ServingRoot):
+class Snapshot(st.ServingRoot, SearchRoot):
     _graph: strawberry.Private[Graph | None] = None
 
     def _g(self, info: Info) -> Graph:
@@ -257,14 +271,19 @@ class Snapshot(st.ServingRoot):
     ) -> t.Connection[t.Operation]:
         graph = self._g(info)
         t.page_bounds(first)
-        needle = search.lower() if search else None
+        # Words, case-insensitive, split on _, - and spaces: "fused attention" finds fused_attention_*.
+        needle = tokens(search) if search else None
+
+        def matches(node: n.Operation) -> bool:
+            if not needle:
+                return True
+            return _has_words(tokens(node.name), needle) or _has_words(tokens(node.title or ""), needle)
+
         found = sorted(
             (
                 node
                 for node in graph.nodes.values()
-                if isinstance(node, n.Operation)
-                and (family is None or node.family == family)
-                and (needle is None or needle in node.name.lower() or needle in (node.title or "").lower())
+                if isinstance(node, n.Operation) and (family is None or node.family == family) and matches(node)
             ),
             key=lambda node: (node.name, node.digest),
         )
