@@ -99,7 +99,8 @@ def _b200_runs(api: Running) -> int:
         for d, node in graph.nodes.items()
         if isinstance(node, registry.nodes.Environment) and node.product == "NVIDIA B200"
     }
-    return sum(1 for d in graph.facts if graph.nodes[d].environment in environments)  # type: ignore[union-attr]
+    runs = (graph.nodes[d] for d in graph.facts)
+    return sum(1 for run in runs if isinstance(run, registry.nodes.Run) and run.environment in environments)
 
 
 @pytest.mark.slow
