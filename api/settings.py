@@ -44,6 +44,10 @@ class Settings:
     debug: bool = False
     hook_secret: str | None = None
     trust_root: Path | None = None
+    watch: bool = True
+    min_commit_wait: float = 2.0
+    cors_origins: tuple[str, ...] = ("*",)
+    trusted_documents_path: Path | None = None
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def trust_root_policy(self) -> bytes | None:
@@ -58,6 +62,18 @@ class Settings:
             return self.trust_root.read_bytes()
         except OSError as exc:
             raise ValueError(f"KERNELINDEX_TRUST_ROOT: cannot read {self.trust_root}: {exc.strerror}") from None
+
+    def trusted_documents(self) -> dict[str, str] | None:
+        """The allow-list of documents (sha256 -> text) when one is configured: then only they run.
+
+        Raises:
+            ValueError: the file cannot be read, or is not a list of documents with their hashes.
+        """
+        if self.trusted_documents_path is None:
+            return None
+        from api.graphql_http import load_trusted_documents  # settings stay importable on their own
+
+        return load_trusted_documents(self.trusted_documents_path)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
@@ -86,5 +102,11 @@ class Settings:
             debug=env.get("KERNELINDEX_DEBUG", "") not in ("", "0"),
             hook_secret=env.get("KERNELINDEX_HOOK_SECRET") or None,
             trust_root=Path(env["KERNELINDEX_TRUST_ROOT"]) if env.get("KERNELINDEX_TRUST_ROOT") else None,
+            watch=env.get("KERNELINDEX_WATCH", "1") != "0",
+            min_commit_wait=float(env.get("KERNELINDEX_MIN_COMMIT_WAIT", "2")),
+            cors_origins=tuple(o.strip() for o in env.get("KERNELINDEX_CORS_ORIGINS", "*").split(",") if o.strip()),
+            trusted_documents_path=(
+                Path(env["KERNELINDEX_TRUSTED_DOCUMENTS"]) if env.get("KERNELINDEX_TRUSTED_DOCUMENTS") else None
+            ),
             environ=env,
         )
