@@ -267,6 +267,7 @@ PAGE_TYPES = {
     "project": f"/at/{SEEDED}/projects/sol-user-recursive",
     "source": f"/at/{SEEDED}/sources/sol-execbench",
     "commit": f"/commits/{SEEDED}",
+    "search": f"/at/{SEEDED}/search?q=rmsnorm+b200+bf16+tech:fast",
     "serving-run": f"/at/{SEEDED}/runs/{AMD_INTERACTIVE}",
     "serving-cohort": f"/at/{SEEDED}/serving/cohorts/17713b9e814d10ad",
     "error": "/cohorts/ffffffffffffffff",

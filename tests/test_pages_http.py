@@ -239,6 +239,18 @@ def test_the_home_page_for_browsers_and_the_index_for_clients(site: Site) -> Non
     assert site.client.get(f"/at/{site.main}/index.json").json()["data"]["registry"]["commit"]["id"] == site.main
 
 
+def test_search_shows_how_the_query_was_read_and_what_it_matched(site: Site) -> None:
+    page = _text(site.client.get("/search?q=gpu:zz99+tech:fast", headers=HTML).text)
+    assert "tech:fast : 'tech:' is not searchable here" in page and "0 runs, most relevant first" in page
+    variables = {"at": None, "q": "rmsnorm", "first": 50, "after": None}
+    api = site.client.post("/graphql", json={"query": documents.SEARCH, "variables": variables}).json()
+    assert site.client.get("/search.json?q=rmsnorm").json() == api
+    assert api["data"]["registry"]["search"]["runs"]["totalCount"] == 4  # every run of rmsnorm-h4096
+    assert site.client.get("/search?q=" + "a" * 500, headers=HTML).status_code == 200
+    too_long = site.client.get("/search?q=" + "a" * 501, headers=HTML)
+    assert too_long.status_code == 400 and "q: a search of at most 500 characters (got 501)" in _text(too_long.text)
+
+
 # Badges ------------------------------------------------------------------------------------------
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "RUN",
     "RUN_BADGE",
     "RUN_BY_ID",
+    "SEARCH",
     "SERVING_COHORT",
     "SERVING_RUN",
     "SOURCE",
@@ -253,4 +254,25 @@ query ServingCohort($at: String, $key: String!) {
     }
   }
 }
+"""
+
+SEARCH = f"""
+query Search($at: String, $q: String!, $first: Int, $after: String) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    search(query: $q, first: $first, after: $after) {{
+      text
+      facets {{ token field display }}
+      issues {{ token message }}
+      runs {{
+        totalCount
+        pageInfo {{ hasNextPage endCursor }}
+        edges {{ node {{
+          {_RUN_ROW} rank eligible
+          operation {{ name title }} workload {{ label }} environment {{ gpu }} cohort {{ key }}
+        }} }}
+      }}
+    }}
+  }}
+}}
 """

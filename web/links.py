@@ -47,6 +47,10 @@ class Links:
     def serving_cohort(self, key: str) -> str:
         return self._url(f"/serving/cohorts/{_part(key)}")
 
+    def search(self, query: str = "", after: str | None = None) -> str:
+        params = [("q", query)] + ([("after", after)] if after else [])
+        return self._url("/search") + ("?" + urlencode(params) if query or after else "")
+
     def records(self, after: str | None = None) -> str:
         return self._url("/records") + (f"?{urlencode({'after': after})}" if after else "")
 

@@ -15,6 +15,7 @@ from web.catalog_pages import commit, home, implementation, operation, project, 
 from web.cohort_pages import compare, leaderboard, records
 from web.render import guarded
 from web.run_pages import implementation_badge, kernelindex_run, run_badge
+from web.search_page import search
 from web.serving_pages import serving_cohort
 
 __all__ = ["ROUTES", "STATIC"]
@@ -38,6 +39,8 @@ ROUTES: list[BaseRoute] = [
     *_both("/records.json", records),
     *_both("/compare", compare),
     *_both("/compare.json", compare),
+    *_both("/search", search),
+    *_both("/search.json", search),
     *_both("/operations/{ident}", operation),
     *_both("/implementations/{ident}", implementation),
     *_both("/projects/{ident}", project),

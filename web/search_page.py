@@ -1,0 +1,62 @@
+"""The search page: KernelIndex's search grammar (issue 9's `search` field), with the query as it was read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from web import documents
+from web.links import Links
+from web.names import humanize_operation
+from web.render import PageError, Spec, render, wants_json
+
+__all__ = ["MAX_QUERY", "SEARCH_PAGE", "search"]
+
+SEARCH_PAGE = 50
+MAX_QUERY = 500  # characters: a search box, not a document
+
+# The grammar as a reader needs it (registry/search.py, upstream's apps/web/src/lib/search-query.ts).
+GRAMMAR = (
+    ("op:rmsnorm", "an operation (name or words of it); also family:attention"),
+    ("gpu:b200, b200, sm_100", "a GPU product as a whole word, or an architecture (arch:sm_100)"),
+    ("dtype:bf16, bf16", "a dtype, with aliases (bfloat16, half, fp8 e4m3...)"),
+    ("4096x4096, shape:[2048, 4096]", "a shape of the workload"),
+    ("tokens=2048", "an axis bound to a value"),
+    ("language:triton, triton, framework:pytorch", "how the implementation is written"),
+    ("trust:verified, verified", "an evidence level at least this"),
+    ("source:public, license:mit, installable:yes", "what the implementation publishes"),
+    ('"fused attention"', "a phrase; any other word is text, matched against operations and implementations"),
+)
+
+
+def _search_extra(data: dict[str, Any], links: Links, query: str, after: str | None) -> dict[str, Any]:
+    found = data["search"]
+    page_info = found["runs"]["pageInfo"]
+    return {
+        "query": query,
+        "found": found,
+        "runs": [edge["node"] for edge in found["runs"]["edges"]],
+        "grammar": GRAMMAR,
+        "humanize": humanize_operation,
+        "next_url": links.search(query, page_info["endCursor"]) if page_info["hasNextPage"] else None,
+        "first_url": links.search(query) if after else None,
+    }
+
+
+async def search(request: Request) -> Response:
+    """`/search?q=...`: the runs a query matches, most relevant first, and how the query was read."""
+    at = request.path_params.get("commit")
+    query = request.query_params.get("q", "").strip()
+    after = request.query_params.get("after") or None
+    if len(query) > MAX_QUERY:
+        raise PageError(400, "BAD_USER_INPUT", f"q: a search of at most {MAX_QUERY} characters (got {len(query)})")
+    spec = Spec(
+        template="search.html",
+        document=documents.SEARCH,
+        variables={"at": at, "q": query, "first": SEARCH_PAGE, "after": after},
+        title=lambda d: f"Search: {query}" if query else "Search",
+        extra=lambda data, links: _search_extra(data, links, query, after),
+    )
+    return await render(request, spec, request.url.path.endswith(".json") or wants_json(request), at)
