@@ -208,6 +208,18 @@ def test_seed_000_run_page(browser: Browser) -> None:
     _screenshot(browser.open(f"/at/{SEEDED}/runs/{SEED_000}", viewport={"width": 390, "height": 844}), "run-phone")
 
 
+def test_the_query_behind_a_page_opens_in_graphiql_offline(browser: Browser) -> None:
+    browser.requested.clear()
+    page = browser.open(f"/at/{SEEDED}/cohorts/{LARGEST}")
+    href = page.locator("footer.site details a").first.get_attribute("href")  # inside the closed <details>
+    assert href is not None and href.startswith("/graphql?query=query+Leaderboard")
+    graphiql = browser.open(href)
+    graphiql.wait_for_selector(".graphiql-container")
+    graphiql.wait_for_function("() => document.body.innerText.includes('query Leaderboard')")
+    assert LARGEST in graphiql.inner_text("body")  # the variables came along
+    assert {urlsplit(url).hostname for url in browser.requested if url.startswith("http")} == {"127.0.0.1"}
+
+
 def test_the_largest_leaderboard_pages_through_260_entries(browser: Browser) -> None:
     path: str | None = f"/at/{SEEDED}/cohorts/{LARGEST}"
     ranks: list[int] = []

@@ -128,7 +128,7 @@ def test_every_page_links_the_query_behind_it_which_answers_what_the_page_shows(
         "/implementations/kernel-a",
     ):
         html = site.client.get(path, headers=HTML).text
-        link = re.search(r'<a href="([^"]+)">Run it at /graphql</a>', html)
+        link = re.search(r'<a href="([^"]+)">Open it in GraphiQL</a>', html)
         assert link is not None, path
         query = parse_qs(urlsplit(unescape(link.group(1))).query)
         answer = site.client.get(
