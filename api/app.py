@@ -54,7 +54,7 @@ from registry.snapshots import Snapshots
 from web.catalog_pages import home
 from web.render import wants_json
 from web.routes import ROUTES as PAGE_ROUTES
-from web.run_pages import run_page
+from web.run_pages import cached_run_page, run_page
 from web.serving_pages import serving_run_page
 
 __all__ = ["app", "create_app"]
@@ -589,6 +589,9 @@ async def _manifest_permalink(request: Request) -> Response:
 
 
 async def _run_permalink(request: Request) -> Response:
+    shown = None if request.url.path.endswith(".json") or wants_json(request) else cached_run_page(request)
+    if shown is not None:
+        return shown  # a run page shown before at this head (web/)
     service = _service(request)
     found = await _resolve_pinned(request, "runs")
     if isinstance(found, Response):

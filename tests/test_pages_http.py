@@ -164,6 +164,11 @@ def test_a_commit_prefix_redirects_to_the_full_id_and_commits_off_main_are_refus
     assert as_json.status_code == 404 and as_json.json()["errors"][0]["extensions"]["code"] == "REVISION_NOT_FOUND"
     run = site.client.get(f"/at/{site.branch}/runs/{site.runs['run-a1']}", headers=HTML)
     assert run.status_code == 404  # a permalink pins commits of main only (the API's rule, before the page)
+    shown = site.client.get(f"/at/{site.main}/runs/{site.runs['run-a1']}", headers=HTML)
+    again = site.client.get(f"/at/{site.main}/runs/{site.runs['run-a1']}", headers=HTML)  # from the page cache
+    assert shown.status_code == again.status_code == 200 and shown.content == again.content
+    prefix = site.client.get(f"/at/{site.main[:10]}/runs/{site.runs['run-a1']}", headers=HTML, follow_redirects=False)
+    assert prefix.status_code == 307  # a cached page never answers for a URL that was not checked
     commit = site.client.get(f"/commits/{site.main[:8]}", follow_redirects=False, headers=HTML)
     assert commit.status_code == 307 and commit.headers["location"] == f"/commits/{site.main}"
 

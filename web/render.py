@@ -30,7 +30,7 @@ from web.names import FILTERS
 if TYPE_CHECKING:
     from api.app import Service
 
-__all__ = ["TEMPLATES", "PageError", "Spec", "guarded", "render", "service_of", "strip_json", "wants_json"]
+__all__ = ["TEMPLATES", "PageError", "Spec", "cached", "guarded", "render", "service_of", "strip_json", "wants_json"]
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=0, must-revalidate"
@@ -193,6 +193,23 @@ def _json_path(request: Request) -> str:
     return f"{path}.json{query}"
 
 
+def _key(head: str, template: str, variables: Mapping[str, Any], as_json: bool) -> tuple[str, ...]:
+    return (head, template, orjson.dumps(dict(variables), option=orjson.OPT_SORT_KEYS).decode(), str(as_json))
+
+
+def cached(request: Request, template: str, variables: Mapping[str, Any]) -> Response | None:
+    """The page already rendered for these variables at the served head, if any (HTML).
+
+    A page is cached only once it was shown, so whatever its URL had to pass (a permalink's commit on
+    main) it passed against this same head: a hit can skip those checks.
+    """
+    service = service_of(request)
+    if not service.ready or service.snapshots.status.serving is None:
+        return None
+    found = _cache(request).get(_key(service.snapshots.head.commit, template, variables, False))
+    return None if found is None else _respond(request, found)
+
+
 async def render(request: Request, spec: Spec, as_json: bool, at: str | None = None) -> Response:
     """Run the page's document and answer HTML or JSON, cached per (commit, page, format)."""
     service = service_of(request)
@@ -203,7 +220,7 @@ async def render(request: Request, spec: Spec, as_json: bool, at: str | None = N
         return refusal
     head = service.snapshots.head
     variables = dict(spec.variables)
-    key = (head.commit, spec.template, orjson.dumps(variables, option=orjson.OPT_SORT_KEYS).decode(), str(as_json))
+    key = _key(head.commit, spec.template, variables, as_json)
     cache = _cache(request)
     cached = cache.get(key)
     if cached is not None:

@@ -14,9 +14,9 @@ from web.charts import step_chart
 from web.kernelindex_ids import digest_of, id_of
 from web.links import Links
 from web.names import humanize_operation
-from web.render import REVALIDATE, Spec, render, service_of
+from web.render import REVALIDATE, Spec, cached, render, service_of
 
-__all__ = ["implementation_badge", "kernelindex_run", "run_badge", "run_page"]
+__all__ = ["cached_run_page", "implementation_badge", "kernelindex_run", "run_badge", "run_page"]
 
 # What each evidence level means, and what would raise it (DESIGN section 5; attestations never do).
 _EVIDENCE = {
@@ -70,6 +70,13 @@ def _run_title(data: dict[str, Any]) -> str:
     who = run["implementation"]["displayName"] if run["implementation"] else run["name"]
     value = run["primary"]["display"] if run["primary"] else "no primary measurement"
     return f"Run {short} · {who} · {value}"
+
+
+def cached_run_page(request: Request) -> Response | None:
+    """The run page of this permalink if it was rendered already at the served head (skips the
+    permalink's checks, which it passed then: a repeat costs what a cached GraphQL answer does)."""
+    variables = {"at": request.path_params["commit"], "id": request.path_params["digest"]}
+    return cached(request, "run.html", variables)
 
 
 async def run_page(request: Request, commit: str, digest: str) -> Response:
