@@ -337,3 +337,49 @@ def import_gpumode(
         author=author,
         as_json=as_json,
     )
+
+
+@cli.import_app.command("flashinfer-bench")
+@cli._guard
+def import_flashinfer_bench(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="A FlashInfer-Bench dataset (a clone of flashinfer-ai/flashinfer-trace: definitions/, solutions/, "
+            "traces/), or its files beside the dataset API's listing (info.json)."
+        ),
+    ],
+    revision: Annotated[
+        str | None, typer.Option(help="The dataset commit the files come from (default: the listing's sha).")
+    ] = None,
+    include_author: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--include-author",
+            help="An author directory of solutions/ and traces/ to import (repeatable; default: baseline). "
+            "A model's solutions are labelled llm-generated.",
+        ),
+    ] = None,
+    repo: cli.RepoOption = None,
+    branch: BranchOption = None,
+    out: OutOption = None,
+    dry_run: DryRunOption = False,
+    skip_bad: SkipBadOption = False,
+    author: AuthorOption = None,
+    as_json: cli.JsonOption = False,
+) -> None:
+    """FlashInfer-Bench: definitions, solutions (with their Apache-2.0 source by digest) and traces."""
+    from registry.importers.flashinfer import BASELINE, plan_flashinfer
+
+    run_import(
+        lambda progress: plan_flashinfer(
+            path, revision=revision, authors=include_author or [BASELINE], progress=progress
+        ),
+        repo=repo,
+        branch=branch,
+        out=out,
+        dry_run=dry_run,
+        skip_bad=skip_bad,
+        author=author,
+        as_json=as_json,
+    )

@@ -368,6 +368,10 @@ def read_trace(trace: Record) -> Trace:
     performance = evaluation.record("performance", optional=True)
     latency = reference = speedup = None
     if performance is not None:
+        for key in performance.value:
+            if key.startswith("latency_") and key != "latency_ms":
+                unit = key.removeprefix("latency_")
+                raise BadValue(performance.at(key), f"latencies are in ms (latency_ms), not {unit!r} ({key})")
         latency = performance.number("latency_ms")
         if latency <= 0:
             raise BadValue(performance.at("latency_ms"), f"a latency is positive, not {latency!r}")
