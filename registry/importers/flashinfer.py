@@ -129,7 +129,7 @@ def plan_flashinfer(
             listed = value["sha"]
             if plan.revision is not None and plan.revision != listed:
                 raise SourceFileError(
-                    source.at(*_position(located, ("sha",)), f"the listing is of {listed}, not --revision {revision}")
+                    located.problem(BadValue(("sha",), f"the listing is of {listed}, not --revision {revision}"))
                 )
             plan.revision = listed
         else:
@@ -143,10 +143,10 @@ def plan_flashinfer(
     mapper = _Mapper(plan, plan.revision, frozenset(authors), listing[1] if listing else [], root)
     solutions = []
     for source, located, value in documents:
-        if isinstance(value, dict) and "definition" in value:
-            solutions.append((source, located, value))
-        elif isinstance(value, dict) and "axes" in value:
+        if isinstance(value, dict) and "axes" in value:
             mapper.definition(located, value, source.name)
+        elif isinstance(value, dict) and {"definition", "spec", "sources"} & value.keys():
+            solutions.append((source, located, value))
         else:
             plan.skip(f"{source.name}:1", "not a FlashInfer-Bench file (no definition, solution or listing)")
     mapper.operations()
@@ -161,12 +161,6 @@ def plan_flashinfer(
             InputFile(path, path.name).at(1, 1, "no FlashInfer-Bench files here (definitions, solutions, traces)")
         )
     return plan
-
-
-def _position(located: Located, path: tuple[str | int, ...]) -> tuple[int, int]:
-    problem = located.problem(BadValue(path, ""))
-    _, line, column = problem.source.rsplit(":", 2)
-    return int(line), int(column)
 
 
 def _listing(located: Located, value: dict[str, Any]) -> list[str]:
