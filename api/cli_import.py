@@ -383,3 +383,36 @@ def import_flashinfer_bench(
         author=author,
         as_json=as_json,
     )
+
+
+@cli.import_app.command("mlperf")
+@cli._guard
+def import_mlperf(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="MLPerf Inference summary_results.json (of an mlcommons/inference_results_<round> repository), "
+            "or a directory of them."
+        ),
+    ],
+    repo: cli.RepoOption = None,
+    branch: BranchOption = None,
+    out: OutOption = None,
+    dry_run: DryRunOption = False,
+    skip_bad: SkipBadOption = False,
+    author: AuthorOption = None,
+    as_json: cli.JsonOption = False,
+) -> None:
+    """MLPerf Inference: closed-division datacenter LLM results as serving runs (Apache-2.0 data)."""
+    from registry.importers.mlperf import plan_mlperf
+
+    run_import(
+        lambda progress: plan_mlperf(path, progress=progress),
+        repo=repo,
+        branch=branch,
+        out=out,
+        dry_run=dry_run,
+        skip_bad=skip_bad,
+        author=author,
+        as_json=as_json,
+    )
