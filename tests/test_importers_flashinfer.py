@@ -201,14 +201,20 @@ def test_infinite_error_bounds_record_no_bound(tmp_path: Path) -> None:
 
 def test_a_models_solutions_import_only_when_named(tmp_path: Path, embedded: registry.GitStore) -> None:
     root = _dataset_tree(tmp_path)
+    # A clone also has workloads/: lists of cases to run, which are not measurements.
+    (root / "workloads" / "rmsnorm").mkdir(parents=True)
+    (root / "workloads" / "rmsnorm" / "fused_add_rmsnorm_h2048.jsonl").write_text(
+        json.dumps({"definition": "fused_add_rmsnorm_h2048", "workload": {"axes": {"batch_size": 6}}}) + "\n"
+    )
     default = plan_flashinfer(root, revision=REVISION)
     assert default.runs == 3
     assert default.skipped == {
+        "workload list (the traces name their cases)": 1,
         f"solution by '{MODEL}', an author not selected (--include-author {MODEL} imports it)": 1,
         f"trace of a solution by '{MODEL}', an author not selected": 2,
     }
     plan = plan_flashinfer(root, revision=REVISION, authors=["baseline", MODEL])
-    assert plan.runs == 5 and not plan.skipped
+    assert plan.runs == 5 and plan.skipped == {"workload list (the traces name their cases)": 1}
     llm = next(d for d in _of_kind(plan, "ImplementationRevision") if d["metadata"]["title"].startswith("claude"))
     assert llm["metadata"]["labels"] == {
         "project": f"flashinfer-{MODEL}",

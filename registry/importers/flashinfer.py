@@ -116,7 +116,12 @@ def plan_flashinfer(
     listing: tuple[InputFile, list[str]] | None = None
     for file in files:
         if file.suffix == ".jsonl":
-            traces.append(file)
+            if "workloads" in file.relative_to(root).parts[:-1]:
+                # A clone's workloads/ lists the cases to run (traces without evaluations): the
+                # traces carry the cases they measured, as upstream reads them.
+                plan.skip(f"{file.relative_to(root).as_posix()}:1", "workload list (the traces name their cases)")
+            else:
+                traces.append(file)
             continue
         if file.suffix != ".json":
             continue
