@@ -1,0 +1,129 @@
+"""The pull-request check at the edges of its rules: the stored form, byte for byte, and the file-count
+limit at exactly 10,000 and 10,001 files (CONTRIBUTING.md: "more than 10,000 files" is refused)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pygit2
+import pytest
+from helpers import basic_scenario, commit_manifests, digest_of, make_run
+from signing import commit_raw, stored
+
+import registry
+from registry.review import MAX_FILES, check_range
+
+NOT_STORED = "not in the stored form"
+
+
+def _faster_run() -> dict[str, Any]:
+    scenario = basic_scenario()
+    run = make_run(
+        scenario.implementations[1],
+        scenario.workload,
+        scenario.protocol,
+        scenario.environment,
+        "6.5 us",  # normalized to 6500 before hashing: the stored file says 6500
+        "2026-09-01T00:00:00Z",
+        name="pr-run",
+    )
+    run["metadata"]["title"] = "kernel-b · 6.5 µs"  # the stored form keeps UTF-8, never \\u escapes
+    return run
+
+
+def _respellings(document: dict[str, Any], good: bytes) -> dict[str, bytes]:
+    """The same manifest (same value, same digest, same path) in bytes that are not the stored form."""
+    value = json.loads(good)
+    unsorted = {key: value[key] for key in sorted(value, reverse=True)}
+    return {
+        "compact": json.dumps(value, sort_keys=True, ensure_ascii=False).encode() + b"\n",
+        "keys not sorted": json.dumps(unsorted, indent=2, ensure_ascii=False).encode() + b"\n",
+        "no trailing newline": good.rstrip(b"\n"),
+        "two trailing newlines": good + b"\n",
+        "4-space indent": json.dumps(value, sort_keys=True, indent=4, ensure_ascii=False).encode() + b"\n",
+        "ASCII escapes": json.dumps(value, sort_keys=True, indent=2, ensure_ascii=True).encode() + b"\n",
+        "CRLF line ends": good.replace(b"\n", b"\r\n"),
+        "duration not normalized": json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False).encode() + b"\n",
+    }
+
+
+def test_the_stored_form_is_required_byte_for_byte(basic_store: registry.GitStore) -> None:
+    """Each respelling is a valid manifest at its own digest path; only its bytes are wrong."""
+    base = basic_store.head()
+    assert base is not None
+    document = _faster_run()
+    path, good = stored(document)
+    assert b"\\u" not in good and "µ".encode() in good and b'"median": 6500' in good  # the stored form, by hand
+    accepted = commit_raw(basic_store, base, {path: good})
+    assert check_range(basic_store, base, accepted).ok
+    for label, data in _respellings(document, good).items():
+        assert data != good, label
+        assert registry.load_manifest(data, path, "json").path == path, label  # same digest, same place
+        head = commit_raw(basic_store, base, {path: data})
+        report = check_range(basic_store, base, head)
+        assert [(p.source, NOT_STORED in p.reason) for p in report.problems] == [(path, True)], label
+        assert report.added == (), label
+
+
+def _bulk_commit(store: registry.GitStore, base: str, count: int) -> str:
+    """A commit adding `count` files (outside the layout, so each is also refused on its own), built
+    with one index write: the size of a real oversized pull request at the cost of a few tree objects."""
+    repo = pygit2.Repository(str(store.git_dir))
+    blob = repo.create_blob(b"bulk\n")
+    index = pygit2.Index()
+    index.read_tree(repo.revparse_single(base).peel(pygit2.Tree))
+    for number in range(count):
+        index.add(pygit2.IndexEntry(f"bulk/{number // 1000:02d}/{number:05d}.txt", blob, pygit2.enums.FileMode.BLOB))
+    person = pygit2.Signature("Contributor", "c@example.com", 1_700_003_600, 0)
+    message = "Bulk\n\nSource: community\n"
+    return str(repo.create_commit(None, person, person, message, index.write_tree(repo), [pygit2.Oid(hex=base)]))
+
+
+@pytest.mark.parametrize(("count", "refused"), [(10_000, False), (10_001, True)])
+def test_the_file_count_limit_sits_at_10000(basic_store: registry.GitStore, count: int, refused: bool) -> None:
+    assert MAX_FILES == 10_000  # CONTRIBUTING.md, "more than 10,000 files"
+    base = basic_store.head()
+    assert base is not None
+    head = _bulk_commit(basic_store, base, count)
+    report = check_range(basic_store, base, head)
+    limit = [p for p in report.problems if "changed files" in p.reason]
+    layout = [p for p in report.problems if "outside the layout" in p.reason]
+    if refused:
+        assert [(p.source, p.reason) for p in limit] == [(head, "10,001 changed files; at most 10,000 in one change")]
+    else:
+        assert limit == []
+    assert len(layout) == 10_000  # past the limit the first 10,000 are still checked, one problem each
+    assert len(report.problems) == len(limit) + len(layout)
+
+
+def test_a_lower_limit_is_applied_at_its_exact_value(basic_store: registry.GitStore) -> None:
+    """`max_files` is the limit itself: at it passes, one past is refused (and says its number)."""
+    scenario = basic_scenario()
+    base = basic_store.head()
+    assert base is not None
+    runs = [
+        make_run(
+            scenario.implementations[0],
+            scenario.workload,
+            scenario.protocol,
+            scenario.environment,
+            7000 + i,
+            name=f"r{i}",
+        )
+        for i in range(3)
+    ]
+    head = commit_raw(basic_store, base, dict(stored(r) for r in runs))
+    assert check_range(basic_store, base, head, max_files=3).ok
+    over = check_range(basic_store, base, head, max_files=2)
+    assert [p.reason for p in over.problems] == ["3 changed files; at most 2 in one change"]
+    assert len(over.added) == 2  # the first two files are still checked, and pass
+    assert {m.digest for m in over.added} < {digest_of(r) for r in runs}
+
+
+def test_a_whole_history_is_checked_from_its_root(store: registry.GitStore) -> None:
+    """base None: every file of head is an addition (the check of a new registry)."""
+    head = commit_manifests(store, basic_scenario().docs)
+    report = check_range(store, None, head)
+    assert report.ok and report.commits == 1
+    assert sorted(m.digest for m in report.added) == sorted(digest_of(d) for d in basic_scenario().docs)
