@@ -30,7 +30,7 @@ from starlette.routing import Route
 import registry
 from api.cache import ResponseCache
 from api.context import Context, Documents
-from api.dossier import DOSSIER_QUERY
+from api.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
 from api.schema import LIMITS, Query, schema
 from api.settings import Settings
 from registry.graphcache import cache_path, load_cache, save_cache
@@ -380,7 +380,12 @@ async def _run_permalink(request: Request) -> Response:
     if isinstance(found, Response):
         return found
     graph, digest = found
-    if not isinstance(graph.nodes.get(digest), registry.nodes.Run):
+    node = graph.nodes.get(digest)
+    # A serving run has its own dossier (serving-v1 keeps the two kinds apart), at the same kind of URL.
+    field, query = (
+        ("servingRun", SERVING_DOSSIER_QUERY) if isinstance(node, registry.nodes.ServingRun) else ("run", DOSSIER_QUERY)
+    )
+    if not isinstance(node, registry.nodes.Run | registry.nodes.ServingRun):
         return _error(404, f"run not found: {digest} at {graph.commit}", "MANIFEST_NOT_FOUND")
     head = service.snapshots.head
     key = ("dossier", graph.commit, digest)
@@ -388,7 +393,7 @@ async def _run_permalink(request: Request) -> Response:
     if cached is None:
         context = Context(service.snapshots, service.documents, service.base_url(request), service.clock(), head)
         result = await schema.execute(
-            DOSSIER_QUERY, variable_values={"at": graph.commit, "id": digest}, context_value=context, root_value=Query()
+            query, variable_values={"at": graph.commit, "id": digest}, context_value=context, root_value=Query()
         )
         if result.errors or result.data is None:
             messages = "; ".join(e.message for e in result.errors or ())
@@ -396,7 +401,7 @@ async def _run_permalink(request: Request) -> Response:
         body = orjson.dumps(
             {
                 "registry": {"commit": graph.commit, "committedAt": utc_instant(graph.committed_at)},
-                "run": result.data["registry"]["run"],
+                field: result.data["registry"][field],
             }
         )
         cached = Rendered(body, 200, True, True, graph.commit)

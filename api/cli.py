@@ -33,7 +33,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # usage errors as one plain line, not a box
 )
-import_app = typer.Typer(help="Import manifests from upstream sources.", no_args_is_help=True, rich_markup_mode=None)
+import_app: typer.Typer = typer.Typer(
+    help="Import manifests from upstream sources.", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(import_app, name="import")
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -217,7 +219,9 @@ def validate(
     head: Annotated[str | None, typer.Option(help="The PR check: the commit, branch or tag proposed.")] = None,
     repo: RepoOption = None,
     at: AtOption = None,
-    output: Annotated[str, typer.Option("--format", help="text (a review comment) or json.")] = "text",
+    output: Annotated[
+        str, typer.Option("--format", help="text, markdown (a PR comment with the rank at merge) or json.")
+    ] = "text",
     trust_root: Annotated[
         Path | None,
         typer.Option(help="The operator's pinned maintainers policy (default $KERNELINDEX_TRUST_ROOT)."),
@@ -232,8 +236,8 @@ def validate(
     Exit status 0 only when everything passes.
     """
     fmt = "json" if as_json else output.lower()
-    if fmt not in ("text", "json"):
-        raise typer.BadParameter(f"{output!r}: expected text or json", param_hint="--format")
+    if fmt not in ("text", "markdown", "json"):
+        raise typer.BadParameter(f"{output!r}: expected text, markdown or json", param_hint="--format")
     if base is not None or head is not None:
         if base is None or head is None or files:
             raise typer.BadParameter("the PR check takes --base and --head (and no files)", param_hint="--base/--head")
@@ -296,24 +300,22 @@ def _read_trust_root(path: Path | None) -> bytes | None:
 
 
 def _validate_range(store: registry.GitStore, base: str, head: str, fmt: str, trust_root: bytes | None = None) -> None:
+    from api.cli_report import range_report
     from registry.review import check_range
 
     base_commit, head_commit = store.resolve(base), store.resolve(head)
-    report = check_range(store, base_commit, head_commit, trust_root=trust_root)
-    if fmt == "json":
-        _emit_json(
-            {
-                "ok": report.ok,
-                "base": base_commit,
-                "head": head_commit,
-                "commits": report.commits,
-                "added": [{"kind": m.kind, "digest": m.digest, "name": m.name, "path": m.path} for m in report.added],
-                "problems": [{"file": p.source, "path": p.path, "reason": p.reason} for p in report.problems],
-            }
-        )
-    else:
+    if fmt == "text":
+        report = check_range(store, base_commit, head_commit, trust_root=trust_root)
         typer.echo(_review_comment(report, base, head))
-    if not report.ok:
+        ok = report.ok
+    else:  # markdown and json add what the change would do at merge (api/cli_report.py)
+        outcome = range_report(store, base_commit, head_commit, base, head, trust_root=trust_root)
+        if fmt == "json":
+            _emit_json(outcome.json)
+        else:
+            typer.echo(outcome.markdown)
+        ok = outcome.check.ok
+    if not ok:
         raise typer.Exit(1)
 
 
@@ -678,7 +680,9 @@ def serve(
 @app.command()
 @_guard
 def cite(
-    ident: Annotated[str, typer.Argument(metavar="ID", help="A run: digest, hex prefix (>= 12) or metadata.name.")],
+    ident: Annotated[
+        str, typer.Argument(metavar="ID", help="A run or serving run: digest, hex prefix (>= 12) or metadata.name.")
+    ],
     repo: RepoOption = None,
     at: AtOption = None,
     fmt: Annotated[str, typer.Option("--format", help="TEXT, BIBTEX or CSL_JSON.")] = "TEXT",
@@ -705,10 +709,13 @@ def cite(
     snapshots.load()
     graph = snapshots.at(at)
     context = Context(snapshots, Documents(snapshots), root, dt.datetime.now(dt.UTC).date(), snapshots.head)
-    query = "query($at: String, $id: String!) { registry(at: $at) { run(id: $id) { citation(format: %s) } } }"
+    query = (
+        "query($at: String, $id: String!) { registry(at: $at) { "
+        "run(id: $id) { citation(format: %s) } servingRun(id: $id) { citation(format: %s) } } }"
+    )
     result = asyncio.run(
         schema.execute(
-            query % fmt.upper(),
+            query % (fmt.upper(), fmt.upper()),
             variable_values={"at": graph.commit, "id": ident},
             context_value=context,
             root_value=Query(),
@@ -716,7 +723,8 @@ def cite(
     )
     if result.errors:
         raise registry.RegistryError(result.errors[0].message)
-    run = (result.data or {}).get("registry", {}).get("run")
+    found = (result.data or {}).get("registry", {})
+    run = found.get("run") or found.get("servingRun")
     if run is None:
         raise registry.ManifestNotFound(ident, graph.commit)
     typer.echo(run["citation"])
@@ -735,6 +743,8 @@ def main() -> None:
         _err(f"kernelindex: internal error: {type(exc).__name__}: {exc} (set KERNELINDEX_DEBUG=1 for details)")
         raise SystemExit(1) from None
 
+
+from api import cli_import  # noqa: E402, F401  (registers the source importers on `import`)
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,9 @@
-"""The run dossier: everything a run page shows, as one GraphQL query (the permalink serves its answer)."""
+"""The run dossiers: everything a run page shows, as one GraphQL query (the permalink serves its answer),
+for a kernel run and for a serving run."""
 
 from __future__ import annotations
 
-__all__ = ["DOSSIER_QUERY"]
+__all__ = ["DOSSIER_QUERY", "SERVING_DOSSIER_QUERY"]
 
 DOSSIER_QUERY = """
 query Dossier($at: String, $id: String!) {
@@ -37,6 +38,34 @@ query Dossier($at: String, $id: String!) {
       citation
       manifest
       bundle
+    }
+  }
+}
+"""
+
+SERVING_DOSSIER_QUERY = """
+query ServingDossier($at: String, $id: String!) {
+  registry(at: $at) {
+    servingRun(id: $id) {
+      digest name title status observedAt publishedAt scenario qualityPolicy placement submitter
+      measurements { metric statistic unit value display direction comparable }
+      sourceNative { source benchmark scenario division category externalId metrics { name value } }
+      cohortKey protocolKey metricSetKey eligible ineligibilityReasons warnings trust caveats
+      cohort { key policyVersion size tokenizer protocolKey topologyKey qualityPolicy metricSetKey }
+      model { digest name title model tokenizer }
+      configuration { digest name summary dtype quantization stack { digest name project version apiProtocol } }
+      workload { digest name title streaming loadGeneration dataset slo { metric statistic operator value unit } }
+      topology { acceleratorVendor acceleratorModel acceleratorsPerNode nodeCount interconnect totalAccelerators key }
+      harness { name version }
+      source { slug name license attribution url }
+      provenance {
+        commit { id committedAt author { name email } committer { name email } subject trailers { key value }
+                 signature { signed verified signer reason } }
+        license attribution sourceUrl snapshot
+      }
+      permalink
+      citation
+      manifest
     }
   }
 }

@@ -20,6 +20,7 @@ from strawberry.extensions import (
 )
 
 import registry
+from api import serving_root as st
 from api import types as t
 from api.context import Context
 from registry import nodes as n
@@ -167,7 +168,7 @@ def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) 
 
 
 @strawberry.type(description="The registry at one commit. Every field answers for that commit only.")
-class Snapshot:
+class Snapshot(st.ServingRoot):
     _graph: strawberry.Private[Graph | None] = None
 
     def _g(self, info: Info) -> Graph:
@@ -290,6 +291,7 @@ class Snapshot:
     def compare(self, info: Info, runs: list[str]) -> t.Compare:
         if len(runs) > 20:
             raise t.PageSizeError(f"compare takes at most 20 runs (got {len(runs)})")
+        st.refuse_serving_runs(self._g(info), runs)
         return t.compare_runs(self._g(info), runs, info)
 
 

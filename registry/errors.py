@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 __all__ = [
     "AmbiguousName",
+    "IncomparableKinds",
+    "InvalidConstraint",
     "InvalidManifest",
     "ManifestNotFound",
     "Problem",
@@ -16,6 +18,9 @@ __all__ = [
     "StoreBusy",
     "StoreCorrupt",
     "StoreNotFound",
+    "UnknownMetric",
+    "UnsupportedOperator",
+    "WrongUnit",
 ]
 
 
@@ -117,3 +122,36 @@ class StoreBusy(RegistryError):
         self.reason = reason
         why = reason or f"main moved {attempts} times while writing"
         super().__init__(f"{why}; nothing was written, try again")
+
+
+class InvalidConstraint(RegistryError, ValueError):
+    """A serving constraint or objective that cannot be evaluated: `where` names the input
+    (`constraints[0].unit`), `reason` says what is wrong. The subclasses say which rule broke."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        self.where = where
+        self.reason = reason
+        super().__init__(f"invalid constraint: {where}: {reason}")
+
+
+class UnknownMetric(InvalidConstraint):
+    """The metric is not in serving-v1's vocabulary."""
+
+
+class WrongUnit(InvalidConstraint):
+    """The value is given in a unit other than the metric's."""
+
+
+class UnsupportedOperator(InvalidConstraint):
+    """The operator does not bound the metric on its bad side (`>=` on a latency)."""
+
+
+class IncomparableKinds(RegistryError, ValueError):
+    """Serving runs and kernel runs never compare (serving-v1): they share no cohort, key or score."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self.ids = tuple(ids)
+        super().__init__(
+            f"serving runs never compare with kernel runs: {', '.join(repr(i) for i in self.ids)} "
+            "name serving runs; compare those inside their serving cohort (servingCohort(key).resolve)"
+        )

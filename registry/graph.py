@@ -41,6 +41,7 @@ from registry.nodes import (
     Protocol,
     Retraction,
     Run,
+    ServingRun,
     Supersession,
     Verification,
     Workload,
@@ -250,7 +251,9 @@ class Graph:
     runs_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in _NODE_INDEXES + _FACT_INDEXES})
     cohorts_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in ("operation", "workload", "gpu")})
     children: dict[str, Index] = field(
-        default_factory=lambda: {k: {} for k in ("workloads", "implementations", "project_implementations")}
+        default_factory=lambda: {
+            k: {} for k in ("workloads", "implementations", "project_implementations", "serving_runs")
+        }
     )
     overlays: dict[str, Index] = field(
         default_factory=lambda: {k: {} for k in ("attestations", "retractions", "supersessions", "verifications")}
@@ -472,6 +475,9 @@ class Graph:
                 return [(self.overlays["supersessions"], node.supersedes)]
             case Verification():
                 return [(self.overlays["verifications"], node.run)]
+            case ServingRun():
+                # serving runs by model; their facts and cohorts are `registry.serving_graph`'s
+                return [(self.children["serving_runs"], node.model)]
         return []
 
     def _fact_index_keys(self, facts: RunFacts) -> list[tuple[Index, str]]:

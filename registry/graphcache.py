@@ -33,7 +33,8 @@ _DERIVING_MODULES = ("nodes", "graph", "members", "cohorts", "snapshots", "valid
 _NODE_CLASSES: dict[str, type[Any]] = {
     cls.__name__: cls
     for cls in (n.Run, n.Workload, n.Implementation, n.Operation, n.Project, n.Protocol, n.Environment,
-                n.Attestation, n.Retraction, n.Supersession, n.Verification, n.Other)
+                n.Attestation, n.Retraction, n.Supersession, n.Verification, n.ServingRun, n.ServingWorkload,
+                n.ServingConfiguration, n.ServingStack, n.Model, n.Other)
 }  # fmt: skip
 _PRIMARY = n.Run._fields.index("primary")
 _new = tuple.__new__

@@ -10,6 +10,7 @@ publication record's business (`snapshots.Publication`), so nodes load without i
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -19,6 +20,7 @@ __all__ = [
     "Attestation",
     "Environment",
     "Implementation",
+    "Model",
     "Node",
     "Operation",
     "Other",
@@ -26,6 +28,10 @@ __all__ = [
     "Protocol",
     "Retraction",
     "Run",
+    "ServingConfiguration",
+    "ServingRun",
+    "ServingStack",
+    "ServingWorkload",
     "Supersession",
     "Verification",
     "Workload",
@@ -210,8 +216,91 @@ class Verification(NamedTuple):
         return "Verification"
 
 
+class ServingRun(NamedTuple):
+    """An LLM-serving result (serving-v1 compares these among themselves only: `registry.serving`)."""
+
+    digest: str
+    oid: str
+    name: str
+    title: str | None
+    status: str  # valid, invalid, incomplete_evidence
+    observed_at: str
+    observed_ns: int
+    model: str
+    configuration: str
+    workload: str
+    harness: str
+    harness_version: str
+    placement: str | None
+    accelerator_vendor: str | None
+    accelerator_model: str
+    accelerators_per_node: int
+    node_count: int
+    interconnect: str | None
+    quality_policy: str
+    measurements: tuple[tuple[str, str, str, float], ...]  # (metric, statistic, unit, value), as listed
+    source: str | None  # spec.sourceNative.source
+    scenario: str | None  # spec.sourceNative.scenario
+
+    @property
+    def kind(self) -> str:
+        return "ServingRun"
+
+
+class ServingWorkload(NamedTuple):
+    digest: str
+    oid: str
+    name: str
+    title: str | None
+    streaming: bool
+    load_generation: str
+    slo: tuple[tuple[str, str, str, float, str], ...]  # (metric, statistic, operator, value, unit)
+
+    @property
+    def kind(self) -> str:
+        return "ServingWorkload"
+
+
+class ServingConfiguration(NamedTuple):
+    digest: str
+    oid: str
+    name: str
+    title: str | None
+    stack: str
+
+    @property
+    def kind(self) -> str:
+        return "ServingConfiguration"
+
+
+class ServingStack(NamedTuple):
+    digest: str
+    oid: str
+    name: str
+    title: str | None
+    project: str  # spec.project.name: who serves (an MLPerf submitter)
+    version: str | None
+
+    @property
+    def kind(self) -> str:
+        return "ServingStackRevision"
+
+
+class Model(NamedTuple):
+    digest: str
+    oid: str
+    name: str
+    title: str | None
+    model: str
+    tokenizer: str | None  # spec.tokenizer.name: part of a serving cohort's identity
+
+    @property
+    def kind(self) -> str:
+        return "ModelRevision"
+
+
 class Other(NamedTuple):
-    """Kinds the graph does not relate (the serving kinds): served by digest and name only."""
+    """Kinds the graph does not relate: served by digest and name only."""
 
     digest: str
     oid: str
@@ -232,6 +321,11 @@ Node = (
     | Retraction
     | Supersession
     | Verification
+    | ServingRun
+    | ServingWorkload
+    | ServingConfiguration
+    | ServingStack
+    | Model
     | Other
 )
 
@@ -335,7 +429,73 @@ def extract(kind: str, digest: str, oid: str, document: dict[str, Any]) -> Node:
             _intern(spec["rerunDigest"]),
             spec["runner"],
         )
+    if kind in _SERVING:
+        return _SERVING[kind](digest, oid, name, title, spec)
     return Other(digest, oid, name, title, kind)
+
+
+def _serving_run(digest: str, oid: str, name: str, title: str | None, spec: dict[str, Any]) -> ServingRun:
+    topology, harness = spec["topology"], spec["harness"]
+    native = spec.get("sourceNative") or {}
+    vendor = topology.get("acceleratorVendor")
+    return ServingRun(
+        digest,
+        oid,
+        name,
+        title,
+        _intern(spec["status"]),
+        spec["observedAt"],
+        instant_ns(spec["observedAt"]),
+        _intern(spec["modelDigest"]),
+        _intern(spec["configurationDigest"]),
+        _intern(spec["workloadDigest"]),
+        _intern(harness["name"]),
+        _intern(harness["version"]),
+        spec.get("placement"),
+        _intern(vendor) if vendor else None,
+        _intern(topology["acceleratorModel"]),
+        topology["acceleratorsPerNode"],
+        topology["nodeCount"],
+        topology.get("interconnect"),
+        _intern(spec["qualityPolicy"]),
+        tuple(
+            (_intern(m["metric"]), _intern(m["statistic"]), _intern(m["unit"]), float(m["value"]))
+            for m in spec["measurements"]
+        ),
+        _intern(native["source"]) if native else None,
+        _intern(native["scenario"]) if native else None,
+    )
+
+
+def _serving_workload(digest: str, oid: str, name: str, title: str | None, spec: dict[str, Any]) -> ServingWorkload:
+    slo = tuple(
+        (_intern(b["metric"]), _intern(b["statistic"]), b["operator"], float(b["value"]), _intern(b["unit"]))
+        for b in spec.get("slo") or ()
+    )
+    return ServingWorkload(digest, oid, name, title, spec["streaming"], _intern(spec["loadGeneration"]), slo)
+
+
+def _serving_configuration(
+    digest: str, oid: str, name: str, title: str | None, spec: dict[str, Any]
+) -> ServingConfiguration:
+    return ServingConfiguration(digest, oid, name, title, _intern(spec["stackDigest"]))
+
+
+def _serving_stack(digest: str, oid: str, name: str, title: str | None, spec: dict[str, Any]) -> ServingStack:
+    return ServingStack(digest, oid, name, title, spec["project"]["name"], spec["revision"].get("version"))
+
+
+def _model(digest: str, oid: str, name: str, title: str | None, spec: dict[str, Any]) -> Model:
+    return Model(digest, oid, name, title, spec["model"], (spec.get("tokenizer") or {}).get("name"))
+
+
+_SERVING: dict[str, Callable[[str, str, str, str | None, dict[str, Any]], Node]] = {
+    "ServingRun": _serving_run,
+    "ServingWorkload": _serving_workload,
+    "ServingConfiguration": _serving_configuration,
+    "ServingStackRevision": _serving_stack,
+    "ModelRevision": _model,
+}
 
 
 def _first_author(authors: Any) -> str | None:

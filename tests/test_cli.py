@@ -386,10 +386,11 @@ def test_log(filled: Path, runner: CliRunner) -> None:
 
 def test_log_json_of_the_embedded_registry(runner: CliRunner) -> None:
     entries = json.loads(_run(runner, "log", "--repo", EMBEDDED_REPO, "--json").stdout)
-    assert len(entries) == 5
-    assert sum(e["filesAdded"] for e in entries) == 19_769
+    assert len(entries) == 6
+    assert sum(e["filesAdded"] for e in entries) == 19_769 + 1_994
     assert next(e["committedAt"][:10] for e in entries) == "2026-08-24"
-    assert ["Source", "sol-execbench"] in entries[0]["trailers"]
+    assert ["Source", "liger-kernel-bench"] in entries[0]["trailers"]
+    assert ["Source", "sol-execbench"] in entries[1]["trailers"]
     assert set(entries[0]) == {"commit", "committedAt", "author", "committer", "subject", "trailers", "filesAdded"}
 
 

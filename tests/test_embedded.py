@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EMBEDDED_REPO, EXPORT, SEEDS
+from helpers import EMBEDDED_REPO, EXPORT, SEEDS, SHARED
 
 import registry
 from registry import lookup
-from registry.importers import import_export, import_seed_pages
+from registry.importers import commit_plan, import_export, import_seed_pages, plan_liger
 from registry.validate import operation_mismatch
 
 pytestmark = pytest.mark.slow
@@ -43,6 +43,20 @@ CORPUS_KINDS = {
     "ModelRevision": 6,
 }
 SEED_KINDS = {"BenchmarkRun": 2, "ImplementationRevision": 2}
+# The Liger-Kernel CSV (shared/sources/liger, SOURCES.md: 2,448 rows, 1,649 of them speed rows): one run per
+# speed row, as KernelIndex publishes; the other kinds are what those rows bind (tests/test_importers_liger.py).
+LIGER_KINDS = {
+    "BenchmarkRun": 1649,
+    "WorkloadCase": 237,
+    "ImplementationRevision": 63,
+    "OperationSpec": 31,
+    "ExecutionEnvironment": 6,
+    "SoftwareProject": 5,
+    "BenchmarkProtocol": 3,
+}
+LIGER_CSV = SHARED / "sources" / "liger" / "all_benchmark_data.csv"
+LIGER_REVISION = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c"  # shared/sources/SOURCES.md
+TOTAL = 19_765 + 4 + 1_994
 CORPUS_SOURCES = ["sol-execbench", "gpumode-kernelbot", "flashinfer-bench", "mlperf-inference"]  # oldest first
 
 
@@ -70,7 +84,7 @@ def documents(loaded: Loaded) -> dict[str, dict[str, Any]]:
 
 
 def test_every_manifest_sits_at_its_recomputed_digest(loaded: Loaded) -> None:
-    """All 19,769, through the full entry point (parsing, strict model, normalization, digest)."""
+    """All 21,763, through the full entry point (parsing, strict model, normalization, digest)."""
     wrong: list[str] = []
     gc.disable()  # 20k validations allocate a lot and free nothing: collections only cost time
     try:
@@ -83,13 +97,14 @@ def test_every_manifest_sits_at_its_recomputed_digest(loaded: Loaded) -> None:
     finally:
         gc.enable()
     assert wrong == []
-    assert len(loaded.entries) == 19_769
+    assert len(loaded.entries) == TOTAL
 
 
-def test_kinds_are_the_corpus_and_the_seeds(loaded: Loaded) -> None:
-    expected = Counter(CORPUS_KINDS) + Counter(SEED_KINDS)
+def test_kinds_are_the_corpus_the_seeds_and_liger(loaded: Loaded) -> None:
+    expected = Counter(CORPUS_KINDS) + Counter(SEED_KINDS) + Counter(LIGER_KINDS)
     assert Counter(e.kind for e in loaded.entries) == expected
     assert sum(CORPUS_KINDS.values()) == 19_765
+    assert sum(LIGER_KINDS.values()) == 1_994
 
 
 def test_the_tree_holds_manifests_only(embedded: registry.GitStore, loaded: Loaded) -> None:
@@ -192,10 +207,10 @@ def chain(embedded: registry.GitStore, loaded: Loaded) -> list[registry.CommitIn
     return [embedded.commit_info(c) for c in reversed(embedded.first_parents(loaded.head))]
 
 
-def test_history_is_one_commit_per_source_then_the_seeds(chain: list[registry.CommitInfo]) -> None:
-    assert len(chain) == 5
+def test_history_is_one_commit_per_source_then_the_seeds_then_liger(chain: list[registry.CommitInfo]) -> None:
+    assert len(chain) == 6
     assert chain[0].parents == ()
-    assert [c.trailer("Source") for c in chain] == [*CORPUS_SOURCES, "sol-execbench"]
+    assert [c.trailer("Source") for c in chain] == [*CORPUS_SOURCES, "sol-execbench", "liger-kernel-bench"]
     for info in chain:
         assert info.trailer("License"), info.subject
         assert info.trailer("Source-Snapshot"), info.subject
@@ -257,7 +272,7 @@ def test_the_43_operation_mismatches_are_recorded(
             if operation_mismatch(implementation, workload):
                 found.add(entry.digest)
     assert found == recorded
-    for info in (chain[0], chain[1], chain[3], chain[4]):
+    for info in (chain[0], chain[1], chain[3], chain[4], chain[5]):
         assert info.trailer_values("Integrity-Warning") == []
 
 
@@ -267,7 +282,24 @@ def test_commits_only_add_files(embedded: registry.GitStore, chain: list[registr
         changes = embedded.diff(info.parents[0] if info.parents else None, info.id)
         assert {c.status for c in changes} == {"added"}, info.subject
         added += len(changes)
-    assert added == 19_769
+    assert added == TOTAL
+
+
+def test_the_liger_commit_carries_its_provenance(embedded: registry.GitStore, chain: list[registry.CommitInfo]) -> None:
+    liger = chain[5]
+    assert liger.subject == "Import Liger-Kernel benchmarks (1,649 runs)"
+    assert liger.trailer_values("Source-Snapshot") == [
+        f"sha256:{hashlib.sha256(LIGER_CSV.read_bytes()).hexdigest()} all_benchmark_data.csv"
+    ]
+    assert liger.trailer("Source-Revision") == LIGER_REVISION
+    assert (liger.trailer("License") or "").startswith("BSD-2-Clause")
+    assert "LinkedIn Corporation" in (liger.trailer("Attribution") or "")  # shared/sources/liger/LICENSE
+    assert liger.trailer("Signed-off-by") == "KernelIndex registry importer <importer@registry.kernelindex.invalid>"
+    # Dated by the data: authored at the latest timestamp of the CSV, committed no earlier than its parent.
+    assert datetime.fromtimestamp(liger.author.time, UTC).isoformat() == "2026-07-26T00:09:58+00:00"
+    assert liger.committer.time == chain[4].committer.time
+    kinds = Counter(c.path.split("/")[0] for c in embedded.diff(chain[4].id, liger.id))
+    assert kinds == Counter({registry.KINDS[k].folder: n for k, n in LIGER_KINDS.items()})
 
 
 def test_the_repository_is_packed_and_sound() -> None:
@@ -294,6 +326,7 @@ def rebuilt(tmp_path_factory: pytest.TempPathFactory) -> registry.GitStore:
     store = registry.GitStore.init(tmp_path_factory.mktemp("rebuild") / "manifests.git")
     import_export(store, EXPORT)
     import_seed_pages(store, SEEDS)
+    commit_plan(store, plan_liger(LIGER_CSV, revision=LIGER_REVISION))
     return store
 
 
@@ -311,4 +344,7 @@ def test_a_second_import_changes_nothing(rebuilt: registry.GitStore) -> None:
     assert [r.commit for r in results] == [None] * len(results)
     assert sum(len(r.added) for r in results) == 0
     assert sum(len(r.unchanged) for r in results) == 19_765
+    reconciled, result = commit_plan(rebuilt, plan_liger(LIGER_CSV, revision=LIGER_REVISION))
+    assert result is None
+    assert (len(reconciled.new), len(reconciled.unchanged), len(reconciled.conflicting)) == (0, 1_994, 0)
     assert rebuilt.head() == head

@@ -273,7 +273,9 @@ def test_manifest_permalinks_serve_the_stored_bytes_forever(api: Running, embedd
     assert moved.status_code == 302 and moved.headers["location"].endswith(f"/at/{head}/manifests/{SEED_000}")
     short = api.client.get(f"/at/{head[:12]}/manifests/{SEED_000}", follow_redirects=False)
     assert short.status_code == 307 and f"/at/{head}/" in short.headers["location"]
-    before_seeds = api.service.snapshots.publication.mainline.commits[-2]  # type: ignore[union-attr]
+    commits = api.service.snapshots.publication.mainline.commits  # type: ignore[union-attr]
+    seeds = next(i for i, c in enumerate(commits) if "seed" in embedded.commit_info(c).subject.lower())
+    before_seeds = commits[seeds - 1]
     assert api.client.get(f"/at/{before_seeds}/manifests/{SEED_000}").status_code == 404
     assert (
         api.client.get(f"/at/{'0' * 40}/manifests/{SEED_000}").json()["errors"][0]["extensions"]["code"]

@@ -1,0 +1,142 @@
+"""The serving root fields of a snapshot (`ServingRoot`, which `Snapshot` extends) and their filters,
+and `compare`'s refusal of serving runs."""
+
+from __future__ import annotations
+
+import strawberry
+
+import registry
+from api import types as t
+from api.context import Context
+from api.serving_types import ServingCohort, ServingMetric, ServingRun, ServingRunStatus, run_maker, vocabulary
+from registry import nodes as n
+from registry.graph import Graph
+from registry.serving_graph import ServingIndex, serving_index
+
+__all__ = ["ServingCohortFilter", "ServingRoot", "ServingRunFilter", "refuse_serving_runs"]
+
+Info = strawberry.Info[Context, None]
+
+
+@strawberry.input(description="Narrow the serving runs; every given condition must hold.")
+class ServingRunFilter:
+    model: str | None = strawberry.field(default=None, description="A model id (digest, prefix or name).")
+    accelerator: str | None = strawberry.field(
+        default=None, description="An accelerator model or vendor, any case: 'NVIDIA B200-SXM-180GB', 'amd'."
+    )
+    scenario: str | None = strawberry.field(default=None, description="offline, server, interactive (any case).")
+    submitter: str | None = strawberry.field(
+        default=None, description="The stack's project, any case, with or without its note: 'AMD'."
+    )
+    quality_policy: str | None = None
+    cohort: str | None = strawberry.field(default=None, description="A serving cohort key (or unique prefix).")
+    status: list[ServingRunStatus] | None = None
+    eligible_only: bool = False
+
+
+@strawberry.input
+class ServingCohortFilter:
+    model: str | None = strawberry.field(default=None, description="A model id (digest, prefix or name).")
+    workload: str | None = strawberry.field(default=None, description="A serving workload id (digest, prefix or name).")
+    min_size: int | None = None
+
+
+def _filtered_runs(graph: Graph, index: ServingIndex, f: ServingRunFilter | None) -> list[str]:
+    if f is None:
+        return index.runs
+    model: str | None = None
+    if f.model is not None:
+        node = graph.find(("ModelRevision",), f.model)
+        if node is None:
+            return []
+        model = node.digest
+    found = index.filtered(
+        model=model,
+        accelerator=f.accelerator,
+        scenario=f.scenario,
+        submitter=f.submitter,
+        quality_policy=f.quality_policy,
+        statuses=[s.value for s in f.status] if f.status else None,
+        eligible_only=f.eligible_only,
+    )
+    if f.cohort is not None:
+        cohort = index.find_cohort(f.cohort)
+        members = set(cohort.members) if cohort else set()
+        found = [d for d in found if d in members]
+    return found
+
+
+def _filtered_cohorts(graph: Graph, index: ServingIndex, f: ServingCohortFilter | None) -> list[str]:
+    keys = index.ordered_cohorts()
+    if f is None:
+        return keys
+    for kinds, wanted, part in (
+        (("ModelRevision",), f.model, 0),
+        (("ServingWorkload",), f.workload, 2),
+    ):
+        if wanted is not None:
+            node = graph.find(kinds, wanted)
+            keys = [k for k in keys if node is not None and index.cohorts[k].parts[part] == node.digest]
+    if f.min_size:
+        keys = [k for k in keys if len(index.cohorts[k].members) >= f.min_size]
+    return keys
+
+
+@strawberry.type
+class ServingRoot:
+    """The serving fields of a snapshot (`Snapshot` extends this; not itself in the schema)."""
+
+    _graph: strawberry.Private[Graph | None] = None
+
+    def _serving_graph(self, info: Info) -> Graph:
+        return self._graph if self._graph is not None else info.context.graph(None)
+
+    @strawberry.field(description="A serving run by digest, unique hex prefix (>= 12) or metadata.name.")
+    def serving_run(self, info: Info, id: str) -> ServingRun | None:
+        graph = self._serving_graph(info)
+        node = graph.find(("ServingRun",), id)
+        return ServingRun(_graph=graph, _node=node) if isinstance(node, n.ServingRun) else None
+
+    @strawberry.field(description="Serving runs, newest observation first.")
+    def serving_runs(
+        self, info: Info, filter: ServingRunFilter | None = None, first: int = t.DEFAULT_PAGE, after: str | None = None
+    ) -> t.Connection[ServingRun]:
+        graph = self._serving_graph(info)
+        t.page_bounds(first)
+        digests = _filtered_runs(graph, serving_index(graph), filter)
+        return t.paginate(graph, digests, first, after, run_maker(graph))
+
+    @strawberry.field(description="A serving cohort by its key (or a unique prefix of >= 12 hex digits).")
+    def serving_cohort(self, info: Info, key: str) -> ServingCohort | None:
+        graph = self._serving_graph(info)
+        cohort = serving_index(graph).find_cohort(key)
+        return ServingCohort(_graph=graph, _cohort=cohort) if cohort else None
+
+    @strawberry.field(description="Serving cohorts, largest first, then by key.")
+    def serving_cohorts(
+        self,
+        info: Info,
+        filter: ServingCohortFilter | None = None,
+        first: int = t.DEFAULT_PAGE,
+        after: str | None = None,
+    ) -> t.Connection[ServingCohort]:
+        graph = self._serving_graph(info)
+        t.page_bounds(first)
+        index = serving_index(graph)
+        keys = _filtered_cohorts(graph, index, filter)
+        return t.paginate(graph, keys, first, after, lambda k: ServingCohort(_graph=graph, _cohort=index.cohorts[k]))
+
+    @strawberry.field(description="serving-v1's metric vocabulary: units and which way is better.")
+    def serving_metrics(self) -> list[ServingMetric]:
+        return vocabulary()
+
+
+def refuse_serving_runs(graph: Graph, ids: list[str]) -> None:
+    """`compare` takes kernel runs only.
+
+    Raises:
+        registry.errors.IncomparableKinds: some ids name serving runs.
+    """
+    serving = [i for i in ids if graph.find(("ServingRun",), i) is not None]
+    if serving:
+        raise registry.errors.IncomparableKinds(serving)

@@ -1,0 +1,578 @@
+"""The GraphQL types of serving results (serving-v1): runs, their configuration, stack, workload and
+model, and serving cohorts. A cohort's resolution is `api.serving_resolution`'s, the root fields
+`api.serving_root`'s.
+
+Serving results are a product of their own: they never appear in `runs`, `cohorts`, `records`
+or `compare`, and kernel runs never appear here. The domain is `registry.serving` (the policy)
+and `registry.serving_graph` (one graph's serving index); these types only present it.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, cast
+
+import strawberry
+from strawberry.scalars import JSON
+
+import registry
+from api import types as t
+from api.context import Context
+from api.serving_resolution import (
+    OptimizationDirection,
+    ServingConstraintInput,
+    ServingObjectiveInput,
+    ServingResolution,
+    direction_of,
+)
+from registry import nodes as n
+from registry import serving as policy
+from registry.graph import Graph
+from registry.present import Citation as CitationFacts
+from registry.present import cite, format_value
+from registry.serving_graph import ConstraintRequest, ObjectiveRequest, ServingFacts, serving_index
+from registry.serving_graph import ServingCohort as DomainCohort
+
+__all__ = [
+    "MAX_CONSTRAINTS",
+    "Model",
+    "ServingCohort",
+    "ServingConfiguration",
+    "ServingMetric",
+    "ServingRun",
+    "ServingRunStatus",
+    "ServingStack",
+    "ServingWorkload",
+    "run_maker",
+    "vocabulary",
+]
+
+Info = strawberry.Info[Context, None]
+
+MAX_CONSTRAINTS = 16
+
+
+# Enums and leaves ---------------------------------------------------------------------------------
+
+
+@strawberry.enum(description="A serving run's status as its source reported it.")
+class ServingRunStatus(enum.Enum):
+    VALID = "valid"
+    INVALID = "invalid"
+    INCOMPLETE_EVIDENCE = "incomplete_evidence"
+
+
+@strawberry.type(description="A metric of serving-v1's vocabulary.")
+class ServingMetric:
+    metric: str
+    unit: str = strawberry.field(description="e.g. tokens/s")
+    manifest_unit: str = strawberry.field(description="How manifests spell the unit: tokens_s")
+    direction: OptimizationDirection = strawberry.field(description="Which way is better.")
+
+
+def vocabulary() -> list[ServingMetric]:
+    return [
+        ServingMetric(metric=name, unit=d.unit, manifest_unit=d.manifest_unit, direction=direction_of(name))  # type: ignore[arg-type]
+        for name, d in policy.SERVING_METRICS.items()
+    ]
+
+
+def _display(metric: str, unit: str, value: float) -> str:
+    definition = policy.SERVING_METRICS.get(metric)
+    shown = definition.unit if definition and unit == definition.manifest_unit else unit
+    return format_value(value, shown)
+
+
+@strawberry.type
+class ServingMeasurement:
+    metric: str
+    statistic: str
+    unit: str
+    value: float
+    display: str = strawberry.field(description="e.g. 8840.42 tokens/s")
+    direction: OptimizationDirection | None = strawberry.field(description="Null for a metric outside the vocabulary.")
+    comparable: bool = strawberry.field(
+        description="In the vocabulary and in the metric's unit: only such measurements are compared."
+    )
+
+
+def _measurement(metric: str, statistic: str, unit: str, value: float) -> ServingMeasurement:
+    return ServingMeasurement(
+        metric=metric,
+        statistic=statistic,
+        unit=unit,
+        value=value,
+        display=_display(metric, unit, value),
+        direction=direction_of(metric),
+        comparable=policy.comparable(policy.Measurement(metric, statistic, unit, value)),
+    )
+
+
+@strawberry.type(description="Where a serving run ran.")
+class ServingTopology:
+    accelerator_vendor: str | None
+    accelerator_model: str
+    accelerators_per_node: int
+    node_count: int
+    interconnect: str | None
+    total_accelerators: int
+    key: str = strawberry.field(description="vendor/model/<per node>x<nodes>/interconnect, a cohort identity part")
+
+
+@strawberry.type
+class ServingHarness:
+    name: str
+    version: str
+
+
+@strawberry.type(description="A bound a workload declares its harness enforced (a service-level objective).")
+class ServingSlo:
+    metric: str
+    statistic: str
+    operator: str
+    value: float
+    unit: str
+
+
+@strawberry.type(description="What the source itself reported, in its own terms (MLPerf: scenario, division...).")
+class ServingSourceNative:
+    source: str
+    benchmark: str
+    scenario: str
+    division: str
+    category: str
+    external_id: str
+    metrics: list[t.Metric]
+
+
+# Manifest-backed kinds ----------------------------------------------------------------------------
+
+
+def _document(info: Info, node: n.Node) -> dict[str, Any]:
+    return info.context.documents.get(node.oid)
+
+
+def _published_at(graph: Graph, node: n.Node) -> str | None:
+    seconds = graph.published_at(node)
+    return None if seconds is None else registry.provenance.utc_instant(seconds)
+
+
+@strawberry.type
+class _Base:
+    """Digest, name and title of a serving manifest (not itself in the schema)."""
+
+    _graph: strawberry.Private[Graph]
+    _node: strawberry.Private[n.Node]
+
+    @strawberry.field
+    def digest(self) -> str:
+        return self._node.digest
+
+    @strawberry.field
+    def name(self) -> str:
+        return self._node.name
+
+    @strawberry.field
+    def title(self) -> str | None:
+        return self._node.title
+
+
+@strawberry.type
+class _Described(_Base):
+    """A manifest-backed type whose `manifest` is the Manifest type (a run's is its JSON, as for kernel runs)."""
+
+    @strawberry.field
+    def manifest(self) -> t.Manifest:
+        return t.Manifest(_graph=self._graph, _node=self._node)
+
+
+@strawberry.type(description="A model revision (ModelRevision): its tokenizer is part of a serving cohort's identity.")
+class Model(_Described):
+    _node: strawberry.Private[n.Model]
+
+    @strawberry.field(description="spec.model")
+    def model(self) -> str:
+        return self._node.model
+
+    @strawberry.field(description="spec.tokenizer.name")
+    def tokenizer(self) -> str | None:
+        return self._node.tokenizer
+
+    @strawberry.field(description="Its serving runs, newest first.")
+    def serving_runs(self, first: int = t.DEFAULT_PAGE, after: str | None = None) -> t.Connection[ServingRun]:
+        index = serving_index(self._graph)
+        return t.paginate(self._graph, index.filtered(model=self._node.digest), first, after, run_maker(self._graph))
+
+
+@strawberry.type(description="The serving software (ServingStackRevision) and who runs it.")
+class ServingStack(_Described):
+    _node: strawberry.Private[n.ServingStack]
+
+    @strawberry.field(description="spec.project.name: for MLPerf, the submitter.")
+    def project(self) -> str:
+        return self._node.project
+
+    @strawberry.field(description="spec.revision.version")
+    def version(self) -> str | None:
+        return self._node.version
+
+    @strawberry.field
+    def api_protocol(self, info: Info) -> str | None:
+        return cast(str | None, _document(info, self._node)["spec"].get("apiProtocol"))
+
+    @strawberry.field(description="The whole stack spec, as published.")
+    def spec(self, info: Info) -> JSON:
+        return cast(JSON, _document(info, self._node)["spec"])
+
+
+@strawberry.type(
+    description="How a stack was configured (ServingConfiguration): what competes inside a serving cohort."
+)
+class ServingConfiguration(_Described):
+    _node: strawberry.Private[n.ServingConfiguration]
+
+    @strawberry.field
+    def stack(self) -> ServingStack | None:
+        node = self._graph.nodes.get(self._node.stack)
+        return ServingStack(_graph=self._graph, _node=node) if isinstance(node, n.ServingStack) else None
+
+    @strawberry.field(description="e.g. AMD · Supermicro AS-8125GS-TNMR2 (submitter · system), as upstream sums it up.")
+    def summary(self, info: Info) -> str:
+        return _configuration_summary(self._graph, self._node, _document(info, self._node))
+
+    @strawberry.field
+    def dtype(self, info: Info) -> str | None:
+        return cast(str | None, _document(info, self._node)["spec"].get("dtype"))
+
+    @strawberry.field
+    def quantization(self, info: Info) -> str | None:
+        return cast(str | None, _document(info, self._node)["spec"].get("quantization"))
+
+    @strawberry.field(description="The whole configuration spec, as published.")
+    def spec(self, info: Info) -> JSON:
+        return cast(JSON, _document(info, self._node)["spec"])
+
+
+def _configuration_summary(graph: Graph, node: n.ServingConfiguration, document: dict[str, Any]) -> str:
+    stack = graph.nodes.get(node.stack)
+    who = stack.project.split(" (", 1)[0] if isinstance(stack, n.ServingStack) else None
+    system = (document["spec"].get("options") or {}).get("system")
+    return " · ".join(p for p in (who, system) if p) or node.name
+
+
+@strawberry.type(description="The load a serving run was measured under (ServingWorkload), with its declared SLOs.")
+class ServingWorkload(_Described):
+    _node: strawberry.Private[n.ServingWorkload]
+
+    @strawberry.field
+    def streaming(self) -> bool:
+        return self._node.streaming
+
+    @strawberry.field(description="open_loop, closed_loop or offline")
+    def load_generation(self) -> str:
+        return self._node.load_generation
+
+    @strawberry.field(description="Bounds its harness enforced: a DECLARED constraint outcome cites these.")
+    def slo(self) -> list[ServingSlo]:
+        return [ServingSlo(metric=m, statistic=s, operator=o, value=v, unit=u) for m, s, o, v, u in self._node.slo]
+
+    @strawberry.field
+    def dataset(self, info: Info) -> str | None:
+        return cast(str | None, (_document(info, self._node)["spec"].get("dataset") or {}).get("name"))
+
+    @strawberry.field(description="The whole workload spec, as published.")
+    def spec(self, info: Info) -> JSON:
+        return cast(JSON, _document(info, self._node)["spec"])
+
+
+# Runs ---------------------------------------------------------------------------------------------
+
+
+@strawberry.type(
+    description="An LLM-serving result: a model served by a configured stack on a topology, under a workload. "
+    "It compares only inside its serving cohort (serving-v1), never with kernel runs."
+)
+class ServingRun(_Base):
+    _node: strawberry.Private[n.ServingRun]
+
+    def _facts(self) -> ServingFacts:
+        return serving_index(self._graph).facts[self._node.digest]
+
+    @strawberry.field
+    def status(self) -> ServingRunStatus:
+        return ServingRunStatus(self._node.status)
+
+    @strawberry.field(description="When it was measured, as the manifest says (ISO 8601 UTC).")
+    def observed_at(self) -> str:
+        return self._node.observed_at
+
+    @strawberry.field(description="Committer time of the first commit on main that contains it; null if unpublished.")
+    def published_at(self) -> str | None:
+        return _published_at(self._graph, self._node)
+
+    @strawberry.field
+    def model(self) -> Model | None:
+        node = self._graph.nodes.get(self._node.model)
+        return Model(_graph=self._graph, _node=node) if isinstance(node, n.Model) else None
+
+    @strawberry.field
+    def configuration(self) -> ServingConfiguration | None:
+        node = self._graph.nodes.get(self._node.configuration)
+        return (
+            ServingConfiguration(_graph=self._graph, _node=node) if isinstance(node, n.ServingConfiguration) else None
+        )
+
+    @strawberry.field(description="The stack's project: for MLPerf, the submitter.")
+    def submitter(self) -> str | None:
+        return self._facts().submitter
+
+    @strawberry.field
+    def workload(self) -> ServingWorkload | None:
+        node = self._graph.nodes.get(self._node.workload)
+        return ServingWorkload(_graph=self._graph, _node=node) if isinstance(node, n.ServingWorkload) else None
+
+    @strawberry.field
+    def topology(self) -> ServingTopology:
+        run = self._node
+        return ServingTopology(
+            accelerator_vendor=run.accelerator_vendor,
+            accelerator_model=run.accelerator_model,
+            accelerators_per_node=run.accelerators_per_node,
+            node_count=run.node_count,
+            interconnect=run.interconnect,
+            total_accelerators=run.accelerators_per_node * run.node_count,
+            key=policy.topology_key(
+                run.accelerator_vendor,
+                run.accelerator_model,
+                run.accelerators_per_node,
+                run.node_count,
+                run.interconnect,
+            ),
+        )
+
+    @strawberry.field
+    def harness(self) -> ServingHarness:
+        return ServingHarness(name=self._node.harness, version=self._node.harness_version)
+
+    @strawberry.field
+    def placement(self) -> str | None:
+        return self._node.placement
+
+    @strawberry.field(description="e.g. mlperf_closed_99: the accuracy target results were held to.")
+    def quality_policy(self) -> str:
+        return self._node.quality_policy
+
+    @strawberry.field(description="The source's scenario (MLPerf: offline, server, interactive).")
+    def scenario(self) -> str | None:
+        return self._node.scenario
+
+    @strawberry.field(description="Its measurements, with units and which way is better.")
+    def measurements(self) -> list[ServingMeasurement]:
+        return [_measurement(*m) for m in self._node.measurements]
+
+    @strawberry.field
+    def source_native(self, info: Info) -> ServingSourceNative | None:
+        native = _document(info, self._node)["spec"].get("sourceNative")
+        if native is None:
+            return None
+        return ServingSourceNative(
+            source=native["source"],
+            benchmark=native["benchmark"],
+            scenario=native["scenario"],
+            division=native["division"],
+            category=native["category"],
+            external_id=native["externalId"],
+            metrics=[t.Metric(name=k, value=v) for k, v in (native.get("metrics") or {}).items()],
+        )
+
+    @strawberry.field
+    def caveats(self, info: Info) -> list[str]:
+        return list(_document(info, self._node)["spec"].get("caveats") or ())
+
+    @strawberry.field(description="Its serving cohort's key; null when its model or workload is missing.")
+    def cohort_key(self) -> str | None:
+        return self._facts().cohort
+
+    @strawberry.field(description="harness/version/placement/streaming/load generation, a cohort identity part")
+    def protocol_key(self) -> str | None:
+        parts = self._facts().parts
+        return parts.protocol_key if parts else None
+
+    @strawberry.field(description="Sorted metric·statistic pairs, a cohort identity part")
+    def metric_set_key(self) -> str:
+        return policy.metric_set_key((m[0], m[1]) for m in self._node.measurements)
+
+    @strawberry.field
+    def cohort(self) -> ServingCohort | None:
+        key = self._facts().cohort
+        cohort = serving_index(self._graph).cohorts.get(key) if key else None
+        return ServingCohort(_graph=self._graph, _cohort=cohort) if cohort else None
+
+    @strawberry.field(description="Serving runs carry no raw evidence and cannot be verified yet: REPORTED.")
+    def trust(self) -> t.Trust:
+        return t.Trust[self._facts().trust.name]
+
+    @strawberry.field
+    def eligible(self) -> bool:
+        return self._facts().eligible
+
+    @strawberry.field(description="UNPUBLISHED, STATUS_<STATUS>, MISSING_REFERENCE.")
+    def ineligibility_reasons(self) -> list[str]:
+        return list(self._facts().reasons)
+
+    @strawberry.field(description="Dangling references, measurements outside the vocabulary or in another unit.")
+    def warnings(self) -> list[str]:
+        return list(self._facts().warnings)
+
+    @strawberry.field
+    def source(self, info: Info) -> t.Source | None:
+        return t.source_type(info.context, self._graph, self._source(info))
+
+    def _source(self, info: Info) -> str | None:
+        if self._node.source:
+            return self._node.source
+        provenance = t.provenance_of(info.context, self._graph, self._node, None)
+        return provenance.source.slug if provenance and provenance.source else None
+
+    @strawberry.field(description="Who published it, when, from where, under which licence.")
+    def provenance(self, info: Info) -> t.Provenance | None:
+        return t.provenance_of(info.context, self._graph, self._node, self._node.source)
+
+    @strawberry.field(description="The run pinned to this snapshot's commit (JSON at the permalink).")
+    def permalink(self, info: Info) -> str:
+        return info.context.permalink(self._graph, "runs", self._node.digest)
+
+    @strawberry.field(description="Pinned to this snapshot's commit, with the run's digest and today's date.")
+    def citation(self, info: Info, format: t.CitationFormat = t.CitationFormat.TEXT) -> str:
+        return cite(self._citation_facts(info), format.value)
+
+    def _citation_facts(self, info: Info) -> CitationFacts:
+        graph, run = self._graph, self._node
+        configuration = graph.nodes.get(run.configuration)
+        workload = graph.nodes.get(run.workload)
+        slug = self._source(info)
+        source_name = info.context.snapshots.source_terms(graph.mainline, slug).get("Source-Name") if slug else None
+        metric, statistic, unit, value = run.measurements[0]
+        published = _published_at(graph, run)
+        return CitationFacts(
+            implementation=_configuration_summary(graph, configuration, _document(info, configuration))
+            if isinstance(configuration, n.ServingConfiguration)
+            else run.configuration,
+            workload=(workload.title or workload.name) if workload else run.workload,
+            value=_display(metric, unit, value),
+            statistic=f"{statistic} {metric}",
+            source=source_name or slug or "an unknown source",
+            digest=run.digest,
+            permalink=info.context.permalink(graph, "runs", run.digest),
+            accessed=info.context.today.isoformat(),
+            published=published[:10] if published else None,
+            title=run.title or run.name,
+        )
+
+    @strawberry.field(description="The stored manifest JSON.")
+    def manifest(self, info: Info) -> JSON:
+        return cast(JSON, _document(info, self._node))
+
+
+def run_maker(graph: Graph) -> Any:
+    def make(digest: str) -> ServingRun:
+        node = graph.nodes[digest]
+        assert isinstance(node, n.ServingRun)
+        return ServingRun(_graph=graph, _node=node)
+
+    return make
+
+
+# Cohorts ---------------------------------------------------------------------------
+
+
+@strawberry.type(description="A metric a serving cohort measures: an axis of its Pareto frontier when comparable.")
+class ServingAxis:
+    metric: str
+    statistic: str
+    direction: OptimizationDirection | None
+
+
+@strawberry.type(
+    description="A serving comparison group: same model (and tokenizer), workload, protocol, topology, quality policy "
+    "and metric set. Configurations and stacks compete inside it; it never mixes with kernel cohorts."
+)
+class ServingCohort:
+    _graph: strawberry.Private[Graph]
+    _cohort: strawberry.Private[DomainCohort]
+
+    @strawberry.field
+    def key(self) -> str:
+        return self._cohort.key
+
+    @strawberry.field
+    def policy_version(self) -> str:
+        return policy.POLICY_VERSION
+
+    @strawberry.field(description="Serving runs in it, eligible or not.")
+    def size(self) -> int:
+        return len(self._cohort.members)
+
+    @strawberry.field
+    def model(self) -> Model | None:
+        node = self._graph.nodes.get(self._cohort.parts.model_digest)
+        return Model(_graph=self._graph, _node=node) if isinstance(node, n.Model) else None
+
+    @strawberry.field
+    def tokenizer(self) -> str | None:
+        return self._cohort.parts.tokenizer
+
+    @strawberry.field
+    def workload(self) -> ServingWorkload | None:
+        node = self._graph.nodes.get(self._cohort.parts.workload_digest)
+        return ServingWorkload(_graph=self._graph, _node=node) if isinstance(node, n.ServingWorkload) else None
+
+    @strawberry.field
+    def protocol_key(self) -> str:
+        return self._cohort.parts.protocol_key
+
+    @strawberry.field
+    def topology_key(self) -> str:
+        return self._cohort.parts.topology_key
+
+    @strawberry.field
+    def quality_policy(self) -> str:
+        return self._cohort.parts.quality_policy
+
+    @strawberry.field
+    def metric_set_key(self) -> str:
+        return self._cohort.parts.metric_set_key
+
+    @strawberry.field(description="The metric·statistic pairs its runs measure.")
+    def metrics(self) -> list[ServingAxis]:
+        pairs = [p.partition("·") for p in self._cohort.parts.metric_set_key.split(",") if p]
+        return [ServingAxis(metric=m, statistic=s, direction=direction_of(m)) for m, _, s in pairs]
+
+    @strawberry.field(description="Its runs, newest first, eligible or not.")
+    def runs(self, first: int = t.DEFAULT_PAGE, after: str | None = None) -> t.Connection[ServingRun]:
+        digests = serving_index(self._graph).ordered(self._cohort.members)
+        return t.paginate(self._graph, digests, first, after, run_maker(self._graph))
+
+    @strawberry.field(
+        description="The feasible runs under every constraint, ranked by the objective; without an objective, "
+        "the Pareto frontier over the cohort's metrics. Bad constraints are refused with UNKNOWN_METRIC, "
+        "WRONG_UNIT or UNSUPPORTED_OPERATOR."
+    )
+    def resolve(
+        self, constraints: list[ServingConstraintInput] | None = None, objective: ServingObjectiveInput | None = None
+    ) -> ServingResolution:
+        given = constraints or []
+        if len(given) > MAX_CONSTRAINTS:
+            raise registry.errors.InvalidConstraint(
+                "constraints", f"at most {MAX_CONSTRAINTS} constraints (got {len(given)})"
+            )
+        requests = [ConstraintRequest(c.metric, c.operator, c.value, c.statistic, c.unit) for c in given]
+        goal = (
+            ObjectiveRequest(
+                objective.metric, objective.statistic, objective.direction.value if objective.direction else None
+            )
+            if objective is not None
+            else None
+        )
+        resolution = serving_index(self._graph).resolve(self._cohort, requests, goal)
+        return ServingResolution(_graph=self._graph, _resolution=resolution)
