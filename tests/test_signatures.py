@@ -6,6 +6,7 @@ model's rules (docs/trust.md), never read back from the code under test."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -217,3 +218,78 @@ def test_ssh_signer_refuses_a_missing_or_unusable_key(keys: dict[str, Key], tmp_
     signature = ssh_signer(keys["carol"].private)(b"payload")
     assert signature.startswith(b"-----BEGIN SSH SIGNATURE-----\n")
     assert signature.rstrip().endswith(b"-----END SSH SIGNATURE-----")
+
+
+def test_a_key_listed_for_another_namespace_is_not_a_maintainer(
+    keys: dict[str, Key], signed: tuple[bytes, bytes]
+) -> None:
+    """alice listed only for `file` signatures signs nothing for the registry (`-Y verify -n git` refuses;
+    `find-principals` still names her, so the refusal is the verification's)."""
+    payload, signature = signed
+    file_only = keys["alice"].allowed_signer.replace(b'namespaces="git"', b'namespaces="file"')
+    verdict = check_signature(payload, signature, file_only)
+    assert (verdict.signed, verdict.verified, verdict.signer) == (True, False, "alice@example.com")
+    assert (verdict.reason or "").startswith("the signature does not verify: ")
+
+
+# A stand-in ssh-keygen (first on PATH) for what the real one does rarely: hang, say nothing, or
+# answer in bytes that are not UTF-8. `exec` keeps the killed process the one holding the pipes.
+FAKE = {
+    "hangs": "exec sleep 30",
+    "finds alice, then hangs": 'if [ "$2" = find-principals ]; then echo alice@example.com; exit 0; fi; exec sleep 30',
+    "finds nobody, exit 0": "exit 0",
+    "finds alice, refuses with two lines": (
+        'if [ "$2" = find-principals ]; then printf "alice@example.com \\377\\n"; exit 0; fi; '
+        'printf "first line\\nlast line \\377\\n" >&2; exit 255'
+    ),
+    "finds alice, refuses silently": 'if [ "$2" = find-principals ]; then echo alice@example.com; exit 0; fi; exit 1',
+    "signs nothing": "echo not a signature; exit 0",
+    "fails silently": "exit 1",
+    "fails in bytes": 'printf "bad key \\377\\n" >&2; exit 1',
+}
+
+
+def _fake_keygen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behaviour: str) -> None:
+    folder = tmp_path / "fake-bin"
+    folder.mkdir(exist_ok=True)
+    fake = folder / "ssh-keygen"
+    fake.write_text(f"#!/bin/sh\n{FAKE[behaviour]}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "signer", "reason"),
+    [
+        ("hangs", None, "ssh-keygen timed out"),
+        ("finds alice, then hangs", "alice@example.com", "ssh-keygen timed out"),
+        ("finds nobody, exit 0", None, "signed by a key that policy/maintainers does not list"),
+        ("finds alice, refuses with two lines", "alice@example.com", "the signature does not verify: last line \ufffd"),
+        ("finds alice, refuses silently", "alice@example.com", "the signature does not verify: rejected by ssh-keygen"),
+    ],
+)
+def test_check_signature_when_ssh_keygen_misbehaves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behaviour: str, signer: str | None, reason: str
+) -> None:
+    _fake_keygen(tmp_path, monkeypatch, behaviour)
+    verdict = check_signature(b"payload", b"-----BEGIN SSH SIGNATURE-----\n", b"", timeout=0.5)
+    assert (verdict.signed, verdict.verified, verdict.signer, verdict.reason) == (True, False, signer, reason)
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "message"),
+    [
+        ("hangs", "cannot sign: ssh-keygen timed out (a passphrase prompt?)"),
+        ("signs nothing", "cannot sign with {key}: no signature produced"),
+        ("fails silently", "cannot sign with {key}: no signature produced"),
+        ("fails in bytes", "cannot sign with {key}: bad key \ufffd"),
+    ],
+)
+def test_ssh_signer_when_ssh_keygen_misbehaves(
+    keys: dict[str, Key], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, behaviour: str, message: str
+) -> None:
+    _fake_keygen(tmp_path, monkeypatch, behaviour)
+    sign = ssh_signer(keys["alice"].private, timeout=0.5)
+    with pytest.raises(registry.RegistryError) as caught:
+        sign(b"payload")
+    assert str(caught.value) == message.format(key=keys["alice"].private)
