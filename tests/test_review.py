@@ -8,11 +8,13 @@ from typing import Any
 
 import pygit2
 import pytest
-from helpers import basic_scenario, commit_manifests, digest_of, make_run
-from signing import commit_raw, stored
+from helpers import basic_scenario, commit_manifests, commit_meta, digest_of, make_retraction, make_run, to_manifest
+from signing import T0, Key, commit_raw, merge_into_main, stored
 
 import registry
+from registry.errors import Problem
 from registry.review import MAX_FILES, check_range
+from registry.signatures import POLICY_PATH, ssh_signer
 
 NOT_STORED = "not in the stored form"
 
@@ -127,3 +129,136 @@ def test_a_whole_history_is_checked_from_its_root(store: registry.GitStore) -> N
     report = check_range(store, None, head)
     assert report.ok and report.commits == 1
     assert sorted(m.digest for m in report.added) == sorted(digest_of(d) for d in basic_scenario().docs)
+
+
+# The maintainers' acts, problem by problem ----------------------------------------------------------
+
+
+def _governed(store: registry.GitStore, alice: Key) -> str:
+    """The basic scenario with a policy listing alice, in a commit under the registered source `test`."""
+    result = store.add(
+        [to_manifest(d) for d in basic_scenario().docs],
+        commit_meta(T0, subject="Initial policy and data", source="test"),
+        extra_files={POLICY_PATH: alice.allowed_signer},
+    )
+    assert result.commit is not None
+    return result.commit
+
+
+def _run(name: str, latency: int) -> dict[str, Any]:
+    scenario = basic_scenario()
+    return make_run(
+        scenario.implementations[1], scenario.workload, scenario.protocol, scenario.environment, latency, name=name
+    )
+
+
+def test_each_unsigned_act_is_one_exact_problem(store: registry.GitStore, keys: dict[str, Key]) -> None:
+    """A plain commit first (nothing to sign), then an unsigned retraction, then an unsigned commit that
+    claims the registered source `test`: two problems, each saying where, which commit and why."""
+    base = _governed(store, keys["alice"])
+    plain = commit_raw(store, base, dict([stored(_run("plain", 7000))]))
+    retraction_path, retraction = stored(make_retraction(basic_scenario().runs[1], "unsigned"))
+    overlay = commit_raw(store, plain, {retraction_path: retraction}, when=T0 + 3700)
+    claim = commit_raw(store, overlay, dict([stored(_run("claimed", 7100))]), when=T0 + 3800,
+                       message="Import\n\nSource: test\n")  # fmt: skip
+    assert check_range(store, base, claim).problems == (
+        Problem(
+            retraction_path,
+            "",
+            "an overlay needs a commit signed by a maintainer listed in the policy/maintainers in force; "
+            f"commit {overlay[:12]}: unsigned",
+        ),
+        Problem(
+            f"commit {claim[:12]}",
+            "Source",
+            "claims the registered source 'test', whose data only maintainers publish; the commit is not signed "
+            "by one (unsigned). A contribution says `Source: community`",
+        ),
+    )
+
+
+def test_community_is_never_a_registered_source(store: registry.GitStore, keys: dict[str, Key]) -> None:
+    base = _governed(store, keys["alice"])
+    first = commit_raw(store, base, dict([stored(_run("first", 7000))]), ref="refs/heads/first")
+    merged = merge_into_main(store, first)  # main now publishes under `Source: community` too
+    second = commit_raw(store, merged, dict([stored(_run("second", 7100))]), when=T0 + 9000)
+    assert check_range(store, merged, second).ok
+
+
+def test_overlays_already_on_main_do_not_taint_later_commits(store: registry.GitStore, keys: dict[str, Key]) -> None:
+    base = _governed(store, keys["alice"])
+    signed = store.add(
+        [to_manifest(make_retraction(basic_scenario().runs[1], "signed"))],
+        commit_meta(T0 + 100, subject="Retract", source="community"),
+        sign=ssh_signer(keys["alice"].private),
+    ).commit
+    assert signed is not None and check_range(store, base, signed).ok
+    later = commit_raw(store, signed, dict([stored(_run("later", 7000))]), when=T0 + 9000)
+    assert check_range(store, signed, later).ok
+    assert check_range(store, None, later).ok  # the whole history: the signed retraction counts from the root
+
+
+def test_a_key_added_in_a_change_cannot_sign_its_overlays(store: registry.GitStore, keys: dict[str, Key]) -> None:
+    alice, mallory = keys["alice"], keys["mallory"]
+    base = _governed(store, alice)
+    added = commit_raw(store, base, {POLICY_PATH: alice.allowed_signer + mallory.allowed_signer}, signer=alice)
+    retraction_path, retraction = stored(make_retraction(basic_scenario().runs[1], "mallory says so"))
+    overlay = commit_raw(store, added, {retraction_path: retraction}, signer=mallory, when=T0 + 3700)
+    assert check_range(store, base, overlay).problems == (
+        Problem(
+            retraction_path,
+            "",
+            "an overlay needs a commit signed by a maintainer listed in the policy/maintainers in force; "
+            f"commit {overlay[:12]}: signed by a key that policy/maintainers does not list",
+        ),
+    )
+
+
+def test_a_whole_history_reports_each_refused_policy_change_in_order(
+    store: registry.GitStore, keys: dict[str, Key]
+) -> None:
+    alice = keys["alice"]
+    root = _governed(store, alice)
+    first = commit_raw(store, root, {POLICY_PATH: alice.allowed_signer + b"# one\n"})
+    second = commit_raw(store, first, {POLICY_PATH: alice.allowed_signer + b"# two\n"}, when=T0 + 3700)
+    third = commit_raw(store, second, dict([stored(_run("third", 7000))]), when=T0 + 3800)
+    unsigned = "policy/maintainers is changed by commits no maintainer of the policy in force signed"
+    assert check_range(store, None, third).problems == (
+        Problem(POLICY_PATH, "", f"commit {first[:12]}: {unsigned}: {first[:12]} (unsigned)"),
+        Problem(POLICY_PATH, "", f"commit {second[:12]}: {unsigned}: {second[:12]} (unsigned)"),
+    )
+    assert check_range(store, root, first).problems == (
+        Problem(POLICY_PATH, "", f"{unsigned}: {first[:12]} (unsigned)"),
+    )
+
+
+def test_without_signatures_the_policy_file_must_still_parse(store: registry.GitStore, keys: dict[str, Key]) -> None:
+    """A local registry (signatures off) and the server's check of a new head: a policy that cannot
+    be read is refused, a readable one passes."""
+    base = _governed(store, keys["alice"])
+    broken = commit_raw(store, base, {POLICY_PATH: b"alice@example.com nonsense\n"})
+    assert check_range(store, base, broken, signatures=False).problems == (
+        Problem(
+            POLICY_PATH, "", "policy/maintainers:1: not an allowed-signers line (principals [options] keytype key)"
+        ),
+    )
+    fine = commit_raw(store, base, {POLICY_PATH: keys["alice"].allowed_signer + keys["bob"].allowed_signer})
+    assert check_range(store, base, fine, signatures=False).ok
+
+
+def test_a_reference_to_a_manifest_of_another_kind_does_not_resolve(basic_store: registry.GitStore) -> None:
+    scenario = basic_scenario()
+    base = basic_store.head()
+    assert base is not None
+    wrong = make_run(scenario.workload, scenario.workload, scenario.protocol, scenario.environment, 7000, name="wrong")
+    path, data = stored(wrong)
+    head = commit_raw(basic_store, base, {path: data})
+    problems = check_range(basic_store, base, head).problems
+    assert (
+        Problem(
+            path,
+            "$.spec.implementationDigest",
+            f"{digest_of(scenario.workload)} does not resolve to a ImplementationRevision",
+        )
+        in problems
+    ), problems
