@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import zstandard
 from helpers import (
+    DATA,
     EMBEDDED_REPO,
     SHARED,
     commit_meta,
@@ -38,6 +39,7 @@ from registry.snapshots import Snapshots
 
 TODAY = dt.date(2026, 11, 29)
 PINNED = "e775d39b6768675ff8eb086da76420493425c1a4"  # the embedded registry with the seed records
+BEFORE_SEEDS = "314f4d24fd889fc1048942a520881d7750ef542c"  # the corpus alone (README, "Pinning")
 LARGEST = "39d43c1992795178"  # the largest corpus cohort (README: 260 runs)
 
 ENTRIES = """query($key: String!, $first: Int!, $after: String, $min: Trust, $at: String) {
@@ -262,3 +264,33 @@ def test_the_largest_corpus_cohort_paged_to_the_end() -> None:
         expected[rank].add(digest)
     assert by_rank == expected
     assert ranks[-1] == len(values)
+
+
+RECORDS = """query($first: Int!, $after: String, $at: String) { registry(at: $at) { records(first: $first, after: $after) {
+  totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+  edges { cursor node { since cohort { key } holder { digest } } } } } }"""
+
+
+@pytest.mark.slow
+def test_the_records_ledger_paged_to_the_end_is_upstreams() -> None:
+    """Before the seed records (commit 314f4d2) the registry is upstream's corpus: its ledger is one
+    entry per cohort of upstream's record_events table, held by the cohort's last event, since then."""
+    raw = (DATA / "upstream" / "expectations.json.zst").read_bytes()
+    events = json.loads(zstandard.ZstdDecompressor().stream_reader(raw).read())["recordEvents"]
+    last: dict[str, tuple[str, str]] = {}
+    for key, run, _previous, _cause, at in sorted(events, key=lambda e: e[4]):
+        last[key] = (run, at)
+    snapshots = Snapshots(EMBEDDED_REPO)
+    snapshots.load()
+    pages: list[dict[str, Any]] = []
+    after = None
+    while not pages or pages[-1]["pageInfo"]["hasNextPage"]:
+        answer = _execute(snapshots, RECORDS, {"first": 100, "after": after, "at": BEFORE_SEEDS})
+        pages.append(answer["registry"]["records"])
+        after = pages[-1]["pageInfo"]["endCursor"]
+    assert len(last) == 1828
+    _assert_page_shapes(pages, 100, len(last))
+    nodes = [edge["node"] for page in pages for edge in page["edges"]]
+    assert {n["cohort"]["key"]: (n["holder"]["digest"], n["since"]) for n in nodes} == last
+    since = [n["since"] for n in nodes]
+    assert since == sorted(since, reverse=True)  # newest holder first
