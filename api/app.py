@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
+import functools
 import hashlib
+import hmac
 import logging
+import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import anyio.to_thread
 import orjson
 from starlette.applications import Starlette
@@ -26,11 +29,14 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 
 import registry
-from api.cache import ResponseCache
+from api.cache import ByteLRU
 from api.context import Context, Documents
 from api.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
+from api.errors import INTERNAL, UNEXPECTED
+from api.previews import Previews
 from api.schema import LIMITS, Query, schema
 from api.settings import Settings
 from registry.graphcache import cache_path, load_cache, save_cache
@@ -43,19 +49,31 @@ log = logging.getLogger("kernelindex")
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=0, must-revalidate"
-_HEX40 = frozenset("0123456789abcdef")
 _MAX_BODY = 2 * LIMITS["max_query_bytes"]
+RESPONSE_CACHE_BYTES = 64 * 1024 * 1024
+EXECUTORS = 2
+"""GraphQL executions at once. Execution is CPU-bound Python: more threads add no throughput under
+the GIL, only contenders for it, each delaying the event loop thread (measured under 6 heavy
+clients, /healthz p99: 1 executor ~25 ms, 2 ~50 ms, 4 ~70 ms); two let one wait on git while the
+other computes."""
+SWITCH_INTERVAL = 0.001
+"""How long a thread holding the GIL keeps it when another wants it (CPython's default is 5 ms):
+the event loop waits for an executor that long at each step of a request (/healthz p99 under 6
+heavy clients: ~90 ms at 5 ms, ~50 ms at 1 ms, with the same throughput of heavy queries)."""
 
 
 class Service:
-    """What the routes share: the snapshots, the documents, the response cache, the clock."""
+    """What the routes share: the snapshots, the documents, the response cache, the executors."""
 
-    def __init__(self, settings: Settings, clock: Callable[[], dt.date] | None = None) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.snapshots = Snapshots(settings.repo_path, trust_root=settings.trust_root_policy())
         self.documents = Documents(self.snapshots)
-        self.responses = ResponseCache(max_bytes=64 * 1024 * 1024)
-        self.clock = clock or (lambda: dt.datetime.now(dt.UTC).date())
+        self.previews = Previews(self.snapshots)
+        self.responses: ByteLRU[tuple[str, ...], Rendered] = ByteLRU(RESPONSE_CACHE_BYTES, Rendered.weight)
+        # GraphQL executes in worker threads, at most this many at once (made in the lifespan: anyio
+        # wants a running loop). The event loop only routes, so /healthz answers under any load.
+        self.executions: anyio.CapacityLimiter | None = None
         self.started = time.time()
         self.ready = False
         self.load_error: str | None = None
@@ -104,18 +122,38 @@ class Service:
             return _error(503, f"nothing to serve: {self.snapshots.status.reason}", "NOT_READY")
         return None
 
-    def base_url(self, request: Request) -> str:
-        if self.settings.base_url:
-            return self.settings.base_url.rstrip("/")
-        return str(request.base_url).rstrip("/")
+    @property
+    def base_url(self) -> str:
+        """Where absolute links point: the configured base URL, else "" (root-relative links).
+        Never the request's Host: a cached answer would carry it to every later client (issue 8)."""
+        return (self.settings.base_url or "").rstrip("/")
+
+    def context(self, head: registry.graph.Graph) -> Context:
+        return Context(self.snapshots, self.documents, self.base_url, None, head, self.previews)
+
+    async def execute(self, query: str, variables: dict[str, Any], operation: str | None, context: Context) -> Any:
+        """Run a GraphQL operation in a worker thread, at most `EXECUTORS` at once."""
+        assert self.executions is not None, "the lifespan makes the limiter"
+        run = functools.partial(
+            schema.execute_sync,
+            query,
+            variable_values=variables,
+            context_value=context,
+            operation_name=operation,
+            root_value=Query(),
+        )
+        return await anyio.to_thread.run_sync(run, limiter=self.executions)
 
 
-def create_app(settings: Settings | None = None, *, clock: Callable[[], dt.date] | None = None) -> Starlette:
-    """The application for one registry. `clock` gives today's date (for citations' access dates)."""
-    service = Service(settings or Settings.from_env(), clock)
+def create_app(settings: Settings | None = None) -> Starlette:
+    """The application for one registry."""
+    service = Service(settings or Settings.from_env())
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        service.executions = anyio.CapacityLimiter(EXECUTORS)
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL)
         try:
             await anyio.to_thread.run_sync(service.load)
         except registry.RegistryError as exc:
@@ -125,6 +163,7 @@ def create_app(settings: Settings | None = None, *, clock: Callable[[], dt.date]
         try:
             yield
         finally:
+            sys.setswitchinterval(switch)
             poller.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await poller
@@ -213,10 +252,16 @@ async def _graphql(request: Request) -> Response:
     if refusal is not None:
         return refusal
     head = service.snapshots.head
-    key = (head.commit, query, orjson.dumps(variables, option=orjson.OPT_SORT_KEYS), operation)
+    try:
+        request_digest = hashlib.sha256(
+            orjson.dumps([query, variables, operation], option=orjson.OPT_SORT_KEYS)
+        ).hexdigest()
+    except TypeError:  # orjson reads deeper JSON than it writes (254 levels)
+        return _error(400, "variables are nested too deeply", "BAD_REQUEST")
+    key = (head.commit, request_digest)
     cached = service.responses.get(key)
     if cached is None:
-        cached = await _execute(service, request, head, query, variables, operation)
+        cached = await _execute(service, head, query, variables, operation)
         if cached.cacheable:
             service.responses.put(key, cached)
     if request.headers.get("if-none-match") == cached.etag:
@@ -291,37 +336,64 @@ class Rendered:
             "x-kernelindex-commit": commit,
         }
 
+    def weight(self) -> int:
+        """What it holds in the response cache: the body, the headers, the key, the bookkeeping."""
+        return len(self.body) + 512
+
 
 async def _execute(
-    service: Service, request: Request, head: Any, query: str, variables: dict[str, Any], operation: str | None
+    service: Service, head: Any, query: str, variables: dict[str, Any], operation: str | None
 ) -> Rendered:
-    context = Context(
-        snapshots=service.snapshots,
-        documents=service.documents,
-        base_url=service.base_url(request),
-        today=service.clock(),
-        head=head,
-    )
-    result = await schema.execute(
-        query, variable_values=variables, context_value=context, operation_name=operation, root_value=Query()
-    )
+    context = service.context(head)
+    try:
+        result = await service.execute(query, variables, operation, context)
+    except (CannotGetOperationTypeError, InvalidOperationTypeError) as exc:
+        # strawberry raises these rather than answering them: the operation could not be chosen.
+        reason = "only queries are served"
+        if isinstance(exc, CannotGetOperationTypeError):
+            reason = exc.as_http_error_reason()
+        body = orjson.dumps(
+            {"errors": [{"message": reason, "extensions": {"code": "OPERATION_RESOLUTION_FAILURE"}}], "data": None}
+        )
+        return Rendered(body, 400, False, False, head.commit)
     payload: dict[str, Any] = {}
     if result.errors:
-        payload["errors"] = [error.formatted for error in result.errors]
+        payload["errors"] = [_formatted(error) for error in result.errors]
     payload["data"] = result.data
     extensions: dict[str, Any] = {"commit": head.commit, "committedAt": utc_instant(head.committed_at)}
     pinned = [g for commit, g in context.seen.items() if commit != head.commit or not context.used_head]
     if pinned:
         extensions["pinned"] = [{"commit": g.commit, "committedAt": utc_instant(g.committed_at)} for g in pinned]
-    payload["extensions"] = {"registry": extensions}
+    payload["extensions"] = {**(result.extensions or {}), "registry": extensions}
     body = orjson.dumps(payload)
-    # A request error (syntax, validation, limits) never started executing: no error has a path.
+    # A request error (syntax, validation, limits, variables) never started executing: no error has a path.
     request_error = result.data is None and bool(result.errors) and all(not e.path for e in result.errors or ())
     status = 400 if request_error else 200
-    unexpected = any(error.message == "Unexpected error." for error in result.errors or ())
-    immutable = bool(context.seen) and not context.used_head and not context.pinned_by_name and not result.errors
+    unexpected = any(error["extensions"]["code"] == INTERNAL for error in payload.get("errors", ()))
+    # Immutable only when nothing in it can change: pinned to full ids of commits in main's history,
+    # nothing asked of the moving head, no error (issue 8).
+    immutable = (
+        bool(context.seen)
+        and not context.used_head
+        and not context.pinned_by_name
+        and not context.unpublished
+        and not result.errors
+    )
     cacheable = not unexpected and not context.pinned_by_name and status == 200
     return Rendered(body, status, cacheable, immutable, head.commit)
+
+
+def _formatted(error: Any) -> dict[str, Any]:
+    """An error as the response carries it; one without a code escaped `api.errors` and is masked."""
+    formatted: dict[str, Any] = error.formatted
+    if isinstance((formatted.get("extensions") or {}).get("code"), str):
+        return formatted
+    log.error("kernelindex: unexpected error: %s", error.message, exc_info=getattr(error, "original_error", None))
+    masked: dict[str, Any] = {"message": UNEXPECTED, "extensions": {"code": INTERNAL}}
+    for key in ("locations", "path"):
+        if formatted.get(key):
+            masked[key] = formatted[key]
+    return masked
 
 
 # Permalinks ---------------------------------------------------------------------------------------
@@ -335,7 +407,7 @@ def _digest_param(text: str) -> str | None:
 
 
 async def _resolve_pinned(request: Request, kind: str) -> tuple[registry.graph.Graph, str] | Response:
-    """The main-reachable graph and digest a permalink names, or the response that refuses it."""
+    """The graph (of a commit in main's history) and digest a permalink names, or the response that refuses it."""
     service = _service(request)
     refusal = service.unavailable()
     if refusal is not None:
@@ -348,12 +420,13 @@ async def _resolve_pinned(request: Request, kind: str) -> tuple[registry.graph.G
         commit = await anyio.to_thread.run_sync(service.snapshots.store().resolve, rev)
     except registry.RevisionNotFound as exc:
         return _error(404, str(exc), "REVISION_NOT_FOUND")
-    if not await anyio.to_thread.run_sync(lambda: service.snapshots.reachable(commit, from_main_only=True)):
+    head = service.snapshots.head.commit
+    if not await anyio.to_thread.run_sync(service.previews.published, commit, head):
         return _error(
             404, f"{commit} is not on main: permalinks pin commits of the publication record", "REVISION_NOT_FOUND"
         )
     if rev != commit:
-        return RedirectResponse(f"{service.base_url(request)}/at/{commit}/{kind}/{digest}", status_code=307)
+        return RedirectResponse(f"{service.base_url}/at/{commit}/{kind}/{digest}", status_code=307)
     graph = await anyio.to_thread.run_sync(service.snapshots.at, commit)
     return graph, digest
 
@@ -391,13 +464,11 @@ async def _run_permalink(request: Request) -> Response:
     key = ("dossier", graph.commit, digest)
     cached = service.responses.get(key)
     if cached is None:
-        context = Context(service.snapshots, service.documents, service.base_url(request), service.clock(), head)
-        result = await schema.execute(
-            query, variable_values={"at": graph.commit, "id": digest}, context_value=context, root_value=Query()
-        )
+        context = service.context(head)
+        result = await service.execute(query, {"at": graph.commit, "id": digest}, None, context)
         if result.errors or result.data is None:
             messages = "; ".join(e.message for e in result.errors or ())
-            return _error(500, f"the dossier could not be built: {messages}", "INTERNAL")
+            return _error(500, f"the dossier could not be built: {messages}", INTERNAL)
         body = orjson.dumps(
             {
                 "registry": {"commit": graph.commit, "committedAt": utc_instant(graph.committed_at)},
@@ -421,7 +492,7 @@ async def _head_redirect(request: Request) -> Response:
     if digest is None:
         return _error(400, "expected sha256:<64 lowercase hex digits>", "BAD_DIGEST")
     commit = service.snapshots.head.commit
-    return RedirectResponse(f"{service.base_url(request)}/at/{commit}/{kind}/{digest}", status_code=302)
+    return RedirectResponse(f"{service.base_url}/at/{commit}/{kind}/{digest}", status_code=302)
 
 
 # Operations ---------------------------------------------------------------------------------------
@@ -450,7 +521,8 @@ async def _healthz(request: Request) -> JSONResponse:
 async def _refresh(request: Request) -> JSONResponse:
     service = _service(request)
     secret = service.settings.hook_secret
-    if secret and request.headers.get("authorization") != f"Bearer {secret}":
+    given = request.headers.get("authorization", "").encode()
+    if secret and not hmac.compare_digest(given, f"Bearer {secret}".encode()):  # no timing oracle
         return _error(401, "a valid 'Authorization: Bearer <secret>' is required", "UNAUTHORIZED")
     if not service.ready:
         return _error(503, "the registry is still loading", "NOT_READY")
@@ -463,7 +535,7 @@ async def _refresh(request: Request) -> JSONResponse:
 
 async def _index(request: Request) -> JSONResponse:
     service = _service(request)
-    base = service.base_url(request)
+    base = service.base_url
     return JSONResponse(
         {
             "name": "KernelIndex registry",

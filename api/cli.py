@@ -635,7 +635,7 @@ def serve(
     host: Annotated[str | None, typer.Option(help="Interface to listen on (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(min=0, max=65535, help="Port (default 8000).")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default 1).")] = None,
-    base_url: Annotated[str | None, typer.Option(help="Public URL for permalinks (default: from requests).")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Public URL of links (default: root-relative).")] = None,
     poll: Annotated[float | None, typer.Option(help="Seconds between checks of main (default 2).")] = None,
     trust_root: Annotated[
         Path | None,

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 import registry
+from api.previews import Previews
 from registry.graph import Graph
 from registry.snapshots import Snapshots
 
@@ -61,28 +62,45 @@ class Documents:
 
 @dataclass(slots=True)
 class Context:
-    """One request's view. `seen` collects every snapshot the query touched."""
+    """One request's view. `seen` collects every snapshot the query touched.
+
+    `base_url` is configuration, never the request's Host (issue 8): "" makes links root-relative.
+    `today` is the reader's date when there is one (the CLI's); a server has none, so no answer it
+    caches embeds the day it was computed. `previews`, when given, decides which pinned commits are
+    published and refuses previews that fail the pull-request check.
+    """
 
     snapshots: Snapshots
     documents: Documents
     base_url: str
-    today: dt.date
+    today: dt.date | None
     head: Graph
+    previews: Previews | None = None
     seen: dict[str, Graph] = field(default_factory=dict)
     pinned_by_name: bool = False  # a branch, tag or prefix was used: the answer may change later
     used_head: bool = False  # something was answered for "the head of main", which moves
+    unpublished: bool = False  # a pinned commit is not in main's history: main may still change the answer
 
     def graph(self, at: str | None) -> Graph:
         """The snapshot for `registry(at:)`: the head, or a pinned commit, branch or tag.
 
         Raises:
             registry.RevisionNotFound: unknown or unreachable.
+            PreviewRejected: a commit not on main that fails the pull-request check.
         """
         if at is None:
             graph = self.head
             self.used_head = True
+        elif at == self.head.commit:
+            graph = self.head
         else:
-            graph = self.head if at == self.head.commit else self.snapshots.at(at)
+            commit = self.snapshots.store().resolve(at)
+            if self.previews is not None and not self.previews.published(commit, self.head.commit):
+                self.unpublished = True
+                if not self.snapshots.reachable(commit):
+                    raise registry.RevisionNotFound(at, "not reachable from any branch or tag of the registry")
+                self.previews.check(commit, self.head.commit)
+            graph = self.snapshots.at(commit)
             if at != graph.commit:
                 self.pinned_by_name = True
         self.seen[graph.commit] = graph

@@ -6,28 +6,23 @@ import enum
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-import anyio.to_thread
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import (
-    AddValidationRules,
-    MaskErrors,
-    MaxAliasesLimiter,
-    MaxTokensLimiter,
-    ParserCache,
-    QueryDepthLimiter,
-    ValidationCache,
-)
+from strawberry.extensions import AddValidationRules, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 
 import registry
 from api import serving_root as st
 from api import types as t
+from api.cache import ByteLRU
 from api.context import Context
+from api.cost import CostModel
+from api.errors import ErrorCodes
+from api.pipeline import CostLimit, DocumentCache, ParsedDocument
 from registry import nodes as n
 from registry.graph import Graph
 from registry.provenance import utc_instant
 
-__all__ = ["LIMITS", "Query", "Snapshot", "error_code", "schema"]
+__all__ = ["DOCUMENTS", "LIMITS", "Query", "Snapshot", "schema"]
 
 Info = strawberry.Info[Context, None]
 
@@ -37,6 +32,8 @@ LIMITS = {
     "max_tokens": 4000,  # the dossier query is ~250
     "max_query_bytes": 64 * 1024,
     "max_page": t.MAX_PAGE,
+    "max_cost": 25_000,  # fields an operation may resolve (api.cost); 10 x runs(first: 100) with 12 fields is ~12,000
+    "document_cache_bytes": 32 * 1024 * 1024,
 }
 
 
@@ -304,48 +301,15 @@ class Query(Snapshot):
         description="The registry at a commit (full id or unique prefix), branch or tag; "
         "the served head of main when omitted."
     )
-    async def registry(self, info: Info, at: str | None = None) -> Snapshot | None:
-        context = info.context
-        if at is None:
-            return Snapshot(_graph=context.graph(None))
-        graph = await anyio.to_thread.run_sync(context.graph, at)
-        return Snapshot(_graph=graph)
-
-
-def error_code(error: BaseException | None) -> str | None:
-    """The `extensions.code` of an expected error: its class name in SCREAMING_SNAKE_CASE."""
-    if not isinstance(error, registry.RegistryError):
-        return None
-    name = type(error).__name__
-    return "".join("_" + c if c.isupper() and i else c for i, c in enumerate(name)).upper()
-
-
-class _RegistryErrors(MaskErrors):
-    """Mask unexpected errors; let the registry's expected ones through, with a code."""
-
-    def __init__(self) -> None:
-        super().__init__(should_mask_error=_should_mask, error_message="Unexpected error.")
-
-    def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
-        processed = super()._process_errors(errors)
-        for error in processed:
-            code = error_code(error.original_error)
-            if code is not None:
-                error.extensions = {**(error.extensions or {}), "code": code}
-        return processed
-
-
-def _should_mask(error: GraphQLError) -> bool:
-    original = error.original_error
-    return original is not None and not isinstance(original, registry.RegistryError)
+    def registry(self, info: Info, at: str | None = None) -> Snapshot | None:
+        # Execution runs in a worker thread (api.app), so a pinned graph is built right here.
+        return Snapshot(_graph=info.context.graph(at))
 
 
 class _Schema(strawberry.Schema):
     def process_errors(self, errors: list[GraphQLError], execution_context: Any = None) -> None:
-        """Log what went wrong unexpectedly; a client's own mistakes are answers, not incidents."""
-        unexpected = [e for e in errors if _should_mask(e)]
-        if unexpected:
-            super().process_errors(unexpected, execution_context)
+        """Nothing: `api.errors.ErrorCodes` logs the unexpected ones; a client's own mistakes are
+        answers, not incidents."""
 
 
 # The limit rules are made once: a limiter builds a new rule class each time it is made, and the
@@ -356,16 +320,19 @@ _LIMIT_RULES = [
     *MaxAliasesLimiter(max_alias_count=LIMITS["max_aliases"]).validation_rules,
 ]
 
-# Factories: strawberry builds fresh extensions per request; the parser and validation caches
-# live at module level (keyed by maxsize), so they outlive requests anyway.
+# Parsed and validated documents, shared by every request, bounded by what they hold (api.pipeline).
+DOCUMENTS: ByteLRU[tuple[bytes, str], ParsedDocument] = ByteLRU(LIMITS["document_cache_bytes"], lambda p: p.weight)
+_COST = CostModel(max_page=t.MAX_PAGE)
+
+# Factories: strawberry builds fresh extensions per request.
 schema = _Schema(
     query=Query,
     types=[Snapshot],
     extensions=[
         lambda: AddValidationRules(_LIMIT_RULES),
         lambda: MaxTokensLimiter(max_token_count=LIMITS["max_tokens"]),
-        lambda: ParserCache(maxsize=512),
-        lambda: ValidationCache(maxsize=512),
-        _RegistryErrors,
+        lambda: DocumentCache(DOCUMENTS),
+        lambda: CostLimit(LIMITS["max_cost"], _COST),
+        ErrorCodes,
     ],
 )

@@ -18,6 +18,7 @@ from strawberry.scalars import JSON
 import registry
 from api import types as t
 from api.context import Context
+from api.errors import access_date
 from api.serving_resolution import (
     OptimizationDirection,
     ServingConstraintInput,
@@ -442,11 +443,17 @@ class ServingRun(_Base):
     def permalink(self, info: Info) -> str:
         return info.context.permalink(self._graph, "runs", self._node.digest)
 
-    @strawberry.field(description="Pinned to this snapshot's commit, with the run's digest and today's date.")
-    def citation(self, info: Info, format: t.CitationFormat = t.CitationFormat.TEXT) -> str:
-        return cite(self._citation_facts(info), format.value)
+    @strawberry.field(
+        description="Pinned to this snapshot's commit, with the run's digest; `accessed` (YYYY-MM-DD) adds the date "
+        "the reader accessed it (the server never adds its own: pinned answers never change)."
+    )
+    def citation(
+        self, info: Info, format: t.CitationFormat = t.CitationFormat.TEXT, accessed: str | None = None
+    ) -> str:
+        day = access_date(accessed) if accessed is not None else info.context.today
+        return cite(self._citation_facts(info, day.isoformat() if day else None), format.value)
 
-    def _citation_facts(self, info: Info) -> CitationFacts:
+    def _citation_facts(self, info: Info, accessed: str | None) -> CitationFacts:
         graph, run = self._graph, self._node
         configuration = graph.nodes.get(run.configuration)
         workload = graph.nodes.get(run.workload)
@@ -464,7 +471,7 @@ class ServingRun(_Base):
             source=source_name or slug or "an unknown source",
             digest=run.digest,
             permalink=info.context.permalink(graph, "runs", run.digest),
-            accessed=info.context.today.isoformat(),
+            accessed=accessed,
             published=published[:10] if published else None,
             title=run.title or run.name,
         )

@@ -16,6 +16,7 @@ from strawberry.scalars import JSON
 
 import registry
 from api.context import Context
+from api.errors import access_date
 from registry import nodes as n
 from registry.cohorts import Trust as DomainTrust
 from registry.graph import SOURCE_NATIVE, Graph
@@ -962,11 +963,16 @@ class Run(_Named):
     def permalink(self, info: Info) -> str:
         return info.context.permalink(self._graph, "runs", self._node.digest)
 
-    @strawberry.field
-    def citation(self, info: Info, format: CitationFormat = CitationFormat.TEXT) -> str:
-        return cite(self._citation_facts(info), format.value)
+    @strawberry.field(
+        description="How to cite this run, pinned to this snapshot's commit. `accessed` (YYYY-MM-DD, the day "
+        "your reader accessed it) adds an access date; the server never adds its own, so an answer pinned "
+        "to a published commit never changes."
+    )
+    def citation(self, info: Info, format: CitationFormat = CitationFormat.TEXT, accessed: str | None = None) -> str:
+        day = access_date(accessed) if accessed is not None else info.context.today
+        return cite(self._citation_facts(info, day.isoformat() if day else None), format.value)
 
-    def _citation_facts(self, info: Info) -> CitationFacts:
+    def _citation_facts(self, info: Info, accessed: str | None) -> CitationFacts:
         graph, run = self._graph, self._node
         implementation = graph.nodes.get(run.implementation)
         workload = graph.nodes.get(run.workload)
@@ -982,7 +988,7 @@ class Run(_Named):
             source=source_name or slug or "an unknown source",
             digest=run.digest,
             permalink=info.context.permalink(graph, "runs", run.digest),
-            accessed=info.context.today.isoformat(),
+            accessed=accessed,
             published=published[:10] if published else None,
             title=run.title or run.name,
         )

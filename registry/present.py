@@ -103,7 +103,7 @@ class Citation:
     source: str
     digest: str
     permalink: str
-    accessed: str  # YYYY-MM-DD
+    accessed: str | None  # YYYY-MM-DD, the reader's; None: no access date (an answer that never changes)
     published: str | None  # YYYY-MM-DD
     title: str
 
@@ -116,22 +116,26 @@ def cite(citation: Citation, fmt: str = "TEXT") -> str:
     """
     c = citation
     if fmt == "TEXT":
+        accessed = f" Accessed {c.accessed}." if c.accessed else ""
         return (
             f"{c.implementation}, {c.workload}. {c.value} ({c.statistic}). Reported by {c.source}. "
-            f"Run {c.digest}. {c.permalink}. Accessed {c.accessed}."
+            f"Run {c.digest}. {c.permalink}.{accessed}"
         )
     key = "kernelindex-" + c.digest.removeprefix("sha256:")[:12]
     if fmt == "BIBTEX":
+        year = c.published or c.accessed
         fields = {
             "title": f"{c.implementation}, {c.workload}: {c.value} ({c.statistic})",
             "author": c.source,
-            "year": (c.published or c.accessed)[:4],
+            "year": year[:4] if year else None,
             "howpublished": f"\\url{{{c.permalink}}}",
             "url": c.permalink,
             "urldate": c.accessed,
-            "note": f"KernelIndex registry, run {c.digest}. Accessed {c.accessed}",
+            "note": f"KernelIndex registry, run {c.digest}" + (f". Accessed {c.accessed}" if c.accessed else ""),
         }
-        body = ",\n".join(f"  {name} = {{{_bibtex(value, name)}}}" for name, value in fields.items())
+        body = ",\n".join(
+            f"  {name} = {{{_bibtex(value, name)}}}" for name, value in fields.items() if value is not None
+        )
         return f"@misc{{{key},\n{body}\n}}"
     if fmt == "CSL_JSON":
         record: dict[str, Any] = {
@@ -141,9 +145,10 @@ def cite(citation: Citation, fmt: str = "TEXT") -> str:
             "author": [{"literal": c.source}],
             "publisher": "KernelIndex registry",
             "URL": c.permalink,
-            "accessed": {"date-parts": [_date_parts(c.accessed)]},
             "note": f"Run {c.digest}",
         }
+        if c.accessed:
+            record["accessed"] = {"date-parts": [_date_parts(c.accessed)]}
         if c.published:
             record["issued"] = {"date-parts": [_date_parts(c.published)]}
         return json.dumps(record, ensure_ascii=False, sort_keys=True)

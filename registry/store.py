@@ -247,6 +247,14 @@ class GitStore:
         except (KeyError, ValueError, pygit2.GitError):
             return False  # one of them is not a commit of this repository
 
+    def merge_base(self, one: str, other: str) -> str | None:
+        """The best common ancestor of two commits (as `git merge-base`), or None when they share none."""
+        try:
+            found = self._repo.merge_base(pygit2.Oid(hex=one), pygit2.Oid(hex=other))
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        return None if found is None else str(found)
+
     def first_parents(self, commit: str, *, stop: str | None = None) -> list[str]:
         """`commit`, its first parent, that one's first parent... oldest last; stops after `stop`."""
         chain = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import socket
 import threading
 import time
@@ -18,9 +17,7 @@ from starlette.applications import Starlette
 from api.app import Service, create_app
 from api.settings import Settings
 
-__all__ = ["TODAY", "Running", "serve"]
-
-TODAY = dt.date(2026, 11, 29)
+__all__ = ["Running", "serve"]
 
 
 @dataclass
@@ -45,7 +42,6 @@ def serve(
     """Start the app for `repo` on a free loopback port; stop it afterwards."""
     app = create_app(
         Settings(repo_path=repo, poll_seconds=poll_seconds, graph_cache=graph_cache, **settings),  # type: ignore[arg-type]
-        clock=lambda: TODAY,
     )
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

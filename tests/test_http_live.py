@@ -264,7 +264,12 @@ def test_unexpected_errors_are_masked(embedded_api: Running, monkeypatch: pytest
     monkeypatch.setattr(embedded_api.service.documents, "get", broken)
     body = embedded_api.graphql('{ run(id: "sol-submission-16043") { name manifest } }').json()
     assert body["errors"] == [
-        {"message": "Unexpected error.", "locations": [{"line": 1, "column": 42}], "path": ["run", "manifest"]}
+        {
+            "message": "Unexpected error.",
+            "locations": [{"line": 1, "column": 42}],
+            "path": ["run", "manifest"],
+            "extensions": {"code": "INTERNAL_SERVER_ERROR"},
+        }
     ]
     assert body["data"] == {"run": None} or body["data"]["run"]["name"] == "sol-submission-16043"
     assert "secret" not in json.dumps(body)

@@ -1,0 +1,145 @@
+"""The estimated cost of a GraphQL operation: how many fields it may resolve, before it runs.
+
+Each field costs the number of times it can be resolved. A field inside a list is resolved once per
+item: a connection's `edges` once per item of the page its field asks for (`first`, or the
+argument's default; clamped to [0, max_page] because a larger page is refused anyway), any other
+list of objects `list_items` times (an estimate: measurements, attestations, history...). Leaf
+lists (strings, enums) cost one. Introspection fields (`__schema`, `__type`) cost one: their size
+is the schema's, fixed. Fragments count where they are spread; the branches of an abstract type
+all count (an upper bound).
+
+    { runs(first: 100) { totalCount edges { node { name } } } }
+    runs 1 + totalCount 1 + edges 1 + node 100 + name 100 = 203
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLField,
+    GraphQLInterfaceType,
+    GraphQLList,
+    GraphQLNamedType,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLSchema,
+    InlineFragmentNode,
+    IntValueNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    VariableNode,
+    get_named_type,
+)
+
+__all__ = ["CostModel", "estimate"]
+
+
+@dataclass(frozen=True, slots=True)
+class CostModel:
+    max_page: int
+    list_items: int = 10
+
+
+def estimate(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operation: OperationDefinitionNode,
+    variables: Mapping[str, Any],
+    model: CostModel,
+) -> int:
+    """The cost of `operation` (a validated one) with its coerced `variables`."""
+    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+    root = schema.get_root_type(operation.operation)
+    if root is None:
+        return 0
+    walker = _Walker(schema, fragments, variables, model)
+    return walker.selections(root, operation.selection_set, 1, None, frozenset())
+
+
+class _Walker:
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        fragments: Mapping[str, FragmentDefinitionNode],
+        variables: Mapping[str, Any],
+        model: CostModel,
+    ) -> None:
+        self.schema = schema
+        self.fragments = fragments
+        self.variables = variables
+        self.model = model
+
+    def selections(
+        self,
+        parent: GraphQLNamedType,
+        selection_set: SelectionSetNode,
+        count: int,
+        page: int | None,
+        spread: frozenset[str],
+    ) -> int:
+        """The cost of a selection set resolved `count` times, inside a field that asked for `page` items."""
+        total = 0
+        for selection in selection_set.selections:
+            if isinstance(selection, FieldNode):
+                total += self.field(parent, selection, count, page, spread)
+            elif isinstance(selection, InlineFragmentNode):
+                condition = selection.type_condition
+                target = self.schema.get_type(condition.name.value) if condition else parent
+                if target is not None:
+                    total += self.selections(target, selection.selection_set, count, page, spread)
+            elif isinstance(selection, FragmentSpreadNode):
+                name = selection.name.value
+                fragment = self.fragments.get(name)
+                if fragment is None or name in spread:  # validation refuses both; never loop
+                    continue
+                target = self.schema.get_type(fragment.type_condition.name.value)
+                if target is not None:
+                    total += self.selections(target, fragment.selection_set, count, page, spread | {name})
+        return total
+
+    def field(
+        self, parent: GraphQLNamedType, node: FieldNode, count: int, page: int | None, spread: frozenset[str]
+    ) -> int:
+        name = node.name.value
+        if name.startswith("__") or not isinstance(parent, GraphQLObjectType | GraphQLInterfaceType):
+            return count
+        definition = parent.fields.get(name)
+        if definition is None or node.selection_set is None:
+            return count
+        items = 1
+        if _is_list(definition):
+            items = page if page is not None else self.model.list_items
+        own_page = self._page(node, definition)
+        child = get_named_type(definition.type)
+        return count + self.selections(child, node.selection_set, count * items, own_page, spread)
+
+    def _page(self, node: FieldNode, definition: GraphQLField) -> int | None:
+        """The page size a field asks for, if it takes `first`."""
+        argument = definition.args.get("first")
+        if argument is None:
+            return None
+        value: Any = argument.default_value
+        for given in node.arguments or ():
+            if given.name.value != "first":
+                continue
+            if isinstance(given.value, IntValueNode):
+                value = int(given.value.value)
+            elif isinstance(given.value, VariableNode):
+                value = self.variables.get(given.value.name.value, value)
+        if not isinstance(value, int) or isinstance(value, bool):
+            return self.model.max_page
+        return min(max(value, 0), self.model.max_page)
+
+
+def _is_list(definition: GraphQLField) -> bool:
+    kind = definition.type
+    if isinstance(kind, GraphQLNonNull):
+        kind = kind.of_type
+    return isinstance(kind, GraphQLList)

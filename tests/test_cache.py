@@ -1,0 +1,39 @@
+"""api.cache.ByteLRU: bounded by what entries weigh, least recently used out first."""
+
+from __future__ import annotations
+
+from api.cache import ByteLRU
+
+
+def _cache(max_bytes: int) -> ByteLRU[str, bytes]:
+    return ByteLRU(max_bytes, len)
+
+
+def test_it_holds_exactly_its_budget_and_evicts_the_least_recently_used() -> None:
+    cache = _cache(800)
+    for key in "abcdefgh":
+        cache.put(key, b"x" * 100)
+    assert len(cache) == 8 and cache.bytes == 800  # exactly at the budget: nothing goes
+    assert cache.get("a") == b"x" * 100  # "a" is now the most recently used
+    cache.put("i", b"y" * 100)  # 900 > 800: the least recently used ("b") goes
+    assert cache.get("b") is None and cache.get("a") is not None and cache.bytes == 800
+    cache.put("j", b"z" * 100)
+    assert cache.get("c") is None and len(cache) == 8
+
+
+def test_an_entry_over_an_eighth_of_the_budget_is_never_kept() -> None:
+    cache = _cache(800)
+    for key in "abcd":
+        cache.put(key, b"x" * 100)
+    cache.put("e", b"y" * 100)  # the largest entry kept is max_bytes // 8 = 100
+    assert cache.bytes == 500
+    cache.put("f", b"z" * 101)  # one byte over: never kept, nothing evicted for it
+    assert cache.get("f") is None and cache.bytes == 500 and len(cache) == 5
+
+
+def test_replacing_a_key_reweighs_it() -> None:
+    cache = _cache(800)
+    cache.put("a", b"x" * 100)
+    cache.put("a", b"x" * 10)
+    assert cache.bytes == 10 and len(cache) == 1 and cache.get("a") == b"x" * 10
+    assert (cache.hits, cache.misses) == (1, 0)

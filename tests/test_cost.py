@@ -1,0 +1,63 @@
+"""The cost model of api.cost: expected values are counted by hand from its documented rule (each
+field costs how many times it can resolve; a connection's edges as many times as its page)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from graphql import OperationDefinitionNode, parse
+
+from api.cost import CostModel, estimate
+from api.schema import schema
+
+MODEL = CostModel(max_page=100, list_items=10)
+
+
+def _cost(query: str, variables: dict[str, Any] | None = None) -> int:
+    document = parse(query)
+    operation = next(d for d in document.definitions if isinstance(d, OperationDefinitionNode))
+    return estimate(schema._schema, document, operation, variables or {}, MODEL)
+
+
+@pytest.mark.parametrize(
+    ("query", "variables", "expected"),
+    [
+        # commit 1 + id 1
+        ("{ commit { id } }", None, 2),
+        # runs 1 + totalCount 1 + edges 1 + node 100 + name 100
+        ("{ runs(first: 100) { totalCount edges { node { name } } } }", None, 203),
+        # the same page from a variable; and the argument's default (20) when it is absent
+        ("query($n: Int!) { runs(first: $n) { totalCount edges { node { name } } } }", {"n": 7}, 3 + 2 * 7),
+        ("{ runs { edges { node { name } } } }", None, 2 + 2 * 20),
+        # a page over the maximum is refused by the resolver anyway: it counts as 100
+        ("{ runs(first: 100000) { edges { node { name } } } }", None, 2 + 2 * 100),
+        ("{ runs(first: -5) { edges { node { name } } } }", None, 2),
+        # nested pages multiply: cohorts 1 + edges 1 + node 10 + entries 10 + edges 10 + node 10*5 + rank 50
+        ("{ cohorts(first: 10) { edges { node { entries(first: 5) { edges { node { rank } } } } } } }", None, 132),
+        # a list of objects without a page counts 10 items: run 1 + measurements 1 + value 10
+        ('{ run(id: "x") { measurements { value } } }', None, 12),
+        # a list of leaves costs one: run 1 + warnings 1
+        ('{ run(id: "x") { warnings } }', None, 2),
+        # a fragment counts where it is spread, once per spread
+        ("{ a: commit { ...C } b: commit { ...C } } fragment C on Commit { id subject }", None, 6),
+        # introspection costs one per field, whatever it selects
+        ("{ __schema { types { name fields { name } } } }", None, 1),
+        # a repeated field counts each time it is written (an upper bound)
+        ("{ committedAt committedAt committedAt }", None, 3),
+    ],
+)
+def test_cost_by_hand(query: str, variables: dict[str, Any] | None, expected: int) -> None:
+    assert _cost(query, variables) == expected
+
+
+def test_ten_heavy_aliases_stay_under_the_limit_and_twenty_do_not() -> None:
+    from api.schema import LIMITS
+
+    fields = "name rank trust eligible primary { display value } cohort { key size } implementation { displayName }"
+    one = f"runs(first: 100) {{ edges {{ node {{ {fields} }} }} }}"
+    # per alias: runs 1 + edges 1 + 100 x (node + 12 fields below it)
+    per_alias = 2 + 100 * 13
+    ten = "{ " + " ".join(f"a{k}: {one}" for k in range(10)) + " }"
+    twenty = "{ " + " ".join(f"a{k}: {one}" for k in range(20)) + " }"
+    assert _cost(ten) == 10 * per_alias <= LIMITS["max_cost"] < _cost(twenty) == 20 * per_alias
