@@ -233,3 +233,18 @@ def test_the_chain_answers_the_same_whatever_is_asked_first(store: registry.GitS
     chain = TrustChain(store)
     assert [chain.change(c) is not None for c in commits] == [False, False, True, False, False]
     assert check_range(store, None, commits[-1]).ok  # a whole governed history: one change, and it is signed
+
+
+def test_a_pinned_root_judges_the_policy_of_the_initial_commit(store: registry.GitStore, keys: dict[str, Key]) -> None:
+    """With a root pinned by the operator, the repository's initial commit is a change like any other:
+    an unsigned one that lists mallory edits the policy without a maintainer, and counts for nothing."""
+    alice, mallory = keys["alice"], keys["mallory"]
+    initial = _governed(store, mallory)
+    chain = TrustChain(store, alice.allowed_signer)
+    assert chain.policy_after(initial) == parse_policy(alice.allowed_signer)
+    assert chain.change(initial) == PolicyChange(
+        initial,
+        False,
+        "policy/maintainers is changed by commits no maintainer of the policy in force signed: "
+        f"{initial[:12]} (unsigned)",
+    )
