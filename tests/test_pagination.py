@@ -294,3 +294,39 @@ def test_the_records_ledger_paged_to_the_end_is_upstreams() -> None:
     assert {n["cohort"]["key"]: (n["holder"]["digest"], n["since"]) for n in nodes} == last
     since = [n["since"] for n in nodes]
     assert since == sorted(since, reverse=True)  # newest holder first
+
+
+@pytest.mark.parametrize(
+    ("condition", "cohorts", "runs"),
+    [
+        ('{operation: "paging-op"}', 1, 8),
+        ('{operation: "no-such-op"}', 0, 0),
+        ('{gpu: "NVIDIA B200"}', 1, 8),
+        ('{gpu: " nvidia b200 "}', 1, 8),  # trimmed, any case
+        ('{gpu: "sm_100"}', 1, 8),
+        ('{gpu: "NVIDIA H100"}', 0, 0),
+        ('{workload: "paging-workload"}', 1, 8),
+        ('{operation: "paging-op", gpu: "sm_100"}', 1, 8),
+        ('{operation: "paging-op", gpu: "sm_90"}', 0, 0),  # every condition must hold
+        ('{operation: "no-such-op", gpu: "sm_100"}', 0, 0),
+    ],
+)
+def test_filters_narrow_cohorts_and_runs(mixed: tuple[Snapshots, str], condition: str, cohorts: int, runs: int) -> None:
+    """The cohort above is the registry's only one: one operation, workload and GPU (NVIDIA B200, sm_100)."""
+    snapshots, key = mixed
+    found = _execute(
+        snapshots,
+        f"{{ cohorts(filter: {condition}) {{ totalCount edges {{ node {{ key }} }} }} "
+        f"runs(filter: {condition}, first: 100) {{ totalCount }} }}",
+        {},
+    )
+    assert found["cohorts"]["totalCount"] == cohorts
+    assert [edge["node"]["key"] for edge in found["cohorts"]["edges"]] == [key] * cohorts
+    assert found["runs"]["totalCount"] == runs
+
+
+@pytest.mark.parametrize(("size", "count"), [(7, 1), (8, 1), (9, 0)])
+def test_min_size_keeps_cohorts_of_at_least_that_many_runs(mixed: tuple[Snapshots, str], size: int, count: int) -> None:
+    snapshots, _ = mixed
+    found = _execute(snapshots, "query($n: Int) { cohorts(filter: {minSize: $n}) { totalCount } }", {"n": size})
+    assert found["cohorts"]["totalCount"] == count  # the cohort has 8 runs
