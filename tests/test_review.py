@@ -92,10 +92,13 @@ def test_the_file_count_limit_sits_at_10000(basic_store: registry.GitStore, coun
     limit = [p for p in report.problems if "changed files" in p.reason]
     layout = [p for p in report.problems if "outside the layout" in p.reason]
     if refused:
-        assert [(p.source, p.reason) for p in limit] == [(head, "10,001 changed files; at most 10,000 in one change")]
+        assert limit == [Problem(head, "", "10,001 changed files; at most 10,000 in one change")]
     else:
         assert limit == []
     assert len(layout) == 10_000  # past the limit the first 10,000 are still checked, one problem each
+    assert layout[0] == Problem(
+        "bulk/00/00000.txt", "", "outside the layout: manifests live at <kind-folder>/<hh>/<sha256-hex>.json"
+    )
     assert len(report.problems) == len(limit) + len(layout)
 
 
@@ -262,3 +265,33 @@ def test_a_reference_to_a_manifest_of_another_kind_does_not_resolve(basic_store:
         )
         in problems
     ), problems
+
+
+def test_a_signed_act_does_not_vouch_for_the_next(store: registry.GitStore, keys: dict[str, Key]) -> None:
+    """alice signs one retraction; the next commit retracts another run unsigned: it is still reported."""
+    alice = keys["alice"]
+    base = _governed(store, alice)
+    first_path, first = stored(make_retraction(basic_scenario().runs[0], "signed"))
+    second_path, second = stored(make_retraction(basic_scenario().runs[1], "unsigned"))
+    signed = commit_raw(store, base, {first_path: first}, signer=alice)
+    unsigned = commit_raw(store, signed, {second_path: second}, when=T0 + 3700)
+    assert [p.source for p in check_range(store, base, unsigned).problems] == [second_path]
+
+
+def test_a_whole_history_judges_each_commit_by_the_policy_before_it(
+    store: registry.GitStore, keys: dict[str, Key]
+) -> None:
+    """Under a pinned root (alice), alice's signed initial commit keeps her, she adds carol, and carol
+    then signs a retraction: carol is a maintainer by then, so the whole history passes."""
+    alice, carol = keys["alice"], keys["carol"]
+    root = store.add(
+        [to_manifest(d) for d in basic_scenario().docs],
+        commit_meta(T0, subject="Initial policy and data", source="test"),
+        extra_files={POLICY_PATH: alice.allowed_signer},
+        sign=ssh_signer(alice.private),
+    ).commit
+    assert root is not None
+    added = commit_raw(store, root, {POLICY_PATH: alice.allowed_signer + carol.allowed_signer}, signer=alice)
+    retraction_path, retraction = stored(make_retraction(basic_scenario().runs[1], "carol says so"))
+    overlay = commit_raw(store, added, {retraction_path: retraction}, signer=carol, when=T0 + 3700)
+    assert check_range(store, None, overlay, trust_root=alice.allowed_signer).ok
