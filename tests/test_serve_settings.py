@@ -106,6 +106,7 @@ def test_the_environment_configures_the_server(store: registry.GitStore) -> None
         "KERNELINDEX_WORKERS": "2",
         "KERNELINDEX_BASE_URL": BASE + "/",
         "KERNELINDEX_POLL_SECONDS": "0.2",
+        "KERNELINDEX_WATCH": "0",  # no inotify: only the poll can find the new head
     }
     run = digest_of(basic_scenario().runs[0])
     with _serving([], env, url) as server, httpx.Client(base_url=url, timeout=30) as client:
@@ -137,6 +138,7 @@ def test_the_options_beat_the_environment(store: registry.GitStore) -> None:
         "KERNELINDEX_WORKERS": "2",
         "KERNELINDEX_BASE_URL": "https://not-this.example.org",
         "KERNELINDEX_POLL_SECONDS": "3600",
+        "KERNELINDEX_WATCH": "0",  # no inotify: only the poll can find the new head
     }
     args = ["--repo", str(store.path), "--host", "127.0.0.2", "--port", str(port), "--workers", "1"]
     args += ["--base-url", BASE, "--poll", "0.2"]
