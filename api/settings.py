@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -26,6 +27,32 @@ def parse_git_date(text: str) -> tuple[int, int] | None:
         offset = int(match.group(3)) * 60 + int(match.group(4))
         offset = -offset if match.group(2) == "-" else offset
     return int(match.group(1)), offset
+
+
+def _integer(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise ValueError(f"{name}={text!r}: expected a whole number from {low} to {high:,}")
+    return value
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name}={text!r}: expected a positive number of seconds")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +104,11 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
+        """The settings of this environment (`KERNELINDEX_*`, `GIT_*_DATE`).
+
+        Raises:
+            ValueError: a number that is not one (a port, a worker count, poll seconds), naming the variable.
+        """
         env = dict(os.environ if environ is None else environ)
         repo = env.get("KERNELINDEX_REPO")
         here = cwd or Path.cwd()
@@ -91,11 +123,11 @@ class Settings:
             repo_path = EMBEDDED_REPO
         return cls(
             repo_path=repo_path,
-            host=env.get("KERNELINDEX_HOST", "127.0.0.1"),
-            port=int(env.get("KERNELINDEX_PORT", "8000")),
-            workers=int(env.get("KERNELINDEX_WORKERS", "1")),
+            host=env.get("KERNELINDEX_HOST") or "127.0.0.1",
+            port=_integer(env, "KERNELINDEX_PORT", 8000, 0, 65535),
+            workers=_integer(env, "KERNELINDEX_WORKERS", 1, 1, 1024),
             base_url=env.get("KERNELINDEX_BASE_URL") or None,
-            poll_seconds=float(env.get("KERNELINDEX_POLL_SECONDS", "2")),
+            poll_seconds=_seconds(env, "KERNELINDEX_POLL_SECONDS", 2.0),
             graph_cache=env.get("KERNELINDEX_GRAPH_CACHE", "1") != "0",
             author_date=parse_git_date(env["GIT_AUTHOR_DATE"]) if env.get("GIT_AUTHOR_DATE") else None,
             committer_date=parse_git_date(env["GIT_COMMITTER_DATE"]) if env.get("GIT_COMMITTER_DATE") else None,
