@@ -43,6 +43,7 @@ from api.publish import ROUTES as PUBLISH_ROUTES
 from api.schema import LIMITS, Query, schema
 from api.settings import Settings
 from registry.graphcache import cache_path, load_cache, save_cache
+from registry.mirror import Mirror
 from registry.provenance import utc_instant
 from registry.snapshots import Snapshots
 
@@ -83,11 +84,15 @@ class Service:
         self.ready = False
         self.load_error: str | None = None
         self.saved: str | None = None  # the commit the warm-start cache describes
+        # A replica's canonical repository, fetched on a poll and on the refresh hook (docs/deploy.md).
+        self.mirror = Mirror(settings.mirror_url, settings.repo_path) if settings.mirror_url else None
 
     def load(self) -> None:
         """Build (or warm-load) the head graph; runs in a worker thread at startup. What is left
         (every cohort's ranking and ledger, the cache for the next start) is done afterwards in the
         background, while the server already answers."""
+        if self.mirror is not None:
+            self.mirror.ensure()  # a replica's first start clones its canonical repository
         store = self.snapshots.store()
         cached = load_cache(cache_path(self.settings.repo_path), store) if self.settings.graph_cache else None
         if cached is not None:
@@ -107,6 +112,19 @@ class Service:
 
     def refresh(self) -> registry.snapshots.HeadStatus:
         return self.snapshots.refresh()
+
+    def fetch(self) -> str | None:
+        """A replica brings its canonical repository's refs (the refresh then validates the new
+        head before serving it); why it could not, or None."""
+        if self.mirror is None:
+            return None
+        try:
+            if self.mirror.fetch().moved and self.ready:
+                self.refresh()
+        except registry.RegistryError as exc:
+            log.warning("kernelindex: %s", exc)
+            return str(exc)
+        return None
 
     def save(self) -> None:
         """Write the warm-start cache if what is served moved since it was written."""
@@ -175,14 +193,17 @@ def create_app(settings: Settings | None = None) -> Starlette:
             service.load_error = str(exc)
             log.error("kernelindex: cannot load %s: %s", service.settings.repo_path, exc)
         poller = asyncio.create_task(_poll(service))
+        follower = asyncio.create_task(_follow(service)) if service.mirror is not None else None
         try:
             async with mcp_running():
                 yield
         finally:
             sys.setswitchinterval(switch)
-            poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await poller
+            for task in (poller, follower):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             if service.ready:
                 await anyio.to_thread.run_sync(service.save)  # the next start is a warm one
 
@@ -224,6 +245,13 @@ async def _poll(service: Service) -> None:
             await anyio.to_thread.run_sync(service.refresh)
         except registry.RegistryError as exc:
             log.warning("kernelindex: refresh failed: %s", exc)
+
+
+async def _follow(service: Service) -> None:
+    """A replica fetches its canonical repository on a poll too (the refresh hook is the fast path)."""
+    while True:
+        await asyncio.sleep(service.settings.poll_seconds)
+        await anyio.to_thread.run_sync(service.fetch)
 
 
 def _service(request: Request) -> Service:
@@ -523,12 +551,19 @@ async def _healthz(request: Request) -> JSONResponse:
         "status": "ok" if service.ready and status.serving and not status.reason else "degraded",
         "serving": status.serving,
         "main": status.main,
-        "reason": status.reason or service.load_error,
+        "reason": service.load_error or status.reason,
         "checkedAt": utc_instant(int(status.checked_at)) if status.checked_at else None,
         "buildSeconds": round(status.build_seconds, 3),
         "integrity": {"verified": status.verified, "checkSeconds": round(status.verify_seconds, 3)},
         "uptimeSeconds": round(time.time() - service.started, 1),
     }
+    if service.mirror is not None:
+        fetched = service.mirror.last
+        body["mirror"] = {
+            "url": service.mirror.url,
+            "fetchedAt": utc_instant(int(fetched.at)) if fetched else None,
+            "error": service.mirror.error,
+        }
     if not service.ready:
         body["status"] = "starting" if service.load_error is None else "failed"
     return JSONResponse(
@@ -544,11 +579,12 @@ async def _refresh(request: Request) -> JSONResponse:
         return _error(401, "a valid 'Authorization: Bearer <secret>' is required", "UNAUTHORIZED")
     if not service.ready:
         return _error(503, "the registry is still loading", "NOT_READY")
+    failed = await anyio.to_thread.run_sync(service.fetch)  # a replica first brings the canonical refs
     status = await anyio.to_thread.run_sync(service.refresh)
-    return JSONResponse(
-        {"serving": status.serving, "main": status.main, "reason": status.reason},
-        status_code=200 if status.reason is None else 409,
-    )
+    body = {"serving": status.serving, "main": status.main, "reason": status.reason}
+    if failed is not None:
+        return JSONResponse({**body, "reason": failed}, status_code=502)
+    return JSONResponse(body, status_code=200 if status.reason is None else 409)
 
 
 async def _index(request: Request) -> JSONResponse:

@@ -44,6 +44,9 @@ class Settings:
     debug: bool = False
     hook_secret: str | None = None
     trust_root: Path | None = None
+    mirror_url: str | None = None  # serve a mirror of this canonical repository (registry/mirror.py)
+    listen_fd: int | None = None  # a listening socket handed over by the process this one replaces (api/handover.py)
+    handover_from: int | None = None  # that process, told to drain once this one is warm
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def trust_root_policy(self) -> bytes | None:
@@ -86,5 +89,8 @@ class Settings:
             debug=env.get("KERNELINDEX_DEBUG", "") not in ("", "0"),
             hook_secret=env.get("KERNELINDEX_HOOK_SECRET") or None,
             trust_root=Path(env["KERNELINDEX_TRUST_ROOT"]) if env.get("KERNELINDEX_TRUST_ROOT") else None,
+            mirror_url=env.get("KERNELINDEX_MIRROR_URL") or None,
+            listen_fd=int(env["KERNELINDEX_LISTEN_FD"]) if env.get("KERNELINDEX_LISTEN_FD") else None,
+            handover_from=int(env["KERNELINDEX_HANDOVER_FROM"]) if env.get("KERNELINDEX_HANDOVER_FROM") else None,
             environ=env,
         )
