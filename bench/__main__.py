@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 
 from bench.synth import CACHE, EMBEDDED, stored_bytes_at_head, synthetic_registry
+from bench.wrk import run_wrk, wrk_script
 
 __all__ = ["Result", "main"]
 
@@ -56,6 +57,10 @@ TARGETS = {
     "leaderboard_first_p50": ("<=", 8.0),
     "leaderboard_vs_datasette": ("<=", 1.0),
     "load_rps": (">=", 0.5),
+    "scale_lag": ("<=", 2.0),  # seconds (floor 1 s)
+    "scale_failover_errors": ("<=", 0.0),
+    "scale_restart_dropped": ("<=", 0.0),
+    "scale_pinned_rps": (">=", 1.0),
 }
 
 
@@ -501,62 +506,17 @@ def measure_load(repo: Path, ids: dict[str, Any], plan: Plan) -> list[Result]:
     bodies = [json.dumps({"query": DOSSIER, "variables": {"id": run}}) for run in ids["runs"][:20]]
     bodies += [json.dumps({"query": LEADERBOARD, "variables": {"key": key}}) for key in ids["cohorts"][:20]]
     bodies += [json.dumps({"query": RECORDS})] * 5
-    script = _wrk_script(bodies)
+    script = wrk_script([("POST", "/graphql", body) for body in bodies])
     results = []
     for workers in plan.workers:
         with _ours(repo, workers=workers) as (url, _, _):
-            ours = _wrk(url, script, plan.load_seconds)
+            ours = run_wrk(url, script, plan.load_seconds)
         with _floor_server(b'{"data":{}}', workers=workers) as floor_url:
-            floor = _wrk(floor_url, script, plan.load_seconds)
+            floor = run_wrk(floor_url, script, plan.load_seconds)
         note = f"32 connections, {plan.load_seconds} s, {len(bodies)} queries round-robin; errors: {ours['errors']}"
         results.append(result(f"load_rps_{workers}w", ours["rps"], "req/s", floor["rps"], note))
         results.append(result(f"load_p99_{workers}w", ours["p99"], "ms", floor["p99"], f"errors: {ours['errors']}"))
     return results
-
-
-def _wrk_script(bodies: list[str]) -> Path:
-    lines = ["local bodies = {"]
-    lines.extend("  " + json.dumps(body) + "," for body in bodies)
-    lines.append("}")
-    lines.append("local i = 0")
-    lines.append("request = function()")
-    lines.append("  i = i + 1")
-    lines.append(
-        '  return wrk.format("POST", "/graphql", {["Content-Type"] = "application/json"}, bodies[(i % #bodies) + 1])'
-    )
-    lines.append("end")
-    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
-        handle.write("\n".join(lines) + "\n")
-    return Path(handle.name)
-
-
-def _wrk(url: str, script: Path, seconds: int) -> dict[str, float]:
-    output = subprocess.run(
-        ["wrk", "-t", "2", "-c", "32", "-d", f"{seconds}s", "--latency", "-s", str(script), url],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    rps = p99 = 0.0
-    errors = 0
-    for line in output.splitlines():
-        words = line.split()
-        if line.startswith("Requests/sec:"):
-            rps = float(words[1])
-        elif words[:1] == ["99%"]:
-            p99 = _milliseconds(words[1])
-        elif line.strip().startswith("Non-2xx or 3xx responses:"):
-            errors += int(words[-1])
-        elif line.strip().startswith("Socket errors:"):
-            errors += sum(int(part.split()[-1]) for part in line.split(":", 1)[1].split(","))
-    return {"rps": rps, "p99": p99, "errors": errors}
-
-
-def _milliseconds(text: str) -> float:
-    for suffix, factor in (("us", 1e-3), ("ms", 1.0), ("s", 1e3)):
-        if text.endswith(suffix):
-            return float(text[: -len(suffix)]) * factor
-    return float(text)
 
 
 # The run ---------------------------------------------------------------------------------------------
@@ -608,6 +568,8 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--quick", action="store_true", help="the real corpus only, short loads (< 3 min)")
     mode.add_argument("--smoke", action="store_true", help="check the harness: minimal repeats (CI)")
     parser.add_argument("--json", type=Path, help="write the results as JSON to this file")
+    parser.add_argument("--scale", action="store_true", help="replicas behind nginx instead (bench/scale.py)")
+    parser.add_argument("--canonical", type=Path, default=EMBEDDED, help="--scale: the registry to replicate")
     args = parser.parse_args(argv)
     plan = PLANS["smoke" if args.smoke else "quick" if args.quick else "full"]
     cpus = os.cpu_count()
@@ -619,7 +581,14 @@ def main(argv: list[str] | None = None) -> int:
     print("| name | value | floor | ratio | target | | note |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     started = time.monotonic()
-    results = run(plan, lambda item: print(_row(item), flush=True))
+    if args.scale:
+        from bench.scale import SCALE_PLANS, run_scale
+
+        scale_plan = SCALE_PLANS["smoke" if args.smoke else "full"]
+        rows = run_scale(args.canonical, scale_plan, lambda row: print(_row(result(*row)), flush=True))
+        results = [result(*row) for row in rows]
+    else:
+        results = run(plan, lambda item: print(_row(item), flush=True))
     print(f"\n{len(results)} measurements in {time.monotonic() - started:.0f} s")
     if args.json:
         args.json.write_text(json.dumps([_jsonable(item) for item in results], indent=2) + "\n")
