@@ -37,7 +37,7 @@ from api.context import Context, Documents
 from api.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
 from api.errors import INTERNAL, UNEXPECTED
 from api.feeds import Feed
-from api.mcp_server import Backend, http_app
+from api.mcp_lazy import LazyMCP
 from api.previews import Previews
 from api.publish import ROUTES as PUBLISH_ROUTES
 from api.schema import LIMITS, Query, schema
@@ -171,8 +171,8 @@ class Service:
 def create_app(settings: Settings | None = None) -> Starlette:
     """The application for one registry."""
     service = Service(settings or Settings.from_env())
-    mcp_endpoint, mcp_running = http_app(  # the MCP tools at /mcp (api/mcp_server.py)
-        Backend(
+    mcp = LazyMCP(  # the MCP tools at /mcp (api/mcp_server.py), imported on the first MCP request
+        lambda module: module.Backend(
             service.snapshots,
             service.documents,
             service.base_url,
@@ -195,7 +195,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         poller = asyncio.create_task(_poll(service))
         follower = asyncio.create_task(_follow(service)) if service.mirror is not None else None
         try:
-            async with mcp_running():
+            async with mcp.running():
                 yield
         finally:
             sys.setswitchinterval(switch)
@@ -217,7 +217,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/at/{commit}/manifests/{digest}", _manifest_permalink, methods=["GET"]),
         Route("/at/{commit}/runs/{digest}", _run_permalink, methods=["GET"]),
         *PUBLISH_ROUTES,  # feeds, exports, llms.txt, robots.txt, sitemap (api/publish.py)
-        Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
+        Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
     ]
     middleware = [
         Middleware(

@@ -21,7 +21,6 @@ import typer
 import registry
 from api.settings import Settings
 from registry import lookup
-from registry.importers import import_export, import_seed_pages
 
 __all__ = ["app", "main"]
 
@@ -580,6 +579,8 @@ def import_kernelindex_export(
     as_json: JsonOption = False,
 ) -> None:
     """Import the upstream catalog export: one commit per source; a second import changes nothing."""
+    from registry.importers import import_export  # importers load only for an import (issue 14: a server's memory)
+
     store = _open(repo)
     started = time.perf_counter()
     with _progress(not as_json) as progress:
@@ -595,6 +596,8 @@ def import_kernelindex_seeds(
     as_json: JsonOption = False,
 ) -> None:
     """Import KernelIndex run pages (bundles and reconstructed implementations), dated as published."""
+    from registry.importers import import_seed_pages
+
     store = _open(repo)
     started = time.perf_counter()
     results = import_seed_pages(store, directory)

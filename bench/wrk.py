@@ -9,13 +9,18 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["Request", "run_wrk", "wrk_script"]
+__all__ = ["VARY", "Request", "run_wrk", "wrk_script"]
 
 Request = tuple[str, str, str | None]
 """(method, path, JSON body or None)."""
 
 
-def wrk_script(requests: list[Request], folder: Path | None = None) -> Path:
+VARY = "VARY_DATE"
+"""In a body, replaced by a different date at each request (2000-01-01 onwards, a day per round of the
+requests): with `vary`, no two requests are the same, so no answer comes from a cache."""
+
+
+def wrk_script(requests: list[Request], folder: Path | None = None, *, vary: bool = False) -> Path:
     """A wrk script sending `requests` round-robin, one after the other on each connection (written in
     `folder`, else the temporary directory)."""
     lines = ["local requests = {"]
@@ -26,7 +31,11 @@ def wrk_script(requests: list[Request], folder: Path | None = None) -> Path:
     lines.append("request = function()")
     lines.append("  i = i + 1")
     lines.append("  local r = requests[(i % #requests) + 1]")
-    lines.append('  return wrk.format(r[1], r[2], {["Content-Type"] = "application/json"}, r[3])')
+    lines.append("  local body = r[3]")
+    if vary:
+        lines.append("  local day = math.floor(i / #requests) % 36500")
+        lines.append(f'  body = string.gsub(body, "{VARY}", os.date("!%Y-%m-%d", 946684800 + day * 86400))')
+    lines.append('  return wrk.format(r[1], r[2], {["Content-Type"] = "application/json"}, body)')
     lines.append("end")
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False, dir=folder) as handle:
         handle.write("\n".join(lines) + "\n")
