@@ -17,6 +17,7 @@ from strawberry.scalars import JSON
 import registry
 from api.context import Context
 from api.errors import access_date
+from api.leaderboard import LeaderboardRow, leaderboard_rows
 from registry import nodes as n
 from registry.cohorts import Trust as DomainTrust
 from registry.graph import SOURCE_NATIVE, Graph
@@ -541,10 +542,7 @@ class Implementation(_Named):
 
     @strawberry.field(description="Who wrote it: the first author, else the project, else the name.")
     def display_name(self) -> str:
-        if self._node.author is not None:
-            return self._node.author
-        project = _project_of(self._graph, self._node)
-        return project.display_name if project else self._node.name
+        return implementation_name(self._graph, self._node)
 
     @strawberry.field(description="projectRevision.version, or the commit it was built from.")
     def revision(self, info: Info) -> str | None:
@@ -1139,6 +1137,13 @@ class Cohort:
             ranked = [entry for entry in ranked if self._graph.facts[entry.id].trust >= floor]
         return paginate(self._graph, ranked, first, after, make)
 
+    @strawberry.field(
+        description="The first page of `entries` as plain rows (rank, run, value, implementation): the same "
+        "order and ranks, computed in one pass (api/leaderboard.py). Page further with `entries`."
+    )
+    def leaderboard(self, first: int = DEFAULT_PAGE, min_trust: Trust | None = None) -> list[LeaderboardRow]:
+        return leaderboard_rows(self._graph, self._cohort, first, min_trust)
+
     @strawberry.field(description="Every run of the cohort, newest first, eligible or not.")
     def runs(self, first: int = DEFAULT_PAGE, after: str | None = None) -> Connection[Run]:
         digests = _ordered_runs(self._graph, set(self._cohort.members))
@@ -1295,6 +1300,14 @@ def _run(graph: Graph, digest: str | None) -> Run | None:
     return Run(_graph=graph, _node=node) if isinstance(node, n.Run) else None
 
 
+def implementation_name(graph: Graph, implementation: n.Implementation) -> str:
+    """Implementation.displayName: the first author, else the project, else the name."""
+    if implementation.author is not None:
+        return implementation.author
+    project = _project_of(graph, implementation)
+    return project.display_name if project else implementation.name
+
+
 def _project_of(graph: Graph, implementation: n.Implementation) -> n.Project | None:
     """The project an implementation's `metadata.labels.project` names (the first by digest if several)."""
     if not implementation.project:
@@ -1336,6 +1349,10 @@ def node_type(graph: Graph, node: n.Node | None) -> Any:
     if node is None:
         return None
     return _TYPES[type(node)](graph, node)
+
+
+def enum_of_trust(trust: DomainTrust) -> Trust:
+    return _TRUST[trust]
 
 
 def trust_of_enum(trust: Trust) -> DomainTrust:
