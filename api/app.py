@@ -105,6 +105,11 @@ class Service:
 
     def _prepare(self) -> None:
         try:
+            if self.saved is not None and self.saved == self.snapshots.status.serving:
+                # Started warm at the cached commit: its rankings and ledgers came with it, and a
+                # background pass over every cohort would only hold the GIL while requests wait (the
+                # tail latency of issue 14). What is left (a cohort's places) is computed on first use.
+                return
             self.snapshots.head.prepare()
             self.save()
         except registry.RegistryError as exc:  # nothing served: nothing to prepare

@@ -197,15 +197,15 @@ def _decode(data: bytes | mmap.mmap, start: int, payload: dict[str, Any]) -> tup
 
 
 def _nodes(rows: dict[str, tuple[Any, ...]]) -> dict[str, n.Node]:
+    # Not under gc_paused: its freeze would also keep the garbage of requests running meanwhile.
     found: dict[str, n.Node] = {}
-    with gc_paused():
-        for digest, row in rows.items():
-            cls = _CLASSES[row[0]]
-            if cls is n.Run and row[_PRIMARY + 1] is not None:
-                primary = row[_PRIMARY + 1]
-                found[digest] = _new(cls, (*row[1 : _PRIMARY + 1], _new(Primary, primary), *row[_PRIMARY + 2 :]))
-            else:
-                found[digest] = _new(cls, row[1:])
+    for digest, row in rows.items():
+        cls = _CLASSES[row[0]]
+        if cls is n.Run and row[_PRIMARY + 1] is not None:
+            primary = row[_PRIMARY + 1]
+            found[digest] = _new(cls, (*row[1 : _PRIMARY + 1], _new(Primary, primary), *row[_PRIMARY + 2 :]))
+        else:
+            found[digest] = _new(cls, row[1:])
     return found
 
 
