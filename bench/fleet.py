@@ -194,6 +194,11 @@ class Fleet:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.nginx_port}"
 
+    def proxy_errors(self) -> list[str]:
+        """What nginx logged at warn and above (upstreams it gave up on, retries)."""
+        log = self.root / "nginx" / "error.log"
+        return [line for line in log.read_text().splitlines() if line] if log.exists() else []
+
     def cache_statuses(self) -> list[str]:
         """The cache status of every request nginx logged so far (HIT, MISS, -, ...)."""
         log = self.root / "nginx" / "access.log"

@@ -165,11 +165,14 @@ def measure_failover(started: Fleet, plan: ScalePlan) -> list[Row]:
         victim.start()
         victim.wait_ready()
 
+    logged = len(started.proxy_errors())
     load = _under_load(started.url, kill_and_restart, started.root)
     seconds = time.monotonic() - began
+    retried = len(started.proxy_errors()) - logged
     note = (f"32 connections through nginx, {seconds:.0f} s; replica {victim.index} SIGKILLed at "
             f"{plan.load_seconds / 3:g} s, restarted at {2 * plan.load_seconds / 3:g} s and serving again before "
-            f"the end; floor: requests sent ({load['requests']:,.0f}, {load['rps']:,.0f} req/s)")  # fmt: skip
+            f"the end; floor: requests sent ({load['requests']:,.0f}, {load['rps']:,.0f} req/s); "
+            f"{_kinds(load)}nginx logged {retried} upstream failures")  # fmt: skip
     return [("scale_failover_errors", load["errors"], "errors", max(1.0, load["requests"]), note)]
 
 
@@ -193,6 +196,12 @@ def measure_restart(started: Fleet, plan: ScalePlan) -> list[Row]:
             f"{plan.load_seconds / 3:g} s, until the old process exited (pid {before} -> {target.pid()}); "
             f"floor: requests sent ({load['requests']:,.0f}, {load['rps']:,.0f} req/s)")  # fmt: skip
     return [("scale_restart_dropped", load["errors"], "errors", max(1.0, load["requests"]), note)]
+
+
+def _kinds(load: dict[str, float]) -> str:
+    """The errors wrk saw by kind ("read 1, non2xx 2; "), or "" when none."""
+    found = [f"{kind} {load[kind]:g}" for kind in ("non2xx", "connect", "read", "write", "timeout") if load.get(kind)]
+    return ", ".join(found) + "; " if found else ""
 
 
 def _alive(pid: int) -> bool:

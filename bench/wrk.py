@@ -45,7 +45,8 @@ def wrk_script(requests: list[Request], folder: Path | None = None, *, vary: boo
 def run_wrk(
     url: str, script: Path, seconds: float, *, connections: int = 32, meanwhile: Callable[[], None] | None = None
 ) -> dict[str, float]:
-    """Requests/s, p99 in ms, errors (non-2xx/3xx answers and socket errors) and requests sent.
+    """Requests/s, p99 in ms, errors (non-2xx/3xx answers and socket errors, also by kind when any) and
+    requests sent.
 
     With `meanwhile`, the load runs while it does (at most `seconds`), then stops (wrk reports on SIGINT).
     """
@@ -70,6 +71,7 @@ def run_wrk(
         raise RuntimeError(f"wrk exited with {process.returncode}: {errors_text[-500:]}")
     rps = p99 = 0.0
     errors = requests = 0
+    kinds: dict[str, float] = {}  # errors by kind: non2xx, connect, read, write, timeout
     for line in output.splitlines():
         words = line.split()
         if line.startswith("Requests/sec:"):
@@ -80,9 +82,13 @@ def run_wrk(
             requests = int(words[0])
         elif line.strip().startswith("Non-2xx or 3xx responses:"):
             errors += int(words[-1])
+            kinds["non2xx"] = int(words[-1])
         elif line.strip().startswith("Socket errors:"):
-            errors += sum(int(part.split()[-1]) for part in line.split(":", 1)[1].split(","))
-    return {"rps": rps, "p99": p99, "errors": errors, "requests": requests}
+            for part in line.split(":", 1)[1].split(","):
+                kind, count = part.split()
+                kinds[kind] = int(count)
+                errors += int(count)
+    return {"rps": rps, "p99": p99, "errors": errors, "requests": requests, **kinds}
 
 
 def _milliseconds(text: str) -> float:
