@@ -111,6 +111,7 @@ def encode(graph: Graph, publication: Publication) -> bytes:
                 "position": graph.position,
                 "honoured": sorted(graph.honoured_commits),
                 "unpublished": sorted(graph.unpublished),
+                "records": list(graph.records),  # the ledger's order: a first `records` query costs nothing
                 "overlays": {
                     name: {key: list(members) for key, members in index.items()}
                     for name, index in graph.overlays.items()
@@ -186,6 +187,7 @@ def _decode(data: bytes | mmap.mmap, start: int, payload: dict[str, Any]) -> tup
     graph.cohorts = lazy("cohorts", _cohorts)
     graph.names = lazy("names")
     graph.unpublished = set(saved["unpublished"])
+    graph.__dict__["records"] = tuple(saved["records"])  # what the cached property would compute
     for index in _INDEXES:
         setattr(graph, index, {name.partition("/")[2]: lazy(name) for name in payload["layout"]
                                if name.startswith(index + "/")})  # fmt: skip
