@@ -42,7 +42,7 @@ from api.previews import Previews
 from api.publish import ROUTES as PUBLISH_ROUTES
 from api.schema import LIMITS, Query, schema
 from api.settings import Settings
-from registry.graphcache import cache_path, load_cache, save_cache
+from registry.graphcache import cache_path, load_cache, materialize, save_cache
 from registry.mirror import Mirror
 from registry.provenance import utc_instant
 from registry.snapshots import Snapshots
@@ -96,6 +96,8 @@ class Service:
         store = self.snapshots.store()
         cached = load_cache(cache_path(self.settings.repo_path), store) if self.settings.graph_cache else None
         if cached is not None:
+            if self.settings.handover_from is not None:
+                materialize(*cached)  # replacing a serving process: take traffic fully decoded
             self.snapshots.load(*cached)
             self.saved = cached[0].commit
         else:

@@ -62,12 +62,14 @@ class Draining:
         self.active = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        # Checked as a request starts: one already running when the drain begins leaves its connection
+        # open, and the next request on it (after the drain began) closes it. No wrapper otherwise.
+        if scope["type"] != "http" or not self.active:
             await self.app(scope, receive, send)
             return
 
         async def closing(message: Message) -> None:
-            if message["type"] == "http.response.start" and self.active:
+            if message["type"] == "http.response.start":
                 message = {**message, "headers": [*message.get("headers", ()), (b"connection", b"close")]}
             await send(message)
 

@@ -34,7 +34,7 @@ from registry.lazymap import LazyMap, write_buckets
 from registry.snapshots import Publication, gc_paused
 from registry.store import GitStore
 
-__all__ = ["cache_path", "code_fingerprint", "decode", "encode", "load_cache", "save_cache"]
+__all__ = ["cache_path", "code_fingerprint", "decode", "encode", "load_cache", "materialize", "save_cache"]
 
 _FORMAT = 3
 _DERIVING_MODULES = (
@@ -222,6 +222,16 @@ def _cohorts(rows: dict[str, tuple[Any, ...]]) -> dict[str, Cohort]:
         cohort.restore([_new(Ranked, r) for r in row[10]], [RecordEvent(*e) for e in row[11]])
         found[key] = cohort
     return found
+
+
+def materialize(graph: Graph, publication: Publication) -> None:
+    """Decode every bucket of a cached graph now (a process that replaces a serving one has the time:
+    its first requests then find everything decoded)."""
+    maps = [graph.nodes, graph.facts, graph.cohorts, graph.names, publication.first]
+    maps += [index for group in (graph.runs_by, graph.cohorts_by, graph.children) for index in group.values()]
+    for found in maps:
+        if isinstance(found, LazyMap):
+            found.keys()
 
 
 def save_cache(path: Path, graph: Graph, publication: Publication) -> bool:

@@ -194,3 +194,17 @@ def test_damage_anywhere_in_the_buckets_is_found_before_serving(basic_store: reg
     data[int(len(data) * where)] ^= 0x01
     path.write_bytes(bytes(data))
     assert graphcache.load_cache(path, basic_store) is None
+
+
+def test_materialize_decodes_every_bucket(basic_store: registry.GitStore, tmp_path: Path) -> None:
+    graph, publication = _built(basic_store)
+    path = tmp_path / "manifests.git.graphcache"
+    assert graphcache.save_cache(path, graph, publication)
+    loaded = graphcache.load_cache(path, basic_store)
+    assert loaded is not None
+    again, republished = loaded
+    lazy = [again.nodes, again.facts, again.cohorts, again.names, republished.first]
+    assert all(isinstance(m, LazyMap) and not any(m._loaded) for m in lazy)
+    graphcache.materialize(again, republished)
+    assert all(isinstance(m, LazyMap) and all(m._loaded) for m in lazy)
+    _assert_same(graph, again)
