@@ -14,6 +14,7 @@ import functools
 import hashlib
 import hmac
 import logging
+import os
 import sys
 import threading
 import time
@@ -32,11 +33,16 @@ from starlette.routing import Route
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 
 import registry
+from api import compression, freshness
+from api import graphql_http as gh
 from api.cache import ByteLRU
+from api.compression import Encodings
 from api.context import Context, Documents
 from api.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
-from api.errors import INTERNAL, UNEXPECTED
+from api.errors import INTERNAL, UNEXPECTED, code_of_class
 from api.feeds import Feed
+from api.follow import follow_main
+from api.graphiql import Asset, GraphiQL
 from api.mcp_lazy import LazyMCP
 from api.previews import Previews
 from api.publish import ROUTES as PUBLISH_ROUTES
@@ -56,6 +62,20 @@ REVALIDATE = "public, max-age=0, must-revalidate"
 _MAX_BODY = 2 * LIMITS["max_query_bytes"]
 RESPONSE_CACHE_BYTES = 64 * 1024 * 1024
 FEED_CACHE_BYTES = 16 * 1024 * 1024  # rendered Atom feeds: a few hundred KB each at most
+CORS_HEADERS = (
+    "accept",
+    "authorization",
+    "content-type",
+    "if-none-match",
+    # What Apollo Client, urql and graphql-codegen's clients send (issue 9): a preflight naming any
+    # header not listed here is refused, and the browser never sends the query.
+    "apollo-require-preflight",
+    "apollographql-client-name",
+    "apollographql-client-version",
+    "x-apollo-operation-name",
+    "graphql-client-name",
+    "graphql-client-version",
+)
 EXECUTORS = 2
 """GraphQL executions at once. Execution is CPU-bound Python: more threads add no throughput under
 the GIL, only contenders for it, each delaying the event loop thread (measured under 6 heavy
@@ -75,6 +95,9 @@ class Service:
         self.snapshots = Snapshots(settings.repo_path, trust_root=settings.trust_root_policy())
         self.documents = Documents(self.snapshots)
         self.previews = Previews(self.snapshots)
+        self.moved = asyncio.Condition()  # notified after each refresh (monotonic reads wait on it)
+        self.persisted = gh.PersistedQueries(settings.trusted_documents())
+        self.graphiql = GraphiQL()
         self.responses: ByteLRU[tuple[str, ...], Rendered] = ByteLRU(RESPONSE_CACHE_BYTES, Rendered.weight)
         self.feeds: ByteLRU[tuple[object, ...], Feed] = ByteLRU(FEED_CACHE_BYTES, lambda feed: len(feed.body) + 256)
         # GraphQL executes in worker threads, at most this many at once (made in the lifespan: anyio
@@ -120,17 +143,25 @@ class Service:
     def refresh(self) -> registry.snapshots.HeadStatus:
         return self.snapshots.refresh()
 
-    def fetch(self) -> str | None:
-        """A replica brings its canonical repository's refs (the refresh then validates the new
-        head before serving it); why it could not, or None."""
+    async def refresh_async(self) -> registry.snapshots.HeadStatus:
+        """Refresh in a worker thread, then wake the requests waiting for main to move (api.freshness)."""
+        status = await anyio.to_thread.run_sync(self.refresh)
+        async with self.moved:
+            self.moved.notify_all()
+        return status
+
+    async def fetch(self) -> str | None:
+        """A replica brings its canonical repository's refs, then refreshes (which validates the new
+        head before serving it); why it could not fetch, or None."""
         if self.mirror is None:
             return None
         try:
-            if self.mirror.fetch().moved and self.ready:
-                self.refresh()
+            fetched = await anyio.to_thread.run_sync(self.mirror.fetch)
         except registry.RegistryError as exc:
             log.warning("kernelindex: %s", exc)
             return str(exc)
+        if fetched.moved and self.ready:
+            await self.refresh_async()
         return None
 
     def save(self) -> None:
@@ -199,7 +230,16 @@ def create_app(settings: Settings | None = None) -> Starlette:
         except registry.RegistryError as exc:
             service.load_error = str(exc)
             log.error("kernelindex: cannot load %s: %s", service.settings.repo_path, exc)
-        poller = asyncio.create_task(_poll(service))
+        git_dir = service.snapshots.store().git_dir
+        poller = asyncio.create_task(
+            follow_main(
+                git_dir,
+                service.refresh_async,
+                service.settings.poll_seconds,
+                watch=service.settings.watch,
+                ready=lambda: service.ready,
+            )
+        )
         follower = asyncio.create_task(_follow(service)) if service.mirror is not None else None
         try:
             async with mcp.running():
@@ -217,6 +257,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     routes = [
         Route("/", _index, methods=["GET"]),
         Route("/graphql", _graphql, methods=["GET", "POST"]),
+        Route("/static/graphiql/{version}/{name}", _graphiql_asset, methods=["GET"]),
         Route("/healthz", _healthz, methods=["GET"]),
         Route("/hooks/refresh", _refresh, methods=["POST"]),
         Route("/manifests/{digest}", _head_redirect, methods=["GET"]),
@@ -229,9 +270,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
     middleware = [
         Middleware(
             CORSMiddleware,
-            allow_origins=["*"],
-            allow_methods=["GET", "POST", "OPTIONS"],
-            allow_headers=["content-type", "if-none-match", "authorization"],
+            allow_origins=list(service.settings.cors_origins),
+            allow_methods=["GET", "HEAD", "POST", "OPTIONS"],
+            allow_headers=list(CORS_HEADERS),
             expose_headers=["etag", "x-kernelindex-commit"],
             max_age=86400,
         )
@@ -242,23 +283,11 @@ def create_app(settings: Settings | None = None) -> Starlette:
     return application
 
 
-async def _poll(service: Service) -> None:
-    """Pick up new commits on main without a restart."""
-    while True:
-        await asyncio.sleep(service.settings.poll_seconds)
-        if not service.ready:
-            continue
-        try:
-            await anyio.to_thread.run_sync(service.refresh)
-        except registry.RegistryError as exc:
-            log.warning("kernelindex: refresh failed: %s", exc)
-
-
 async def _follow(service: Service) -> None:
     """A replica fetches its canonical repository on a poll too (the refresh hook is the fast path)."""
     while True:
         await asyncio.sleep(service.settings.poll_seconds)
-        await anyio.to_thread.run_sync(service.fetch)
+        await service.fetch()
 
 
 def _service(request: Request) -> Service:
@@ -289,77 +318,133 @@ def _error(status: int, message: str, code: str) -> JSONResponse:
 
 async def _graphql(request: Request) -> Response:
     service = _service(request)
-    if (
-        request.method == "GET"
-        and "query" not in request.query_params
-        and "text/html" in request.headers.get("accept", "")
+    accept = request.headers.get("accept")
+    if request.method != "POST" and (
+        ("text/html" in (accept or "") and "application/graphql-response+json" not in (accept or ""))
+        or (request.method == "HEAD" and not request.query_params)
     ):
-        from strawberry.http.ides import get_graphql_ide_html
-
-        return HTMLResponse(get_graphql_ide_html(graphql_ide="graphiql"))
-    params = await _params(request)
-    if isinstance(params, Response):
-        return params
-    query, variables, operation = params
+        # A browser (or a probe) at /graphql: GraphiQL, prefilled from ?query=..., its assets ours.
+        return HTMLResponse(service.graphiql.page(service.base_url), headers={"cache-control": REVALIDATE})
+    media = gh.response_media_type(accept)
+    if media is None:
+        return _refused(gh.Refusal(406, f"cannot answer in {accept!r}: accept {gh.GRAPHQL_RESPONSE}", "NOT_ACCEPTABLE"))
+    body = b""
+    if request.method == "POST":
+        declared = int(request.headers.get("content-length") or 0)
+        read = await _read_body(request) if declared <= _MAX_BODY else None
+        if read is None:
+            return _refused(gh.Refusal(413, f"request body over {_MAX_BODY:,} bytes", "QUERY_TOO_LARGE"), media)
+        body = read
+    parsed = gh.parse_operations(request.method, request.query_params, request.headers.get("content-type"), body)
+    if isinstance(parsed, gh.Refusal):
+        return _refused(parsed, media)
     refusal = service.unavailable()
     if refusal is not None:
         return refusal
+    behind = await _at_least(service, request, parsed)
+    if behind is not None:
+        return behind
     head = service.snapshots.head
+    if isinstance(parsed, gh.Operation):
+        answer = await _answer(service, head, parsed, LIMITS["max_cost"])
+        if isinstance(answer, gh.Refusal):
+            return _refused(answer, media)
+        status = 400 if answer.request_error and media == gh.GRAPHQL_RESPONSE else answer.status
+        return _send(request, service, answer, status, media)
+    # A batch: answered as an array, in order; together its operations get one operation's cost limit.
+    parts: list[bytes] = []
+    immutable = True
+    budget = LIMITS["max_cost"]
+    for operation in parsed:
+        answer = await _answer(service, head, operation, budget)
+        if isinstance(answer, gh.Refusal):
+            parts.append(_refusal_body(answer))
+            immutable = False
+            continue
+        budget = max(budget - answer.cost, 0)
+        parts.append(answer.body)
+        immutable = immutable and answer.headers["cache-control"] == IMMUTABLE
+    batch = Rendered(b"[" + b",".join(parts) + b"]", 200, False, immutable, head.commit)
+    return _send(request, service, batch, 200, media)
+
+
+def _refusal_body(refusal: gh.Refusal) -> bytes:
+    return orjson.dumps({"errors": [{"message": refusal.message, "extensions": {"code": refusal.code}}]})
+
+
+def _refused(refusal: gh.Refusal, media: str = gh.JSON) -> Response:
+    """A request refused before GraphQL ran. Status 200 marks a GraphQL request error (a persisted query
+    not found), 400 to a client of application/graphql-response+json."""
+    status = refusal.status
+    if status == 200 and media == gh.GRAPHQL_RESPONSE:
+        status = 400
+    return Response(_refusal_body(refusal), status_code=status, media_type=media, headers={"vary": _VARY})
+
+
+_VARY = "Accept, Accept-Encoding"
+
+
+def _send(request: Request, service: Service, item: Rendered | Asset, status: int, media: str) -> Response:
+    """An answer in the coding the client accepts (made once, kept with the cached answer), with its tag."""
+    body = item.body
+    accepted = request.headers.get("accept-encoding")
+    coding = compression.negotiate(accepted) if len(body) >= compression.MIN_BYTES else None
+    out = {**item.headers, "etag": compression.tag_for(item.etag, coding), "vary": _VARY}
+    if status == 200 and gh.etag_matches(request.headers.get("if-none-match"), item.etag):
+        return Response(status_code=304, headers=out)
+    if coding is not None:
+        body, made = item.encodings.get(body, coding)
+        out["content-encoding"] = coding
+        if made and isinstance(item, Rendered) and item.key is not None:
+            service.responses.put(item.key, item)  # weigh it again, with its new coding
+    return Response(body, status_code=status, media_type=media, headers=out)
+
+
+async def _answer(service: Service, head: Any, operation: gh.Operation, budget: int) -> Rendered | gh.Refusal:
+    """One operation's answer: from the response cache, or executed (and then cached when it may be)."""
+    query = service.persisted.resolve(operation)
+    if isinstance(query, gh.Refusal):
+        return query
+    if len(query.encode()) > LIMITS["max_query_bytes"]:
+        return gh.Refusal(413, f"query over {LIMITS['max_query_bytes']:,} bytes", "QUERY_TOO_LARGE")
     try:
         request_digest = hashlib.sha256(
-            orjson.dumps([query, variables, operation], option=orjson.OPT_SORT_KEYS)
+            orjson.dumps([query, operation.variables, operation.operation_name], option=orjson.OPT_SORT_KEYS)
         ).hexdigest()
     except TypeError:  # orjson reads deeper JSON than it writes (254 levels)
-        return _error(400, "variables are nested too deeply", "BAD_REQUEST")
+        return gh.Refusal(400, "variables are nested too deeply", "BAD_REQUEST")
     key = (head.commit, request_digest)
     cached = service.responses.get(key)
-    if cached is None:
-        cached = await _execute(service, head, query, variables, operation)
+    if cached is None or cached.cost > budget:
+        budgeted = budget if budget < LIMITS["max_cost"] else None
+        cached = await _execute(service, head, query, operation.variables, operation.operation_name, budgeted)
         if cached.cacheable:
+            cached.key = key
             service.responses.put(key, cached)
-    if request.headers.get("if-none-match") == cached.etag:
-        return Response(status_code=304, headers=cached.headers)
-    return Response(cached.body, status_code=cached.status, media_type="application/json", headers=cached.headers)
+    return cached
 
 
-async def _params(request: Request) -> tuple[str, dict[str, Any], str | None] | Response:
-    """The query, variables and operation name of a GET or POST request, or an error response."""
-    if request.method == "GET":
-        raw: dict[str, Any] = dict(request.query_params)
-        if "variables" in raw:
-            try:
-                raw["variables"] = orjson.loads(raw["variables"])
-            except orjson.JSONDecodeError:
-                return _error(400, "variables is not valid JSON", "BAD_REQUEST")
-    else:
-        declared = int(request.headers.get("content-length") or 0)
-        if declared > _MAX_BODY:
-            return _error(413, f"request body over {_MAX_BODY:,} bytes", "QUERY_TOO_LARGE")
-        body = await _read_body(request)
-        if body is None:
-            return _error(413, f"request body over {_MAX_BODY:,} bytes", "QUERY_TOO_LARGE")
-        content_type = request.headers.get("content-type", "").split(";")[0].strip()
-        if content_type == "application/graphql":
-            raw = {"query": body.decode("utf-8", errors="replace")}
-        else:
-            try:
-                raw = orjson.loads(body)
-            except orjson.JSONDecodeError:
-                return _error(400, 'the body is not valid JSON (expected {"query": ...})', "BAD_REQUEST")
-            if not isinstance(raw, dict):
-                return _error(400, "the body must be a JSON object with a query", "BAD_REQUEST")
-    query = raw.get("query")
-    variables = raw.get("variables") or {}
-    operation = raw.get("operationName")
-    if not isinstance(query, str) or not query.strip():
-        return _error(400, 'no query: send {"query": "..."}', "BAD_REQUEST")
-    if len(query.encode()) > LIMITS["max_query_bytes"]:
-        return _error(413, f"query over {LIMITS['max_query_bytes']:,} bytes", "QUERY_TOO_LARGE")
-    if not isinstance(variables, dict):
-        return _error(400, "variables must be a JSON object", "BAD_REQUEST")
-    if operation is not None and not isinstance(operation, str):
-        return _error(400, "operationName must be a string", "BAD_REQUEST")
-    return query, variables, operation
+async def _at_least(service: Service, request: Request, parsed: gh.Operation | list[gh.Operation]) -> Response | None:
+    """Wait until the commits the client last saw are served (api.freshness), or say why not: the
+    `X-Registry-Min-Commit` header, and `registry(minCommit:)` in any operation of the request."""
+    operations = [parsed] if isinstance(parsed, gh.Operation) else parsed
+    try:
+        wanted = freshness.wanted_commits(request.headers, "", {})
+        for operation in operations:
+            query = service.persisted.resolve(operation)  # a refusal is answered later, by _answer
+            if isinstance(query, str):
+                wanted += freshness.wanted_commits({}, query, operation.variables)
+        for commit in dict.fromkeys(wanted):
+            await freshness.await_commit(
+                service.snapshots, commit, service.refresh_async, service.moved, service.settings.min_commit_wait
+            )
+    except registry.errors.CommitNotYetAvailable as exc:
+        response = _error(503, str(exc), "COMMIT_NOT_YET_AVAILABLE")
+        response.headers["retry-after"] = "1"
+        return response
+    except registry.RegistryError as exc:  # not on main, or not a commit id: the client's mistake
+        return _error(400, str(exc), code_of_class(exc))
+    return None
 
 
 async def _read_body(request: Request) -> bytes | None:
@@ -374,14 +459,31 @@ async def _read_body(request: Request) -> bytes | None:
 
 
 class Rendered:
-    """A serialized GraphQL response with its caching headers."""
+    """A serialized GraphQL response with its caching headers, and its coded forms once asked for.
 
-    __slots__ = ("body", "cacheable", "etag", "headers", "status")
+    `status` is the legacy (application/json) one; `request_error` marks an answer of a request that
+    never ran (400 to clients of application/graphql-response+json). `cost` is what it was charged.
+    """
 
-    def __init__(self, body: bytes, status: int, cacheable: bool, immutable: bool, commit: str) -> None:
+    __slots__ = ("body", "cacheable", "cost", "encodings", "etag", "headers", "key", "request_error", "status")
+
+    def __init__(
+        self,
+        body: bytes,
+        status: int,
+        cacheable: bool,
+        immutable: bool,
+        commit: str,
+        request_error: bool = False,
+        cost: int = 0,
+    ) -> None:
         self.body = body
         self.status = status
         self.cacheable = cacheable
+        self.request_error = request_error
+        self.cost = cost
+        self.key: tuple[str, ...] | None = None
+        self.encodings = Encodings()
         self.etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
         self.headers = {
             "etag": self.etag,
@@ -390,14 +492,20 @@ class Rendered:
         }
 
     def weight(self) -> int:
-        """What it holds in the response cache: the body, the headers, the key, the bookkeeping."""
-        return len(self.body) + 512
+        """What it holds in the response cache: the body and its codings, the headers, the key, the bookkeeping."""
+        return len(self.body) + self.encodings.size + 512
 
 
 async def _execute(
-    service: Service, head: Any, query: str, variables: dict[str, Any], operation: str | None
+    service: Service,
+    head: Any,
+    query: str,
+    variables: dict[str, Any],
+    operation: str | None,
+    budget: int | None = None,
 ) -> Rendered:
     context = service.context(head)
+    context.cost_budget = budget
     try:
         result = await service.execute(query, variables, operation, context)
     except (CannotGetOperationTypeError, InvalidOperationTypeError) as exc:
@@ -405,23 +513,22 @@ async def _execute(
         reason = "only queries are served"
         if isinstance(exc, CannotGetOperationTypeError):
             reason = exc.as_http_error_reason()
-        body = orjson.dumps(
-            {"errors": [{"message": reason, "extensions": {"code": "OPERATION_RESOLUTION_FAILURE"}}], "data": None}
-        )
-        return Rendered(body, 400, False, False, head.commit)
+        body = orjson.dumps({"errors": [{"message": reason, "extensions": {"code": "OPERATION_RESOLUTION_FAILURE"}}]})
+        return Rendered(body, 200, False, False, head.commit, request_error=True)
+    # A request error (syntax, validation, limits, variables) never started executing: no error has a
+    # path, and the answer has no `data` (the GraphQL-over-HTTP draft).
+    request_error = result.data is None and bool(result.errors) and all(not e.path for e in result.errors or ())
     payload: dict[str, Any] = {}
     if result.errors:
         payload["errors"] = [_formatted(error) for error in result.errors]
-    payload["data"] = result.data
+    if not request_error:
+        payload["data"] = result.data
     extensions: dict[str, Any] = {"commit": head.commit, "committedAt": utc_instant(head.committed_at)}
     pinned = [g for commit, g in context.seen.items() if commit != head.commit or not context.used_head]
     if pinned:
         extensions["pinned"] = [{"commit": g.commit, "committedAt": utc_instant(g.committed_at)} for g in pinned]
     payload["extensions"] = {**(result.extensions or {}), "registry": extensions}
     body = orjson.dumps(payload)
-    # A request error (syntax, validation, limits, variables) never started executing: no error has a path.
-    request_error = result.data is None and bool(result.errors) and all(not e.path for e in result.errors or ())
-    status = 400 if request_error else 200
     unexpected = any(error["extensions"]["code"] == INTERNAL for error in payload.get("errors", ()))
     # Immutable only when nothing in it can change: pinned to full ids of commits in main's history,
     # nothing asked of the moving head, no error (issue 8).
@@ -432,8 +539,9 @@ async def _execute(
         and not context.unpublished
         and not result.errors
     )
-    cacheable = not unexpected and not context.pinned_by_name and status == 200
-    return Rendered(body, status, cacheable, immutable, head.commit)
+    cacheable = not unexpected and not context.pinned_by_name and not request_error
+    cost = ((result.extensions or {}).get("cost") or {}).get("requested") or 0
+    return Rendered(body, 200, cacheable, immutable, head.commit, request_error=request_error, cost=int(cost))
 
 
 def _formatted(error: Any) -> dict[str, Any]:
@@ -447,6 +555,15 @@ def _formatted(error: Any) -> dict[str, Any]:
         if formatted.get(key):
             masked[key] = formatted[key]
     return masked
+
+
+async def _graphiql_asset(request: Request) -> Response:
+    """A vendored GraphiQL file: its URL names its version, so it never changes."""
+    service = _service(request)
+    asset = service.graphiql.asset(request.path_params["version"], request.path_params["name"])
+    if asset is None:
+        return _error(404, "no such GraphiQL asset (the page names the current ones)", "NOT_FOUND")
+    return _send(request, service, asset, 200, asset.media_type)
 
 
 # Permalinks ---------------------------------------------------------------------------------------
@@ -495,7 +612,7 @@ async def _manifest_permalink(request: Request) -> Response:
         return _error(404, f"manifest not found: {digest} at {graph.commit}", "MANIFEST_NOT_FOUND")
     etag = f'"{node.oid}"'
     headers = {"etag": etag, "cache-control": IMMUTABLE, "x-kernelindex-commit": graph.commit}
-    if request.headers.get("if-none-match") == etag:
+    if gh.etag_matches(request.headers.get("if-none-match"), etag):
         return Response(status_code=304, headers=headers)
     return Response(service.documents.raw(node.oid), media_type="application/json", headers=headers)
 
@@ -529,10 +646,9 @@ async def _run_permalink(request: Request) -> Response:
             }
         )
         cached = Rendered(body, 200, True, True, graph.commit)
+        cached.key = key
         service.responses.put(key, cached)
-    if request.headers.get("if-none-match") == cached.etag:
-        return Response(status_code=304, headers=cached.headers)
-    return Response(cached.body, media_type="application/json", headers=cached.headers)
+    return _send(request, service, cached, 200, gh.JSON)
 
 
 async def _head_redirect(request: Request) -> Response:
@@ -563,6 +679,7 @@ async def _healthz(request: Request) -> JSONResponse:
         "buildSeconds": round(status.build_seconds, 3),
         "integrity": {"verified": status.verified, "checkSeconds": round(status.verify_seconds, 3)},
         "uptimeSeconds": round(time.time() - service.started, 1),
+        "worker": os.getpid(),  # which process answered (each worker serves its own snapshots)
     }
     if service.mirror is not None:
         fetched = service.mirror.last
@@ -586,8 +703,8 @@ async def _refresh(request: Request) -> JSONResponse:
         return _error(401, "a valid 'Authorization: Bearer <secret>' is required", "UNAUTHORIZED")
     if not service.ready:
         return _error(503, "the registry is still loading", "NOT_READY")
-    failed = await anyio.to_thread.run_sync(service.fetch)  # a replica first brings the canonical refs
-    status = await anyio.to_thread.run_sync(service.refresh)
+    failed = await service.fetch()  # a replica first brings the canonical refs
+    status = await service.refresh_async()
     body = {"serving": status.serving, "main": status.main, "reason": status.reason}
     if failed is not None:
         return JSONResponse({**body, "reason": failed}, status_code=502)

@@ -51,7 +51,12 @@ AtOption = Annotated[str | None, typer.Option("--at", help="A commit, branch or 
 
 
 def _settings() -> Settings:
-    return Settings.from_env()
+    """The environment's settings; a malformed one is a usage error (exit 2) that names the variable."""
+    try:
+        return Settings.from_env()
+    except ValueError as exc:
+        _err(f"kernelindex: {exc}")
+        raise typer.Exit(2) from None
 
 
 def _repo_path(repo: Path | None) -> Path:

@@ -39,6 +39,10 @@ SkipBadOption = Annotated[
 AuthorOption = Annotated[
     str | None, typer.Option(help="'Name <email>': author and Signed-off-by (default: the source, via the importer).")
 ]
+SignOption = Annotated[
+    bool, typer.Option("--sign", "-S", help="SSH-sign the commit: imports of registered sources are maintainers'.")
+]
+SigningKeyOption = Annotated[Path | None, typer.Option(help="SSH key for --sign (default: user.signingkey).")]
 
 
 def run_import(
@@ -51,6 +55,8 @@ def run_import(
     skip_bad: bool,
     author: str | None,
     as_json: bool,
+    sign: bool = False,
+    signing_key: Path | None = None,
 ) -> None:
     """Plan, reconcile and write an import; every source command is this with its own planner."""
     from registry.importers.plan import commit_plan, reconcile, write_directory
@@ -58,6 +64,8 @@ def run_import(
 
     if sum(bool(x) for x in (branch, out, dry_run)) > 1:
         raise typer.BadParameter("choose one of --branch, --out and --dry-run", param_hint="--branch/--out/--dry-run")
+    if sign and (out is not None or dry_run):
+        raise typer.BadParameter("--sign signs a commit: not with --out or --dry-run", param_hint="--sign")
     started = time.perf_counter()
     with cli._progress(not as_json) as progress:
         try:
@@ -84,11 +92,16 @@ def run_import(
         if author:
             name, email = cli._identity(author, store, "author")
             person = registry.Person(name, email, 0)
+        signer = cli._signer(store, signing_key) if sign else None
         before = store.head(target)
-        reconciled, result = commit_plan(store, plan, target, person)
+        reconciled, result = commit_plan(store, plan, target, person, signer)
         if result and result.commit and store.work_tree is not None and target == store.current_branch() and before:
             store.sync_work_tree(before, result.commit)
     else:
+        if sign:
+            raise typer.BadParameter(
+                "--sign signs a commit: give --branch NAME (or run in a clone)", param_hint="--sign"
+            )
         reconciled = reconcile(plan, store, store.head() if store is not None else None)
         if out is not None:
             written = write_directory(reconciled, out)
@@ -127,7 +140,7 @@ def _pr_report(store: registry.GitStore, target: str) -> Any:
     head = store.head(target)
     if main is None or head is None or main == head:
         return None
-    return cli_report.range_report(store, main, head)
+    return cli_report.range_report(store, main, head, trust_root=cli._read_trust_root(None))
 
 
 def _json(
@@ -243,6 +256,8 @@ def import_liger(
     dry_run: DryRunOption = False,
     skip_bad: SkipBadOption = False,
     author: AuthorOption = None,
+    sign: SignOption = False,
+    signing_key: SigningKeyOption = None,
     as_json: cli.JsonOption = False,
 ) -> None:
     """Liger-Kernel's benchmark CSV: one run per speed row of a curated kernel (BSD-2-Clause data)."""
@@ -257,6 +272,8 @@ def import_liger(
         skip_bad=skip_bad,
         author=author,
         as_json=as_json,
+        sign=sign,
+        signing_key=signing_key,
     )
 
 
@@ -286,6 +303,8 @@ def import_sol_execbench(
     dry_run: DryRunOption = False,
     skip_bad: SkipBadOption = False,
     author: AuthorOption = None,
+    sign: SignOption = False,
+    signing_key: SigningKeyOption = None,
     as_json: cli.JsonOption = False,
 ) -> None:
     """SOL-ExecBench: definitions, workloads, solutions and traces, or leaderboard submissions."""
@@ -304,6 +323,8 @@ def import_sol_execbench(
         skip_bad=skip_bad,
         author=author,
         as_json=as_json,
+        sign=sign,
+        signing_key=signing_key,
     )
 
 
@@ -324,6 +345,8 @@ def import_gpumode(
     dry_run: DryRunOption = False,
     skip_bad: SkipBadOption = False,
     author: AuthorOption = None,
+    sign: SignOption = False,
+    signing_key: SigningKeyOption = None,
     as_json: cli.JsonOption = False,
 ) -> None:
     """GPU MODE KernelBot: each user's best submission per curated board, one run per benchmark shape."""
@@ -340,4 +363,93 @@ def import_gpumode(
         skip_bad=skip_bad,
         author=author,
         as_json=as_json,
+        sign=sign,
+        signing_key=signing_key,
+    )
+
+
+@cli.import_app.command("flashinfer-bench")
+@cli._guard
+def import_flashinfer_bench(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="A FlashInfer-Bench dataset (a clone of flashinfer-ai/flashinfer-trace: definitions/, solutions/, "
+            "traces/), or its files beside the dataset API's listing (info.json)."
+        ),
+    ],
+    revision: Annotated[
+        str | None, typer.Option(help="The dataset commit the files come from (default: the listing's sha).")
+    ] = None,
+    include_author: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--include-author",
+            help="An author directory of solutions/ and traces/ to import (repeatable; default: baseline). "
+            "A model's solutions are labelled llm-generated.",
+        ),
+    ] = None,
+    repo: cli.RepoOption = None,
+    branch: BranchOption = None,
+    out: OutOption = None,
+    dry_run: DryRunOption = False,
+    skip_bad: SkipBadOption = False,
+    author: AuthorOption = None,
+    sign: SignOption = False,
+    signing_key: SigningKeyOption = None,
+    as_json: cli.JsonOption = False,
+) -> None:
+    """FlashInfer-Bench: definitions, solutions (with their Apache-2.0 source by digest) and traces."""
+    from registry.importers.flashinfer import BASELINE, plan_flashinfer
+
+    run_import(
+        lambda progress: plan_flashinfer(
+            path, revision=revision, authors=include_author or [BASELINE], progress=progress
+        ),
+        repo=repo,
+        branch=branch,
+        out=out,
+        dry_run=dry_run,
+        skip_bad=skip_bad,
+        author=author,
+        as_json=as_json,
+        sign=sign,
+        signing_key=signing_key,
+    )
+
+
+@cli.import_app.command("mlperf")
+@cli._guard
+def import_mlperf(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="MLPerf Inference summary_results.json (of an mlcommons/inference_results_<round> repository), "
+            "or a directory of them."
+        ),
+    ],
+    repo: cli.RepoOption = None,
+    branch: BranchOption = None,
+    out: OutOption = None,
+    dry_run: DryRunOption = False,
+    skip_bad: SkipBadOption = False,
+    author: AuthorOption = None,
+    sign: SignOption = False,
+    signing_key: SigningKeyOption = None,
+    as_json: cli.JsonOption = False,
+) -> None:
+    """MLPerf Inference: closed-division datacenter LLM results as serving runs (Apache-2.0 data)."""
+    from registry.importers.mlperf import plan_mlperf
+
+    run_import(
+        lambda progress: plan_mlperf(path, progress=progress),
+        repo=repo,
+        branch=branch,
+        out=out,
+        dry_run=dry_run,
+        skip_bad=skip_bad,
+        author=author,
+        as_json=as_json,
+        sign=sign,
+        signing_key=signing_key,
     )

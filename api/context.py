@@ -80,6 +80,7 @@ class Context:
     pinned_by_name: bool = False  # a branch, tag or prefix was used: the answer may change later
     used_head: bool = False  # something was answered for "the head of main", which moves
     unpublished: bool = False  # a pinned commit is not in main's history: main may still change the answer
+    cost_budget: int | None = None  # what is left of a batch's cost limit, when this operation is in one
 
     def graph(self, at: str | None) -> Graph:
         """The snapshot for `registry(at:)`: the head, or a pinned commit, branch or tag.

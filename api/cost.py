@@ -1,7 +1,7 @@
 """The estimated cost of a GraphQL operation: how many fields it may resolve, before it runs.
 
 Each field costs the number of times it can be resolved. A field inside a list is resolved once per
-item: a connection's `edges` once per item of the page its field asks for (`first`, or the
+item: a connection's `edges` once per item of the page its field asks for (`first` or `last`, or the
 argument's default; clamped to [0, max_page] because a larger page is refused anyway), a list
 that takes `first` itself (`Cohort.leaderboard`) that many times, any other list of objects
 `list_items` times (an estimate: measurements, attestations, history...). Leaf
@@ -35,6 +35,7 @@ from graphql import (
     IntValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
+    Undefined,
     VariableNode,
     get_named_type,
 )
@@ -46,6 +47,7 @@ __all__ = ["CostModel", "estimate"]
 class CostModel:
     max_page: int
     list_items: int = 10
+    default_page: int = 20  # a connection's page without `first` or `last`
 
 
 def estimate(
@@ -120,25 +122,37 @@ class _Walker:
             # a list that takes `first` itself (Cohort.leaderboard) holds that many; an edges list, its
             # connection's page; any other, `list_items`
             items = own_page if own_page is not None else page if page is not None else self.model.list_items
+        if own_page is None and not _is_list(definition):
+            own_page = page  # a connection wrapped in an object (`search(first:) { runs { edges } }`)
         child = get_named_type(definition.type)
         return count + self.selections(child, node.selection_set, count * items, own_page, spread)
 
     def _page(self, node: FieldNode, definition: GraphQLField) -> int | None:
-        """The page size a field asks for, if it takes `first`."""
-        argument = definition.args.get("first")
-        if argument is None:
+        """The page size a connection field asks for (`first` or `last`; the default page without either)."""
+        if "first" not in definition.args:
             return None
-        value: Any = argument.default_value
-        for given in node.arguments or ():
-            if given.name.value != "first":
+        sizes: list[Any] = []
+        for name in ("first", "last"):
+            argument = definition.args.get(name)
+            if argument is None:
                 continue
-            if isinstance(given.value, IntValueNode):
-                value = int(given.value.value)
-            elif isinstance(given.value, VariableNode):
-                value = self.variables.get(given.value.name.value, value)
-        if not isinstance(value, int) or isinstance(value, bool):
+            value: Any = argument.default_value
+            for given in node.arguments or ():
+                if given.name.value != name:
+                    continue
+                if isinstance(given.value, IntValueNode):
+                    value = int(given.value.value)
+                elif isinstance(given.value, VariableNode):
+                    value = self.variables.get(given.value.name.value, value)
+                else:
+                    value = None  # a literal null
+            if value is not None and value is not Undefined:
+                sizes.append(value)
+        if not sizes:
+            return min(self.model.default_page, self.model.max_page)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in sizes):
             return self.model.max_page
-        return min(max(value, 0), self.model.max_page)
+        return min(max(int(max(sizes)), 0), self.model.max_page)
 
 
 def _is_list(definition: GraphQLField) -> bool:

@@ -115,6 +115,10 @@ class CostLimit(SchemaExtension):
             # Variables that do not coerce are the execution's to report (BAD_USER_INPUT).
             if not isinstance(variables, list):
                 self._cost = estimate(schema, document, operation, variables.coerced, self._model)
+                # In a batch, the operations share one limit: this one gets what the earlier ones left.
+                budget = getattr(context.context, "cost_budget", None)
+                if budget is not None and budget < self._limit:
+                    self._limit = budget
                 if self._cost > self._limit:
                     context.result = ExecutionResult(
                         data=None,

@@ -85,7 +85,7 @@ class Previews:
             if problems is not None:
                 self._verdicts.move_to_end(key)
         if problems is None:
-            problems = check_range(store, base, commit, signatures=True).problems
+            problems = check_range(store, base, commit, signatures=True, trust_root=self._snapshots.trust_root).problems
             with self._lock:
                 self.checks += 1
                 self._verdicts[key] = problems

@@ -17,10 +17,13 @@ from api.cache import ByteLRU
 from api.context import Context
 from api.cost import CostModel
 from api.errors import ErrorCodes
+from api.node_root import NodeRoot
 from api.pipeline import CostLimit, DocumentCache, ParsedDocument
+from api.search_root import SearchRoot
 from registry import nodes as n
 from registry.graph import Graph
 from registry.provenance import utc_instant
+from registry.search import gpu_keys_matching, tokens
 
 __all__ = ["DOCUMENTS", "LIMITS", "Query", "Snapshot", "schema"]
 
@@ -41,7 +44,8 @@ LIMITS = {
 class RunFilter:
     operation: str | None = strawberry.field(default=None, description="An operation id (digest, prefix or name).")
     gpu: str | None = strawberry.field(
-        default=None, description="A GPU product or architecture: 'NVIDIA B200', 'sm_100'."
+        default=None,
+        description="A GPU product, a word of it or an architecture, any case: 'NVIDIA B200', 'b200', 'sm_100'.",
     )
     source: str | None = strawberry.field(default=None, description="A source slug: sol-execbench, community...")
     status: list[t.RunStatus] | None = None
@@ -91,8 +95,9 @@ def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
     if f.operation is not None:
         node = graph.find(("OperationSpec",), f.operation)
         narrow(graph.runs_by["operation"].get(node.digest, set()) if node else set())
-    if f.gpu is not None:
-        narrow(graph.runs_by["gpu"].get(f.gpu.strip().lower(), set()))
+    if f.gpu is not None:  # any case, a product word or an architecture: "b200", "NVIDIA B200", "sm_100"
+        index = graph.runs_by["gpu"]
+        narrow({d for key in gpu_keys_matching(f.gpu, index) for d in index[key]})
     if f.source is not None:
         narrow(graph.runs_by["source"].get(f.source.strip(), set()))
     if f.implementation is not None:
@@ -128,6 +133,15 @@ def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
     return t._ordered_runs(graph, set(kept))
 
 
+def _has_words(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
+    """Whether the words of `needle` appear in order, the last as a prefix: "fused att" finds "fused attention"."""
+    for i in range(len(haystack) - len(needle) + 1):
+        window = haystack[i : i + len(needle)]
+        if window[:-1] == needle[:-1] and window[-1].startswith(needle[-1]):
+            return True
+    return False
+
+
 def _all_runs(graph: Graph) -> list[str]:
     cached: list[str] | None = graph.__dict__.get("_all_runs")
     if cached is None:
@@ -148,7 +162,8 @@ def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) 
             node = graph.find(("OperationSpec",), f.operation)
             narrow(graph.cohorts_by["operation"].get(node.digest, set()) if node else set())
         if f.gpu is not None:
-            narrow(graph.cohorts_by["gpu"].get(f.gpu.strip().lower(), set()))
+            index = graph.cohorts_by["gpu"]
+            narrow({k for key in gpu_keys_matching(f.gpu, index) for k in index[key]})
         if f.workload is not None:
             node = graph.find(("WorkloadCase", "WorkloadSuite"), f.workload)
             narrow(graph.cohorts_by["workload"].get(node.digest, set()) if node else set())
@@ -165,11 +180,14 @@ def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) 
 
 
 @strawberry.type(description="The registry at one commit. Every field answers for that commit only.")
-class Snapshot(st.ServingRoot):
+class Snapshot(st.ServingRoot, SearchRoot):
     _graph: strawberry.Private[Graph | None] = None
 
     def _g(self, info: Info) -> Graph:
         return self._graph if self._graph is not None else info.context.graph(None)
+
+    def _at(self, graph: Graph) -> Snapshot:
+        return Snapshot(_graph=graph)
 
     @strawberry.field(description="The commit this snapshot shows.")
     def commit(self, info: Info) -> t.Commit:
@@ -192,13 +210,20 @@ class Snapshot(st.ServingRoot):
         return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
 
     @strawberry.field(description="Runs, newest observation first.")
+    @t.follows_cursor
     def runs(
-        self, info: Info, filter: RunFilter | None = None, first: int = t.DEFAULT_PAGE, after: str | None = None
+        self,
+        info: Info,
+        filter: RunFilter | None = None,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
     ) -> t.Connection[t.Run]:
         graph = self._g(info)
         t.page_bounds(first)
         digests = _filtered_runs(graph, filter)
-        return t.paginate(graph, digests, first, after, lambda d: t._typed(graph, d, t.Run))
+        return t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t._typed(graph, d, t.Run))
 
     @strawberry.field(description="A cohort by its key (or a unique prefix of >= 12 hex digits).")
     def cohort(self, info: Info, key: str) -> t.Cohort | None:
@@ -207,46 +232,64 @@ class Snapshot(st.ServingRoot):
         return t.Cohort(_graph=graph, _cohort=cohort) if cohort else None
 
     @strawberry.field(description="Cohorts, largest first unless ordered otherwise.")
+    @t.follows_cursor
     def cohorts(
         self,
         info: Info,
         filter: CohortFilter | None = None,
         order: CohortOrder = CohortOrder.LARGEST,
-        first: int = t.DEFAULT_PAGE,
+        first: int | None = None,
         after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
     ) -> t.Connection[t.Cohort]:
         graph = self._g(info)
         t.page_bounds(first)
         keys = _filtered_cohorts(graph, filter, order)
-        return t.paginate(graph, keys, first, after, lambda k: t.Cohort(_graph=graph, _cohort=graph.cohorts[k]))
+        return t.paginate(
+            graph,
+            keys,
+            t.Window(first, after, last, before),
+            lambda k: t.Cohort(_graph=graph, _cohort=graph.cohorts[k]),
+        )
 
     @strawberry.field
     def operation(self, info: Info, id: str) -> t.Operation | None:
         return t.node_type(self._g(info), _lookup(self._g(info), ("OperationSpec",), id))  # type: ignore[no-any-return]
 
     @strawberry.field(description="Operations by name; `family` narrows, `search` matches name or title.")
+    @t.follows_cursor
     def operations(
         self,
         info: Info,
         family: str | None = None,
         search: str | None = None,
-        first: int = t.DEFAULT_PAGE,
+        first: int | None = None,
         after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
     ) -> t.Connection[t.Operation]:
         graph = self._g(info)
         t.page_bounds(first)
-        needle = search.lower() if search else None
+        # Words, case-insensitive, split on _, - and spaces: "fused attention" finds fused_attention_*.
+        needle = tokens(search) if search else None
+
+        def matches(node: n.Operation) -> bool:
+            if not needle:
+                return True
+            return _has_words(tokens(node.name), needle) or _has_words(tokens(node.title or ""), needle)
+
         found = sorted(
             (
                 node
                 for node in graph.nodes.values()
-                if isinstance(node, n.Operation)
-                and (family is None or node.family == family)
-                and (needle is None or needle in node.name.lower() or needle in (node.title or "").lower())
+                if isinstance(node, n.Operation) and (family is None or node.family == family) and matches(node)
             ),
             key=lambda node: (node.name, node.digest),
         )
-        return t.paginate(graph, found, first, after, lambda node: t.Operation(_graph=graph, _node=node))
+        return t.paginate(
+            graph, found, t.Window(first, after, last, before), lambda node: t.Operation(_graph=graph, _node=node)
+        )
 
     @strawberry.field
     def workload(self, info: Info, id: str) -> t.Workload | None:
@@ -278,10 +321,21 @@ class Snapshot(st.ServingRoot):
         return t.Manifest(_graph=graph, _node=node) if node else None
 
     @strawberry.field(description="The records ledger: one entry per cohort with a record, newest holder first.")
-    def records(self, info: Info, first: int = t.DEFAULT_PAGE, after: str | None = None) -> t.Connection[t.RecordEntry]:
+    @t.follows_cursor
+    def records(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> t.Connection[t.RecordEntry]:
         graph = self._g(info)
         return t.paginate(
-            graph, graph.records, first, after, lambda k: t.RecordEntry(_graph=graph, _cohort=graph.cohorts[k])
+            graph,
+            graph.records,
+            t.Window(first, after, last, before),
+            lambda k: t.RecordEntry(_graph=graph, _cohort=graph.cohorts[k]),
         )
 
     @strawberry.field(description="Runs side by side; material differences first.")
@@ -296,14 +350,24 @@ class Snapshot(st.ServingRoot):
     description="The registry. The fields below answer for the served head of main; "
     "`registry(at:)` answers for any commit, branch or tag."
 )
-class Query(Snapshot):
+class Query(Snapshot, NodeRoot):
     @strawberry.field(
         description="The registry at a commit (full id or unique prefix), branch or tag; "
-        "the served head of main when omitted."
+        "the served head of main when omitted. `minCommit` (the `extensions.registry.commit` of an earlier "
+        "answer) makes a head answer come from that commit or a newer one: the server refreshes or waits "
+        "briefly, else answers COMMIT_NOT_YET_AVAILABLE (retry) or COMMIT_NOT_ON_MAIN."
     )
-    def registry(self, info: Info, at: str | None = None) -> Snapshot | None:
+    def registry(self, info: Info, at: str | None = None, min_commit: str | None = None) -> Snapshot | None:
         # Execution runs in a worker thread (api.app), so a pinned graph is built right here.
-        return Snapshot(_graph=info.context.graph(at))
+        graph = info.context.graph(at)
+        if min_commit is not None and at is None:
+            # The HTTP layer already waited for it (api.freshness); the head of this request is what it got.
+            standing = info.context.snapshots.standing(min_commit)
+            if standing != "served" or not info.context.snapshots.store().is_ancestor(min_commit, graph.commit):
+                if standing == "off-main":
+                    raise registry.errors.CommitNotOnMain(min_commit, "a branch or tag reaches it, main does not")
+                raise registry.errors.CommitNotYetAvailable(min_commit, 0.0, "not served by this answer's head")
+        return Snapshot(_graph=graph)
 
 
 class _Schema(strawberry.Schema):

@@ -98,13 +98,20 @@ class ServingRoot:
         return ServingRun(_graph=graph, _node=node) if isinstance(node, n.ServingRun) else None
 
     @strawberry.field(description="Serving runs, newest observation first.")
+    @t.follows_cursor
     def serving_runs(
-        self, info: Info, filter: ServingRunFilter | None = None, first: int = t.DEFAULT_PAGE, after: str | None = None
+        self,
+        info: Info,
+        filter: ServingRunFilter | None = None,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
     ) -> t.Connection[ServingRun]:
         graph = self._serving_graph(info)
         t.page_bounds(first)
         digests = _filtered_runs(graph, serving_index(graph), filter)
-        return t.paginate(graph, digests, first, after, run_maker(graph))
+        return t.paginate(graph, digests, t.Window(first, after, last, before), run_maker(graph))
 
     @strawberry.field(description="A serving cohort by its key (or a unique prefix of >= 12 hex digits).")
     def serving_cohort(self, info: Info, key: str) -> ServingCohort | None:
@@ -113,18 +120,26 @@ class ServingRoot:
         return ServingCohort(_graph=graph, _cohort=cohort) if cohort else None
 
     @strawberry.field(description="Serving cohorts, largest first, then by key.")
+    @t.follows_cursor
     def serving_cohorts(
         self,
         info: Info,
         filter: ServingCohortFilter | None = None,
-        first: int = t.DEFAULT_PAGE,
+        first: int | None = None,
         after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
     ) -> t.Connection[ServingCohort]:
         graph = self._serving_graph(info)
         t.page_bounds(first)
         index = serving_index(graph)
         keys = _filtered_cohorts(graph, index, filter)
-        return t.paginate(graph, keys, first, after, lambda k: ServingCohort(_graph=graph, _cohort=index.cohorts[k]))
+        return t.paginate(
+            graph,
+            keys,
+            t.Window(first, after, last, before),
+            lambda k: ServingCohort(_graph=graph, _cohort=index.cohorts[k]),
+        )
 
     @strawberry.field(description="serving-v1's metric vocabulary: units and which way is better.")
     def serving_metrics(self) -> list[ServingMetric]:

@@ -26,6 +26,7 @@ from api.serving_resolution import (
     ServingResolution,
     direction_of,
 )
+from api.types.identity import Node
 from registry import nodes as n
 from registry import serving as policy
 from registry.graph import Graph
@@ -159,11 +160,19 @@ def _published_at(graph: Graph, node: n.Node) -> str | None:
 
 
 @strawberry.type
-class _Base:
+class _Base(Node):
     """Digest, name and title of a serving manifest (not itself in the schema)."""
 
     _graph: strawberry.Private[Graph]
     _node: strawberry.Private[n.Node]
+
+    def _identity(self) -> tuple[str, str]:
+        return self._graph.commit, self._node.digest
+
+    def _at(self, graph: Graph) -> Any:
+        """The same manifest in another snapshot's graph (None if it is not there)."""
+        node = graph.nodes.get(self._node.digest)
+        return None if node is None else type(self)(_graph=graph, _node=node)
 
     @strawberry.field
     def digest(self) -> str:
@@ -200,9 +209,22 @@ class Model(_Described):
         return self._node.tokenizer
 
     @strawberry.field(description="Its serving runs, newest first.")
-    def serving_runs(self, first: int = t.DEFAULT_PAGE, after: str | None = None) -> t.Connection[ServingRun]:
+    @t.follows_cursor
+    def serving_runs(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> t.Connection[ServingRun]:
         index = serving_index(self._graph)
-        return t.paginate(self._graph, index.filtered(model=self._node.digest), first, after, run_maker(self._graph))
+        return t.paginate(
+            self._graph,
+            index.filtered(model=self._node.digest),
+            t.Window(first, after, last, before),
+            run_maker(self._graph),
+        )
 
 
 @strawberry.type(description="The serving software (ServingStackRevision) and who runs it.")
@@ -504,9 +526,16 @@ class ServingAxis:
     description="A serving comparison group: same model (and tokenizer), workload, protocol, topology, quality policy "
     "and metric set. Configurations and stacks compete inside it; it never mixes with kernel cohorts."
 )
-class ServingCohort:
+class ServingCohort(Node):
     _graph: strawberry.Private[Graph]
     _cohort: strawberry.Private[DomainCohort]
+
+    def _identity(self) -> tuple[str, str]:
+        return self._graph.commit, self._cohort.key
+
+    def _at(self, graph: Graph) -> ServingCohort | None:
+        cohort = serving_index(graph).cohorts.get(self._cohort.key)
+        return ServingCohort(_graph=graph, _cohort=cohort) if cohort else None
 
     @strawberry.field
     def key(self) -> str:
@@ -556,9 +585,17 @@ class ServingCohort:
         return [ServingAxis(metric=m, statistic=s, direction=direction_of(m)) for m, _, s in pairs]
 
     @strawberry.field(description="Its runs, newest first, eligible or not.")
-    def runs(self, first: int = t.DEFAULT_PAGE, after: str | None = None) -> t.Connection[ServingRun]:
+    @t.follows_cursor
+    def runs(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> t.Connection[ServingRun]:
         digests = serving_index(self._graph).ordered(self._cohort.members)
-        return t.paginate(self._graph, digests, first, after, run_maker(self._graph))
+        return t.paginate(self._graph, digests, t.Window(first, after, last, before), run_maker(self._graph))
 
     @strawberry.field(
         description="The feasible runs under every constraint, ranked by the objective; without an objective, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -28,6 +29,32 @@ def parse_git_date(text: str) -> tuple[int, int] | None:
     return int(match.group(1)), offset
 
 
+def _integer(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise ValueError(f"{name}={text!r}: expected a whole number from {low} to {high:,}")
+    return value
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name}={text!r}: expected a positive number of seconds")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything the CLI and the server take from their environment."""
@@ -47,6 +74,10 @@ class Settings:
     mirror_url: str | None = None  # serve a mirror of this canonical repository (registry/mirror.py)
     listen_fd: int | None = None  # a listening socket handed over by the process this one replaces (api/handover.py)
     handover_from: int | None = None  # that process, told to drain once this one is warm
+    watch: bool = True
+    min_commit_wait: float = 2.0
+    cors_origins: tuple[str, ...] = ("*",)
+    trusted_documents_path: Path | None = None
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def trust_root_policy(self) -> bytes | None:
@@ -62,8 +93,25 @@ class Settings:
         except OSError as exc:
             raise ValueError(f"KERNELINDEX_TRUST_ROOT: cannot read {self.trust_root}: {exc.strerror}") from None
 
+    def trusted_documents(self) -> dict[str, str] | None:
+        """The allow-list of documents (sha256 -> text) when one is configured: then only they run.
+
+        Raises:
+            ValueError: the file cannot be read, or is not a list of documents with their hashes.
+        """
+        if self.trusted_documents_path is None:
+            return None
+        from api.graphql_http import load_trusted_documents  # settings stay importable on their own
+
+        return load_trusted_documents(self.trusted_documents_path)
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
+        """The settings of this environment (`KERNELINDEX_*`, `GIT_*_DATE`).
+
+        Raises:
+            ValueError: a number that is not one (a port, a worker count, poll seconds), naming the variable.
+        """
         env = dict(os.environ if environ is None else environ)
         repo = env.get("KERNELINDEX_REPO")
         here = cwd or Path.cwd()
@@ -78,11 +126,11 @@ class Settings:
             repo_path = EMBEDDED_REPO
         return cls(
             repo_path=repo_path,
-            host=env.get("KERNELINDEX_HOST", "127.0.0.1"),
-            port=int(env.get("KERNELINDEX_PORT", "8000")),
-            workers=int(env.get("KERNELINDEX_WORKERS", "1")),
+            host=env.get("KERNELINDEX_HOST") or "127.0.0.1",
+            port=_integer(env, "KERNELINDEX_PORT", 8000, 0, 65535),
+            workers=_integer(env, "KERNELINDEX_WORKERS", 1, 1, 1024),
             base_url=env.get("KERNELINDEX_BASE_URL") or None,
-            poll_seconds=float(env.get("KERNELINDEX_POLL_SECONDS", "2")),
+            poll_seconds=_seconds(env, "KERNELINDEX_POLL_SECONDS", 2.0),
             graph_cache=env.get("KERNELINDEX_GRAPH_CACHE", "1") != "0",
             author_date=parse_git_date(env["GIT_AUTHOR_DATE"]) if env.get("GIT_AUTHOR_DATE") else None,
             committer_date=parse_git_date(env["GIT_COMMITTER_DATE"]) if env.get("GIT_COMMITTER_DATE") else None,
@@ -90,7 +138,20 @@ class Settings:
             hook_secret=env.get("KERNELINDEX_HOOK_SECRET") or None,
             trust_root=Path(env["KERNELINDEX_TRUST_ROOT"]) if env.get("KERNELINDEX_TRUST_ROOT") else None,
             mirror_url=env.get("KERNELINDEX_MIRROR_URL") or None,
-            listen_fd=int(env["KERNELINDEX_LISTEN_FD"]) if env.get("KERNELINDEX_LISTEN_FD") else None,
-            handover_from=int(env["KERNELINDEX_HANDOVER_FROM"]) if env.get("KERNELINDEX_HANDOVER_FROM") else None,
+            # set by a server for the successor it starts (api/handover.py), never by hand
+            listen_fd=_integer(env, "KERNELINDEX_LISTEN_FD", -1, 0, 2**31 - 1)
+            if env.get("KERNELINDEX_LISTEN_FD")
+            else None,
+            handover_from=(
+                _integer(env, "KERNELINDEX_HANDOVER_FROM", -1, 1, 2**31 - 1)
+                if env.get("KERNELINDEX_HANDOVER_FROM")
+                else None
+            ),
+            watch=env.get("KERNELINDEX_WATCH", "1") != "0",
+            min_commit_wait=float(env.get("KERNELINDEX_MIN_COMMIT_WAIT", "2")),
+            cors_origins=tuple(o.strip() for o in env.get("KERNELINDEX_CORS_ORIGINS", "*").split(",") if o.strip()),
+            trusted_documents_path=(
+                Path(env["KERNELINDEX_TRUSTED_DOCUMENTS"]) if env.get("KERNELINDEX_TRUSTED_DOCUMENTS") else None
+            ),
             environ=env,
         )

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 __all__ = [
     "AmbiguousName",
+    "CommitNotOnMain",
+    "CommitNotYetAvailable",
     "IncomparableKinds",
     "InvalidConstraint",
     "InvalidManifest",
@@ -165,3 +167,21 @@ class IncomparableKinds(RegistryError, ValueError):
             f"serving runs never compare with kernel runs: {', '.join(repr(i) for i in self.ids)} "
             "name serving runs; compare those inside their serving cohort (servingCohort(key).resolve)"
         )
+
+
+class CommitNotYetAvailable(RegistryError, LookupError):
+    """A client asked for answers from `commit` or later, and this server does not have it yet
+    (not fetched, or main not yet moved there). Retryable: the commit may arrive any moment."""
+
+    def __init__(self, commit: str, waited: float, reason: str) -> None:
+        self.commit = commit
+        self.waited = waited
+        super().__init__(f"commit {commit[:12]} is not served yet ({reason}; waited {waited:.1f} s): retry shortly")
+
+
+class CommitNotOnMain(RegistryError, ValueError):
+    """A minimum commit that is not in main's history: reads are ordered by main's history only."""
+
+    def __init__(self, commit: str, reason: str) -> None:
+        self.commit = commit
+        super().__init__(f"commit {commit[:12]} is not on main: {reason}; send a commit an answer reported")

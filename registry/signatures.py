@@ -20,10 +20,14 @@ __all__ = ["POLICY_PATH", "check_signature", "ssh_signer"]
 POLICY_PATH = "policy/maintainers"
 _NAMESPACE = "git"
 _TIMEOUT = 10
+_SIGN_TIMEOUT = 60  # signing may wait on ssh-agent
 
 
-def check_signature(payload: bytes, signature: bytes, allowed_signers: bytes) -> SignatureCheck:
-    """Run `ssh-keygen -Y find-principals` then `-Y verify` on one signed payload."""
+def check_signature(
+    payload: bytes, signature: bytes, allowed_signers: bytes, *, timeout: float = _TIMEOUT
+) -> SignatureCheck:
+    """Run `ssh-keygen -Y find-principals` then `-Y verify` on one signed payload; each may take
+    `timeout` seconds before the signature is refused as unchecked."""
     keygen = shutil.which("ssh-keygen")
     if keygen is None:
         return SignatureCheck(signed=True, verified=False, reason="ssh-keygen is not installed")
@@ -36,7 +40,7 @@ def check_signature(payload: bytes, signature: bytes, allowed_signers: bytes) ->
             found = subprocess.run(
                 [keygen, "-Y", "find-principals", "-f", str(signers), "-s", str(signature_file), "-n", _NAMESPACE],
                 capture_output=True,
-                timeout=_TIMEOUT,
+                timeout=timeout,
                 check=False,
             )
         except subprocess.TimeoutExpired:
@@ -64,7 +68,7 @@ def check_signature(payload: bytes, signature: bytes, allowed_signers: bytes) ->
                 ],
                 input=payload,
                 capture_output=True,
-                timeout=_TIMEOUT,
+                timeout=timeout,
                 check=False,
             )
         except subprocess.TimeoutExpired:
@@ -76,7 +80,7 @@ def check_signature(payload: bytes, signature: bytes, allowed_signers: bytes) ->
         return SignatureCheck(signed=True, verified=True, signer=principal)
 
 
-def ssh_signer(key: Path) -> Callable[[bytes], bytes]:
+def ssh_signer(key: Path, *, timeout: float = _SIGN_TIMEOUT) -> Callable[[bytes], bytes]:
     """Sign commit bytes with an SSH key (`ssh-keygen -Y sign -n git`), as `git commit -S` does
     with `gpg.format=ssh`. `key` is the private key, or a public key whose private half is in
     ssh-agent.
@@ -96,7 +100,7 @@ def ssh_signer(key: Path) -> Callable[[bytes], bytes]:
                 [keygen, "-Y", "sign", "-n", _NAMESPACE, "-f", str(key)],
                 input=payload,
                 capture_output=True,
-                timeout=60,
+                timeout=timeout,
                 check=False,
             )
         except subprocess.TimeoutExpired:

@@ -524,7 +524,16 @@ class Snapshots:
         if not self._validate:
             return None
         # Unsigned overlays on main are not refused here: the graph simply does not honour them.
-        report = check_range(store, served, main, signatures=False, changes=changes, existing=_Served(self, store))
+        # The PR limit of 10,000 files is for pull requests; a maintainer's bulk import on main may be larger.
+        report = check_range(
+            store,
+            served,
+            main,
+            signatures=False,
+            changes=changes,
+            existing=_Served(self, store),
+            max_files=max(len(changes), 1),
+        )
         if report.ok:
             return None
         shown = "; ".join(str(p) for p in report.problems[:5])
@@ -560,6 +569,28 @@ class Snapshots:
                 while len(self._pinned) > self._capacity:
                     self._pinned.popitem(last=False)
         return graph
+
+    def standing(self, commit: str) -> str:
+        """Where a commit id stands for a reader who must not go back in time (monotonic reads):
+
+        - `served`: the served head is it or descends from it (answers may be given now);
+        - `on-main`: main has it but it is not served yet (a refresh serves it, if it validates);
+        - `off-main`: a commit some other branch or tag reaches, main does not (never valid);
+        - `unknown`: not in the repository (a mirror has not fetched it yet) or not yet on any ref.
+        """
+        store = self.store()
+        served = self.head.commit
+        try:
+            if commit == served or store.is_ancestor(commit, served):
+                return "served"
+            main = store.head()
+            if main is not None and store.is_ancestor(commit, main):
+                return "on-main"
+            if any(store.is_ancestor(commit, tip) for tip in store.branches().values()):
+                return "off-main"
+        except RegistryError:
+            return "unknown"
+        return "unknown"
 
     def reachable(self, commit: str, *, from_main_only: bool = False) -> bool:
         """Whether `commit` is on main (or, unless `from_main_only`, on any branch or tag)."""

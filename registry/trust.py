@@ -32,7 +32,7 @@ __all__ = ["REMOVAL_THRESHOLD", "Policy", "PolicyChange", "TrustChain", "parse_p
 REMOVAL_THRESHOLD = 2
 """Distinct maintainers who must sign a change that removes or replaces a key (when that many exist)."""
 
-_OPTION = re.compile(r'[a-z-]+(?:="[^"]*")?')
+_OPTION = re.compile(r'[a-z-]+(?:="[^"]*")?(?:,[a-z-]+(?:="[^"]*")?)*')  # `opt[="value"]`, comma-separated
 
 
 @dataclass(frozen=True, slots=True)

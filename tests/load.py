@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,13 +58,16 @@ class Server:
 
 
 @contextmanager
-def server_process(repo: Path, *, timeout: float = 120.0) -> Iterator[Server]:
-    """`kernelindex serve` for `repo` on a free loopback port, in its own process; stopped afterwards."""
+def server_process(
+    repo: Path, *, timeout: float = 120.0, args: Sequence[str] = (), environ: Mapping[str, str] | None = None
+) -> Iterator[Server]:
+    """`kernelindex serve` for `repo` on a free loopback port, in its own process; stopped afterwards.
+    `args` go to the command (`--workers 2`), `environ` over the test's environment."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env = {**os.environ, "KERNELINDEX_GRAPH_CACHE": "0", "KERNELINDEX_POLL_SECONDS": "3600"}
-    command = [sys.executable, "-m", "api.cli", "serve", "--repo", str(repo), "--port", str(port)]
+    env = {**os.environ, "KERNELINDEX_GRAPH_CACHE": "0", "KERNELINDEX_POLL_SECONDS": "3600", **(environ or {})}
+    command = [sys.executable, "-m", "api.cli", "serve", "--repo", str(repo), "--port", str(port), *args]
     process = subprocess.Popen(command, env=env, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:

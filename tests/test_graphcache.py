@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -135,17 +134,20 @@ def test_a_cache_of_another_repository_is_ignored(basic_store: registry.GitStore
     assert graphcache.load_cache(path, other) is None
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only directories")
 def test_an_unwritable_directory_writes_nothing(basic_store: registry.GitStore, tmp_path: Path) -> None:
+    """Places no one can write a cache to, root included (file permissions would not stop root, who
+    is how CI runs): a "directory" that is a regular file, and a cache path taken by a directory (the
+    temporary file is written, then cannot replace it, and must not be left behind)."""
     graph, publication = _built(basic_store)
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    locked.chmod(0o500)
-    try:
-        assert not graphcache.save_cache(locked / "manifests.git.graphcache", graph, publication)
-        assert list(locked.iterdir()) == []
-    finally:
-        locked.chmod(0o700)
+    blocker = tmp_path / "blocker"
+    blocker.write_bytes(b"a regular file\n")
+    assert not graphcache.save_cache(blocker / "manifests.git.graphcache", graph, publication)
+    assert blocker.read_bytes() == b"a regular file\n"
+    taken = tmp_path / "taken"
+    (taken / "manifests.git.graphcache").mkdir(parents=True)
+    assert not graphcache.save_cache(taken / "manifests.git.graphcache", graph, publication)
+    assert [p.name for p in taken.iterdir()] == ["manifests.git.graphcache"]  # no temporary file left
+    assert list((taken / "manifests.git.graphcache").iterdir()) == []
 
 
 def test_a_missing_directory_writes_nothing(basic_store: registry.GitStore, tmp_path: Path) -> None:

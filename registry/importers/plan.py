@@ -12,6 +12,7 @@ deterministically from the data), or as files in a directory for review.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -256,10 +257,15 @@ def commit_meta(
 
 
 def commit_plan(
-    store: GitStore, plan: ImportPlan, ref: str = MAIN, author: Person | None = None
+    store: GitStore,
+    plan: ImportPlan,
+    ref: str = MAIN,
+    author: Person | None = None,
+    sign: Callable[[bytes], bytes] | None = None,
 ) -> tuple[Reconciled, AddResult | None]:
     """Reconcile the plan with `ref` (a branch that does not exist yet starts from main) and commit
     what is new there, in one commit; None when nothing is new (a second import changes nothing).
+    `sign` signs the commit (a maintainer's import of a registered source).
 
     Raises:
         RegistryError: the registry is empty and `ref` is not main.
@@ -276,7 +282,7 @@ def commit_plan(
         return reconciled, None
     parent_time = store.commit_info(parent).committer.time if parent else None
     meta = commit_meta(plan, reconciled, parent_time, author)
-    return reconciled, store.add(list(reconciled.new), meta, ref=ref)
+    return reconciled, store.add(list(reconciled.new), meta, ref=ref, sign=sign)
 
 
 def write_directory(reconciled: Reconciled, directory: Path) -> list[Path]:

@@ -22,22 +22,17 @@ a repeated submission, case or trace) is refused with its file, line and column.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from registry.errors import InvalidManifest
 from registry.importers.fields import (
     BadValue,
     Located,
     Record,
-    collation_key,
-    evaluate_axis,
     js_round,
     kebab,
     lines_of,
@@ -47,10 +42,22 @@ from registry.importers.fields import (
 from registry.importers.locate import json_path
 from registry.importers.plan import ImportPlan, SourceTerms
 from registry.importers.sourcefiles import InputFile, SourceFileError, json_document
+from registry.importers.trace_format import (
+    API_VERSION,
+    case_document,
+    check_definition,
+    dtype,
+    hardware,
+    language,
+    operation_document,
+    read_trace,
+    trace_environment,
+    trace_run_document,
+    workload_entry_key,
+)
 
 __all__ = ["DEFAULT_TOP", "LEADERBOARD_TERMS", "TRACE_TERMS", "plan_sol_execbench", "workload_entry_key"]
 
-API_VERSION = "kernelindex.dev/v1alpha1"
 LEADERBOARD_BASE = "https://research.nvidia.com/benchmarks/sol-execbench/api"
 REPOSITORY = "https://github.com/nvidia/sol-execbench"
 DEFAULT_TOP = 3  # upstream's import:sol --top default
@@ -72,101 +79,9 @@ TRACE_TERMS = SourceTerms(
 
 Progress = Callable[[str, int, int], None]
 
-_DTYPES = {
-    "bfloat16": "bf16",
-    "float16": "fp16",
-    "half": "fp16",
-    "float32": "fp32",
-    "float": "fp32",
-    "float64": "fp64",
-    "double": "fp64",
-    "float8_e4m3fn": "fp8_e4m3",
-    "float8_e4m3": "fp8_e4m3",
-    "float8_e5m2": "fp8_e5m2",
-    "nvfp4": "nvfp4",
-    "float4_e2m1": "fp4_e2m1",
-    "int8": "int8",
-    "int16": "int16",
-    "int32": "int32",
-    "int64": "int64",
-    "uint8": "uint8",
-    "bool": "bool",
-}
-_LANGUAGES = {
-    "cuda_cpp": "cuda",
-    "cute_dsl": "cute_dsl",
-    "cutile": "cutile",
-    "cutlass": "cutlass",
-    "cudnn": "cudnn",
-    "triton": "triton",
-    "pytorch": "pytorch",
-}
-_B200 = {"vendor": "nvidia", "product": "NVIDIA B200", "architecture": "sm_100"}
-_H100 = {"vendor": "nvidia", "product": "NVIDIA H100", "architecture": "sm_90"}
-_HARDWARE = {
-    "B200": _B200,
-    "NVIDIA_B200": _B200,
-    "GB200": {"vendor": "nvidia", "product": "NVIDIA GB200", "architecture": "sm_100"},
-    "H200": {"vendor": "nvidia", "product": "NVIDIA H200", "architecture": "sm_90"},
-    "H100": _H100,
-    "NVIDIA_H100": _H100,
-    "A100": {"vendor": "nvidia", "product": "NVIDIA A100", "architecture": "sm_80"},
-}
-_SUBSET_TAGS = {"L1", "L2", "Quant", "FlashInfer-Bench"}
-_TRACE_STATUS = {
-    "PASSED": "passed",
-    "INCORRECT_SHAPE": "incorrect_shape",
-    "INCORRECT_NUMERICAL": "incorrect_numerical",
-    "INCORRECT_DTYPE": "incorrect_dtype",
-    "RUNTIME_ERROR": "runtime_error",
-    "COMPILE_ERROR": "compile_error",
-    "TIMEOUT": "timeout",
-    "REWARD_HACK": "suspected_reward_hack",
-    "INVALID_REFERENCE": "invalid_reference",
-}
 # Upstream's reviewed verdicts (reconcile.ts REVIEWED_IMPLAUSIBLE): faster than physics allows.
 _REVIEWED_IMPLAUSIBLE = {36950, 6549, 16818}
 _COMMIT = re.compile(r"[0-9a-f]{40}")
-
-
-def _hardware(name: str) -> dict[str, str]:
-    return dict(
-        _HARDWARE.get(name) or {"vendor": "nvidia", "product": name.replace("_", " "), "architecture": "unknown"}
-    )
-
-
-def _dtype(name: str) -> str:
-    return _DTYPES.get(name) or re.sub(r"[^a-z0-9_]", "_", name.lower())
-
-
-def _language(name: str) -> str:
-    return _LANGUAGES.get(name) or re.sub(r"[^a-z0-9_]", "_", name.lower())
-
-
-def _argument_key(name: str) -> str:
-    lowered = re.sub(r"[^a-z0-9_]", "_", name.lower())
-    return lowered if re.match(r"[a-z]", lowered) else f"x_{lowered}"
-
-
-def _dimension(value: str | int) -> str | int:
-    if isinstance(value, int):
-        return value
-    return int(value) if re.fullmatch(r"\d+", value) else value.lower()
-
-
-def workload_entry_key(entry: dict[str, Any]) -> str:
-    """A case's stable identity: its uuid, else the first 12 hex of the sha256 of its sorted axes as
-    JavaScript's JSON.stringify writes them.
-
-    >>> axes = {"seq_len": 128, "head_dim": 64, "num_heads": 32, "batch_size": 64, "hidden_size": 2048}
-    >>> workload_entry_key({"axes": axes})
-    'edabdcf4bcec'
-    """
-    uuid = entry.get("uuid")
-    if isinstance(uuid, str) and uuid:
-        return uuid
-    axes = dict(sorted(entry["axes"].items(), key=lambda item: collation_key(item[0])))
-    return hashlib.sha256(orjson.dumps(axes)).hexdigest()[:12]
 
 
 @dataclass(slots=True)
@@ -315,7 +230,7 @@ class _Mapper:
         try:
             record = Record(value, path)
             name = record.text("name")
-            _check_definition(record)
+            check_definition(record)
         except BadValue as exc:
             self._refuse(located, exc)
             return
@@ -597,7 +512,7 @@ class _Mapper:
         if observed is None:
             key = "finished_at" if "finished_at" in item else "submitted_at"
             raise BadValue(item.at(key), f"not a timestamp: {finished!r}")
-        hardware = _hardware(gpu)
+        product = hardware(gpu)
         project = f"sol-user-{kebab(user)}"
         if project not in self.projects:
             self.projects.add(project)
@@ -618,9 +533,9 @@ class _Mapper:
                 "kind": "ExecutionEnvironment",
                 "metadata": {
                     "name": f"sol-execbench-{kebab(gpu)}-{kebab(stack)}",
-                    "title": f"SOL-ExecBench {hardware['product']}, stack {stack}",
+                    "title": f"SOL-ExecBench {product['product']}, stack {stack}",
                 },
-                "spec": {"hardware": hardware, "software": {"libraries": {"evaluation_stack": stack}}},
+                "spec": {"hardware": product, "software": {"libraries": {"evaluation_stack": stack}}},
             },
         )
         implementation = self._add(
@@ -641,9 +556,9 @@ class _Mapper:
                     "operation": {"specDigest": definition.operation},
                     "callable": {"language": "unknown"},
                     "support": {
-                        "hardwareArchitectures": [hardware["architecture"]],
-                        "productsTested": [hardware["product"]],
-                        "dtypes": [_dtype(t["dtype"]) for t in definition.record.mapping("inputs").values()],
+                        "hardwareArchitectures": [product["architecture"]],
+                        "productsTested": [product["product"]],
+                        "dtypes": [dtype(t["dtype"]) for t in definition.record.mapping("inputs").values()],
                     },
                     "licensing": {},
                 },
@@ -702,44 +617,13 @@ class _Mapper:
             except InvalidManifest as exc:
                 self.plan.problems.extend(exc.problems)
 
-    def _trace(self, where: str, trace: Record, located: Located) -> None:
-        name = trace.text("definition")
-        solution = trace.maybe_text("solution")
-        workload = trace.need_record("workload")
-        workload.mapping("axes")
-        evaluation = trace.record("evaluation", optional=True)
-        if evaluation is None:
-            raise BadValue(trace.path, "evaluation is missing: a trace without an evaluation measured nothing")
-        status = _TRACE_STATUS.get(evaluation.text("status"))
-        if status is None:
-            raise BadValue(evaluation.at("status"), f"unknown trace status {evaluation.text('status')!r}")
-        performance = evaluation.record("performance", optional=True)
-        latency = reference = speedup = None
-        if performance is not None:
-            latency = performance.number("latency_ms")
-            if latency <= 0:
-                raise BadValue(performance.at("latency_ms"), f"a latency is positive, not {latency!r}")
-            reference = performance.maybe_number("reference_latency_ms")
-            speedup = performance.maybe_number("speedup_factor")
-        correctness = evaluation.record("correctness", optional=True)
-        if correctness is not None:
-            correctness.number("max_relative_error")
-            correctness.number("max_absolute_error")
-        environment = evaluation.need_record("environment")
-        hardware_name = environment.text("hardware")
-        libs = environment.mapping("libs")
-        for lib, version in libs.items():
-            if not isinstance(version, str):
-                raise BadValue((*environment.at("libs"), lib), f"a library version is a string, not {version!r}")
-        stamp = evaluation.text("timestamp")
-        observed = utc_instant(stamp)
-        if observed is None:
-            raise BadValue(evaluation.at("timestamp"), f"not a timestamp: {stamp!r}")
-        key = workload_entry_key(workload.value)
+    def _trace(self, where: str, record: Record, located: Located) -> None:
+        trace = read_trace(record)
+        name, solution, key = trace.definition, trace.solution, trace.key
         identity = (name, solution or "", key)
         if identity in self.seen_traces:
             raise BadValue(
-                trace.path, f"repeats the trace at {self.seen_traces[identity]} (same definition, solution, case)"
+                record.path, f"repeats the trace at {self.seen_traces[identity]} (same definition, solution, case)"
             )
         self.seen_traces[identity] = where
         definition = self.definitions.get(name)
@@ -756,9 +640,9 @@ class _Mapper:
         case = definition.cases.get(key)
         if case is None:
             try:
-                case = self._add(where, _case(definition, definition.operation, workload))
+                case = self._add(where, _case(definition, definition.operation, trace.workload))
             except ValueError as exc:
-                raise BadValue(workload.path, str(exc)) from None
+                raise BadValue(trace.workload.path, str(exc)) from None
             definition.cases[key] = case
         protocol = self._add(
             where,
@@ -777,195 +661,20 @@ class _Mapper:
                 },
             },
         )
-        environment_digest = self._add(where, _trace_environment(hardware_name, libs))
-        metrics: dict[str, Any] | None = None
-        if latency is not None:
-            metrics = {"latency_ms": latency}
-            if reference is not None:
-                metrics["reference_latency_ms"] = reference
-            if speedup is not None:
-                metrics["speedup_factor"] = speedup
+        environment = self._add(where, trace_environment(trace.hardware, trace.libs))
         run = self.plan.add(
-            where,
-            pruned(
-                {
-                    "apiVersion": API_VERSION,
-                    "kind": "BenchmarkRun",
-                    "metadata": {
-                        "name": kebab(f"sol-trace-{name}-{key[:8]}"),
-                        "title": f"{solution or 'unknown solution'} · {name}",
-                    },
-                    "spec": {
-                        "implementationDigest": implementation,
-                        "workloadDigest": case,
-                        "protocolDigest": protocol,
-                        "environmentDigest": environment_digest,
-                        "status": status,
-                        "correctness": {
-                            "comparator": "sol_execbench_eval",
-                            "maximumAbsoluteError": correctness.number("max_absolute_error"),
-                            "maximumRelativeError": correctness.number("max_relative_error"),
-                        }
-                        if correctness is not None
-                        else None,
-                        "timing": {"primaryStatistic": "mean", "latencyNs": {"mean": js_round(latency * 1e6)}}
-                        if latency is not None
-                        else None,
-                        "sourceNative": {"source": "sol-execbench", "benchmark": name, "metrics": metrics},
-                        "observedAt": observed,
-                    },
-                }
-            ),
+            where, pruned(trace_run_document(trace, "sol-execbench", implementation, case, protocol, environment))
         )
         self.plan.imported(where, run)
 
 
-def _check_definition(record: Record) -> None:
-    for key in ("axes", "inputs", "outputs"):
-        record.mapping(key)
-    for axis_name, axis in record.mapping("axes").items():
-        spec = Record(axis, (*record.at("axes"), axis_name))
-        kind = spec.text("type")
-        if kind not in ("var", "const", "expr"):
-            raise BadValue(spec.at("type"), f"an axis is var, const or expr, not {kind!r}")
-        if kind == "const":
-            spec.integer("value")
-        if kind == "expr":
-            spec.text("expression")
-    for group in ("inputs", "outputs"):
-        for tensor_name, tensor in record.mapping(group).items():
-            spec = Record(tensor, (*record.at(group), tensor_name))
-            spec.text("dtype")
-            shape = spec.raw("shape")
-            if shape is not None and (
-                not isinstance(shape, list)
-                or not all(isinstance(d, str | int) and not isinstance(d, bool) for d in shape)
-            ):
-                raise BadValue(spec.at("shape"), "a shape is a list of axis names and integers")
-    record.maybe_text("description")
-    record.maybe_text("op_type")
-    record.maybe_text("reference")
-    record.texts("tags", optional=True)
-
-
-def _family(definition: _Definition) -> str:
-    op_type = definition.record.maybe_text("op_type")
-    if op_type:
-        return kebab(op_type)
-    tag = next((t for t in definition.tags if t not in _SUBSET_TAGS and not t.startswith("model:")), None)
-    return kebab(tag) if tag else "uncategorized"
-
-
-def _argument(name: str, tensor: dict[str, Any]) -> dict[str, Any]:
-    shape = tensor.get("shape")
-    if not shape:
-        return {"name": _argument_key(name), "scalar": {"dtype": _dtype(tensor["dtype"])}}
-    return {
-        "name": _argument_key(name),
-        "tensor": {"shape": [_dimension(d) for d in shape], "dtype": _dtype(tensor["dtype"])},
-    }
-
-
 def _operation(definition: _Definition) -> dict[str, Any]:
-    record = definition.record
-    axes: dict[str, Any] = {}
-    for name, axis in record.mapping("axes").items():
-        if axis["type"] == "const":
-            axes[name.lower()] = {"role": "constant", "type": "integer", "value": axis.get("value")}
-        elif axis["type"] == "expr":
-            axes[name.lower()] = {"role": "derived", "type": "integer", "expression": axis["expression"].lower()}
-        else:
-            axes[name.lower()] = {"role": "variable", "type": "integer"}
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "OperationSpec",
-        "metadata": {
-            "name": kebab(definition.name),
-            "title": definition.name,
-            "description": record.maybe_text("description") or None,
-            "sourceRefs": [{"url": f"{LEADERBOARD_BASE}/kernels"}],
-        },
-        "spec": {
-            "family": _family(definition),
-            "axes": axes,
-            "inputs": [_argument(n, t) for n, t in record.mapping("inputs").items()],
-            "outputs": [_argument(n, t) for n, t in record.mapping("outputs").items()],
-            "semantics": {"mutation": "none", "determinism": "unspecified"},
-            "reference": {"language": "python"} if record.maybe_text("reference") else None,
-        },
-    }
-
-
-def _bindings(definition: _Definition, entry_axes: dict[str, int]) -> dict[str, int]:
-    axes = definition.record.mapping("axes")
-    bindings = {name.lower(): value for name, value in entry_axes.items()}
-    for name, axis in axes.items():
-        if axis["type"] == "const" and axis.get("value") is not None:
-            bindings[name.lower()] = axis["value"]
-    for name, axis in axes.items():
-        if axis["type"] == "expr" and axis.get("expression") and name.lower() not in bindings:
-            bindings[name.lower()] = evaluate_axis(axis["expression"].lower(), bindings)
-    return bindings
+    return operation_document(definition.name, definition.record, definition.tags, f"{LEADERBOARD_BASE}/kernels")
 
 
 def _case(definition: _Definition, operation: str, entry: Record) -> dict[str, Any]:
-    """One workload entry as an exact WorkloadCase.
-
-    Raises:
-        ValueError: an axis the shapes need is bound nowhere.
-    """
-    entry_axes: dict[str, int] = entry.mapping("axes")
-    bindings = _bindings(definition, entry_axes)
-    key = workload_entry_key(entry.value)
-    descriptors = entry.mapping("inputs", optional=True)
-
-    def size(raw: str | int) -> int:
-        dim = _dimension(raw)
-        if isinstance(dim, int):
-            return dim
-        if dim not in bindings:
-            raise ValueError(f"unbound axis {dim!r} in workload {key}")
-        return bindings[dim]
-
-    tensors: dict[str, Any] = {}
-    scalars: dict[str, Any] = {}
-    for name, tensor in definition.record.mapping("inputs").items():
-        descriptor = descriptors.get(name)
-        dtype = _dtype(tensor["dtype"])
-        if isinstance(descriptor, dict) and descriptor.get("type") == "scalar" and _is_number(descriptor.get("value")):
-            scalars[_argument_key(name)] = {"dtype": dtype, "value": descriptor["value"]}
-            continue
-        if not tensor.get("shape"):
-            continue
-        generator = None
-        if isinstance(descriptor, dict):
-            generator = {"generator": "safetensors" if descriptor.get("type") == "safetensors" else "random"}
-        tensors[_argument_key(name)] = {"shape": [size(d) for d in tensor["shape"]], "dtype": dtype, "data": generator}
-    title = f"{definition.name} · " + ", ".join(f"{a}={v}" for a, v in entry_axes.items())
-    tolerance = entry.mapping("tolerance", optional=True)
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "WorkloadCase",
-        "metadata": {
-            "name": f"{kebab(definition.name)}-{key[:8]}",
-            "title": title if len(title) <= 200 else title[:199] + "…",
-        },
-        "spec": {
-            "operationSpecDigest": operation,
-            "axes": {a.lower(): v for a, v in entry_axes.items()},
-            "tensors": tensors,
-            "scalars": scalars or None,
-            "correctness": {
-                "comparator": "sol_execbench_eval",
-                "maxAbsoluteError": tolerance.get("max_atol"),
-                "maxRelativeError": tolerance.get("max_rtol"),
-            },
-        },
-    }
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """Raises: ValueError: an axis the shapes need is bound nowhere."""
+    return case_document(definition.name, definition.record, operation, entry)
 
 
 def _suite(definition: _Definition, operation: str, entries: Iterable[Record]) -> dict[str, Any]:
@@ -1023,28 +732,6 @@ def _leaderboard_protocol(stack: str) -> dict[str, Any]:
     }
 
 
-def _trace_environment(hardware_name: str, libs: dict[str, str]) -> dict[str, Any]:
-    hardware = _hardware(hardware_name)
-    rest = {_language(name): version for name, version in libs.items() if name not in ("cuda", "torch")}
-    torch = libs.get("torch")
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "ExecutionEnvironment",
-        "metadata": {
-            "name": kebab(f"sol-trace-{hardware_name}-{'-'.join(libs.values())}"),
-            "title": f"{hardware['product']} (trace-reported software)",
-        },
-        "spec": {
-            "hardware": hardware,
-            "software": {
-                "cudaToolkit": libs.get("cuda"),
-                "framework": {"name": "pytorch", "version": torch} if torch else None,
-                "libraries": rest or None,
-            },
-        },
-    }
-
-
 def _example_path(source: InputFile) -> str:
     """The solution's directory relative to the import's root, as upstream's discovery names it
     (`.` for a solution at the root): import the examples tree's root to get repository paths."""
@@ -1057,7 +744,7 @@ def _solution_implementation(
 ) -> dict[str, Any]:
     spec = record.need_record("spec")
     languages = spec.texts("languages")
-    products = [_hardware(n) for n in spec.texts("target_hardware", optional=True) if n != "LOCAL"]
+    products = [hardware(n) for n in spec.texts("target_hardware", optional=True) if n != "LOCAL"]
     name = record.text("name")
     author = record.maybe_text("author")
     return {
@@ -1075,7 +762,7 @@ def _solution_implementation(
             "projectRevision": {"repository": REPOSITORY, "commit": commit},
             "operation": {"specDigest": operation},
             "callable": {
-                "language": _language(languages[0] if languages else "unknown"),
+                "language": language(languages[0] if languages else "unknown"),
                 "path": example,
                 "symbol": spec.maybe_text("entry_point"),
                 "interface": "pytorch" if spec.maybe_text("binding") == "torch" else None,
@@ -1083,7 +770,7 @@ def _solution_implementation(
             "support": {
                 "hardwareArchitectures": [p["architecture"] for p in products] or ["unknown"],
                 "productsTested": [p["product"] for p in products],
-                "dtypes": [_dtype(t["dtype"]) for t in definition.record.mapping("inputs").values()],
+                "dtypes": [dtype(t["dtype"]) for t in definition.record.mapping("inputs").values()],
             },
             "buildVariants": [
                 {"name": "source", "install": {"kind": "git", "repository": REPOSITORY, "commit": commit}}

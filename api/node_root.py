@@ -1,0 +1,96 @@
+"""The root fields of global object identification: `node(id:)` and `nodes(ids:)` (issue 9).
+
+An id names its type, the commit it was read from and its key (`api.types.identity`); the object is
+looked up in that commit's graph, so a refetch answers what the id was read as, even after main moved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import strawberry
+
+import registry
+from api import serving_types as sv
+from api import types as t
+from api.context import Context
+from api.errors import BadUserInput
+from api.types.identity import Node, decode_id
+from registry import nodes as n
+from registry.graph import Graph
+from registry.serving_graph import serving_index
+
+__all__ = ["MAX_NODES", "NodeRoot"]
+
+Info = strawberry.Info[Context, None]
+
+MAX_NODES = 100
+
+# The manifest-backed types: the graph node each needs, and how to wrap it.
+_MANIFESTS: dict[str, tuple[type, Callable[..., Any]]] = {
+    "Run": (n.Run, t.Run),
+    "Operation": (n.Operation, t.Operation),
+    "Workload": (n.Workload, t.Workload),
+    "Implementation": (n.Implementation, t.Implementation),
+    "Project": (n.Project, t.Project),
+    "Protocol": (n.Protocol, t.Protocol),
+    "Environment": (n.Environment, t.Environment),
+    "Attestation": (n.Attestation, t.Attestation),
+    "Retraction": (n.Retraction, t.Retraction),
+    "Verification": (n.Verification, t.Verification),
+    "Manifest": (object, t.Manifest),  # any kind
+    "ServingRun": (n.ServingRun, sv.ServingRun),
+    "Model": (n.Model, sv.Model),
+    "ServingStack": (n.ServingStack, sv.ServingStack),
+    "ServingConfiguration": (n.ServingConfiguration, sv.ServingConfiguration),
+    "ServingWorkload": (n.ServingWorkload, sv.ServingWorkload),
+}
+
+
+def _in_graph(graph: Graph, type_name: str, key: str) -> Any:
+    if type_name in _MANIFESTS:
+        kind, wrap = _MANIFESTS[type_name]
+        node = graph.nodes.get(key)
+        return wrap(_graph=graph, _node=node) if isinstance(node, kind) else None
+    if type_name == "Cohort":
+        cohort = graph.cohorts.get(key)
+        return t.Cohort(_graph=graph, _cohort=cohort) if cohort else None
+    if type_name == "RecordEntry":
+        cohort = graph.cohorts.get(key)
+        return t.RecordEntry(_graph=graph, _cohort=cohort) if cohort and cohort.holder(graph) else None
+    if type_name == "ServingCohort":
+        found = serving_index(graph).cohorts.get(key)
+        return sv.ServingCohort(_graph=graph, _cohort=found) if found else None
+    return None
+
+
+def _node(info: Info, ident: str) -> Node | None:
+    context = info.context
+    if len(ident) == 40 and all(c in "0123456789abcdef" for c in ident):  # a Commit's id is its sha
+        try:
+            commit = context.snapshots.store().resolve(ident)
+        except registry.RevisionNotFound:
+            return None
+        return t.commit_type(context, commit) if context.snapshots.reachable(commit) else None
+    decoded = decode_id(ident)
+    if decoded is None:
+        raise BadUserInput(f"not an id of this registry: {ident!r} (ids come from the `id` field of a Node)")
+    type_name, commit, key = decoded
+    found: Node | None = _in_graph(context.graph(commit), type_name, key)
+    return found
+
+
+@strawberry.type
+class NodeRoot:
+    """`node` and `nodes` (the `Query` type extends this; not itself in the schema)."""
+
+    @strawberry.field(description="The object an id names, as of the snapshot the id was read from; null if none.")
+    def node(self, info: Info, id: strawberry.ID) -> Node | None:
+        return _node(info, id)
+
+    @strawberry.field(description="The objects ids name, in order (at most 100); null for each that names none.")
+    def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Node | None]:
+        if len(ids) > MAX_NODES:
+            raise t.PageSizeError(f"nodes takes at most {MAX_NODES} ids (got {len(ids)})")
+        return [_node(info, ident) for ident in ids]

@@ -1,0 +1,103 @@
+"""The GraphQL output types of kernel results, one module per concept; names match the SDL.
+
+Each type wraps a node of one snapshot's graph. Resolvers are thin: lookups in the graph's indexes
+(no N+1: every relation is a dict lookup) and, for fields the graph does not keep, the stored
+manifest read by blob id. `api.types` re-exports every public name, so `from api import types as t`
+keeps working wherever the types live.
+"""
+
+from __future__ import annotations
+
+from api.types.cohorts import Cohort, CohortEntry, RecordEntry, RecordEvent, _ordered_cohorts
+from api.types.compare import Compare, CompareEntry, CompareRow, compare_runs
+from api.types.enums import CitationFormat, CohortProfile, RecordCause, RunStatus, Trust, trust_of_enum
+from api.types.kinds import Environment, Implementation, Operation, Project, Protocol, Workload
+from api.types.lifecycle import Attestation, Retraction, Verification
+from api.types.manifests import Manifest, _typed
+from api.types.measures import Artifact, Interval, Measurement, Metric, Primary, SourceNative
+from api.types.nodes import node_type
+from api.types.pages import (
+    DEFAULT_PAGE,
+    MAX_PAGE,
+    Connection,
+    CursorError,
+    Edge,
+    PageInfo,
+    PageSizeError,
+    Window,
+    cursor_commit,
+    follows_cursor,
+    page_bounds,
+    paginate,
+)
+from api.types.provenance import (
+    Commit,
+    Person,
+    Provenance,
+    Signature,
+    Source,
+    Trailer,
+    commit_type,
+    provenance_of,
+    source_type,
+)
+from api.types.runs import Run, _ordered_runs
+
+__all__ = [
+    "DEFAULT_PAGE",
+    "MAX_PAGE",
+    "Artifact",
+    "Attestation",
+    "CitationFormat",
+    "Cohort",
+    "CohortEntry",
+    "CohortProfile",
+    "Commit",
+    "Compare",
+    "CompareEntry",
+    "CompareRow",
+    "Connection",
+    "CursorError",
+    "Edge",
+    "Environment",
+    "Implementation",
+    "Interval",
+    "Manifest",
+    "Measurement",
+    "Metric",
+    "Operation",
+    "PageInfo",
+    "PageSizeError",
+    "Person",
+    "Primary",
+    "Project",
+    "Protocol",
+    "Provenance",
+    "RecordCause",
+    "RecordEntry",
+    "RecordEvent",
+    "Retraction",
+    "Run",
+    "RunStatus",
+    "Signature",
+    "Source",
+    "SourceNative",
+    "Trailer",
+    "Trust",
+    "Verification",
+    "Window",
+    "Workload",
+    "_ordered_cohorts",
+    "_ordered_runs",
+    "_typed",
+    "commit_type",
+    "compare_runs",
+    "cursor_commit",
+    "follows_cursor",
+    "node_type",
+    "page_bounds",
+    "paginate",
+    "provenance_of",
+    "source_type",
+    "trust_of_enum",
+]

@@ -1,0 +1,103 @@
+"""Runs side by side: material differences first, ranks only inside one cohort."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import strawberry
+
+import registry
+from api.context import Context
+from api.types.enums import _TRUST
+from api.types.runs import Run, _display
+from registry import nodes as n
+from registry.graph import Graph
+
+__all__ = ["Compare", "CompareEntry", "CompareRow", "compare_runs"]
+
+Info = strawberry.Info[Context, None]
+
+_MATERIAL = ("operation", "workload", "protocol", "environment", "correctness", "metric")
+
+
+@strawberry.type
+class CompareRow:
+    field: str
+    values: list[str | None]
+    same: bool
+    material: bool = strawberry.field(description="A difference here makes the runs incomparable.")
+
+
+@strawberry.type
+class CompareEntry:
+    run: Run
+    rank: int | None
+    tied_with_previous: bool
+
+
+@strawberry.type(description="Runs side by side, field by field; ranks only when they share an eligible cohort.")
+class Compare:
+    runs: list[Run]
+    material: list[str] = strawberry.field(description="The material fields that differ, in DESIGN order.")
+    rows: list[CompareRow]
+    same_cohort: bool
+    entries: list[CompareEntry] | None = strawberry.field(
+        description="Ranks, when all share one cohort and are eligible."
+    )
+    missing: list[str] = strawberry.field(description="Ids that matched no run.")
+
+
+def compare_runs(graph: Graph, ids: Sequence[str], info: Info) -> Compare:
+    runs: list[n.Run] = []
+    missing = []
+    for ident in ids:
+        node = graph.find(("BenchmarkRun",), ident)
+        if isinstance(node, n.Run):
+            runs.append(node)
+        else:
+            missing.append(ident)
+    facts = [graph.facts[r.digest] for r in runs]
+
+    def correctness(run: n.Run) -> str | None:
+        workload = graph.nodes.get(run.workload)
+        return workload.correctness if isinstance(workload, n.Workload) else None
+
+    columns: list[tuple[str, Callable[[int], str | None], bool]] = [
+        ("operation", lambda i: facts[i].operation, True),
+        ("workload", lambda i: runs[i].workload, True),
+        ("protocol", lambda i: runs[i].protocol, True),
+        ("environment", lambda i: runs[i].environment, True),
+        ("correctness", lambda i: correctness(runs[i]), True),
+        ("metric", lambda i: registry.cohorts.metric_key(runs[i].primary), True),
+        ("implementation", lambda i: runs[i].implementation, False),
+        ("value", lambda i: _display(runs[i].primary), False),
+        ("status", lambda i: runs[i].status, False),
+        ("trust", lambda i: _TRUST[facts[i].trust].value, False),
+        ("observedAt", lambda i: runs[i].observed_at, False),
+        ("source", lambda i: facts[i].source, False),
+        ("cohort", lambda i: facts[i].cohort, False),
+    ]
+    rows = []
+    for name, value_of, material in columns:
+        values = [value_of(i) for i in range(len(runs))]
+        rows.append(CompareRow(field=name, values=values, same=len(set(values)) <= 1, material=material))
+    differing = [row.field for row in rows if row.material and not row.same]
+    cohorts = {f.cohort for f in facts}
+    same_cohort = len(runs) >= 2 and len(cohorts) == 1 and None not in cohorts
+    entries = None
+    if same_cohort and all(f.eligible for f in facts):
+        entries = [
+            CompareEntry(
+                run=Run(_graph=graph, _node=r), rank=graph.rank(r.digest), tied_with_previous=graph.tied(r.digest)
+            )
+            for r, f in zip(runs, facts, strict=True)
+        ]
+    rows.sort(key=lambda row: (not (row.material and not row.same), not row.material))
+    return Compare(
+        runs=[Run(_graph=graph, _node=r) for r in runs],
+        material=differing,
+        rows=rows,
+        same_cohort=same_cohort,
+        entries=entries,
+        missing=missing,
+    )

@@ -1,0 +1,151 @@
+"""Who published what: commits, their people, trailers and signatures, sources and their terms."""
+
+from __future__ import annotations
+
+import strawberry
+
+import registry
+from api.context import Context
+from api.types.identity import Node
+from registry import nodes as n
+from registry.graph import Graph
+
+__all__ = [
+    "Commit",
+    "Person",
+    "Provenance",
+    "Signature",
+    "Source",
+    "Trailer",
+    "commit_type",
+    "provenance_of",
+    "source_type",
+]
+
+Info = strawberry.Info[Context, None]
+
+
+@strawberry.type
+class Person:
+    name: str
+    email: str
+
+
+@strawberry.type
+class Trailer:
+    key: str
+    value: str
+
+
+@strawberry.type(description="An SSH signature on a commit, checked against policy/maintainers.")
+class Signature:
+    signed: bool
+    verified: bool
+    signer: str | None
+    reason: str | None
+
+
+@strawberry.type(description="A commit of the manifests repository.")
+class Commit(Node):
+    _info: strawberry.Private[registry.CommitInfo]
+    _verified: strawberry.Private[bool]
+
+    @strawberry.field(description="The commit's sha: a commit never changes, so its id names no snapshot.")
+    def id(self) -> strawberry.ID:
+        return strawberry.ID(self._info.id)
+
+    @strawberry.field
+    def short_id(self) -> str:
+        return self._info.id[:12]
+
+    @strawberry.field(description="Committer time, ISO 8601 UTC.")
+    def committed_at(self) -> str:
+        return self._info.committer.when_utc
+
+    @strawberry.field
+    def authored_at(self) -> str:
+        return self._info.author.when_utc
+
+    @strawberry.field
+    def author(self) -> Person:
+        return Person(name=self._info.author.name, email=self._info.author.email)
+
+    @strawberry.field
+    def committer(self) -> Person:
+        return Person(name=self._info.committer.name, email=self._info.committer.email)
+
+    @strawberry.field
+    def message(self) -> str:
+        return self._info.message
+
+    @strawberry.field
+    def subject(self) -> str:
+        return self._info.subject
+
+    @strawberry.field
+    def trailers(self) -> list[Trailer]:
+        return [Trailer(key=k, value=v) for k, v in self._info.trailers]
+
+    @strawberry.field
+    def signature(self, info: Info) -> Signature | None:
+        if self._info.signature is None:
+            return None
+        check = info.context.snapshots.signature(self._info.id)
+        return Signature(signed=True, verified=check.verified, signer=check.signer, reason=check.reason or None)
+
+
+def commit_type(context: Context, commit: str) -> Commit:
+    info = context.documents.commit(commit)
+    return Commit(_info=info, _verified=False)
+
+
+@strawberry.type(description="Where results come from, and the terms of their data.")
+class Source:
+    slug: str
+    name: str | None
+    license: str | None
+    attribution: str | None
+    url: str | None
+
+
+def source_type(context: Context, graph: Graph, slug: str | None) -> Source | None:
+    if slug is None:
+        return None
+    found = context.snapshots.source_terms(graph.mainline, slug)
+    return Source(
+        slug=slug,
+        name=found.get("Source-Name"),
+        license=found.get("License"),
+        attribution=found.get("Attribution"),
+        url=found.get("Source-URL"),
+    )
+
+
+@strawberry.type(description="Who published a manifest, when, from where, under which terms.")
+class Provenance:
+    commit: Commit
+    source: Source | None
+    license: str | None
+    attribution: str | None
+    source_url: str | None
+    snapshot: str | None = strawberry.field(description="Source-Snapshot: sha256 of the upstream bytes.")
+
+
+def provenance_of(context: Context, graph: Graph, node: n.Node, source: str | None) -> Provenance | None:
+    commit = _publishing_commit(graph, node)
+    if commit is None:
+        return None
+    info = context.documents.commit(commit)
+    return Provenance(
+        commit=Commit(_info=info, _verified=False),
+        source=source_type(context, graph, source or info.trailer("Source")),
+        license=info.trailer("License"),
+        attribution=info.trailer("Attribution"),
+        source_url=info.trailer("Source-URL"),
+        snapshot=info.trailer("Source-Snapshot"),
+    )
+
+
+def _publishing_commit(graph: Graph, node: n.Node) -> str | None:
+    position = graph.publication(node.digest)
+    return None if position is None else graph.mainline.commits[position]

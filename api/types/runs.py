@@ -1,0 +1,316 @@
+"""Benchmark runs: what was measured, how it ranks, where it came from, how to cite it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import strawberry
+from strawberry.scalars import JSON
+
+import registry
+from api.context import Context
+from api.errors import access_date
+from api.types.enums import _TRUST, CitationFormat, RunStatus, Trust
+from api.types.manifests import _document, _json, _Named, _published_at
+from api.types.measures import Artifact, Interval, Measurement, Metric, Primary, SourceNative
+from api.types.provenance import Provenance, Source, provenance_of, source_type
+from registry import nodes as n
+from registry.graph import Graph
+from registry.present import Citation as CitationFacts
+from registry.present import cite, format_value, source_native_summary, workload_label
+
+__all__ = ["Run"]
+
+Info = strawberry.Info[Context, None]
+
+
+@strawberry.type(description="A benchmark result: implementation I on workload W, protocol P, environment E.")
+class Run(_Named):
+    _node: strawberry.Private[n.Run]
+
+    def _facts(self) -> registry.graph.RunFacts:
+        return self._graph.facts[self._node.digest]
+
+    @strawberry.field
+    def status(self) -> RunStatus:
+        return RunStatus(self._node.status)
+
+    @strawberry.field(description="When it was measured, as the manifest says (ISO 8601 UTC).")
+    def observed_at(self) -> str:
+        return self._node.observed_at
+
+    @strawberry.field(description="Committer time of the first commit on main that contains it; null if unpublished.")
+    def published_at(self) -> str | None:
+        return _published_at(self._graph, self._node)
+
+    @strawberry.field
+    def primary(self) -> Primary | None:
+        primary = self._node.primary
+        if primary is None:
+            return None
+        interval = (
+            Interval(low=primary.low, high=primary.high)
+            if primary.low is not None and primary.high is not None
+            else None
+        )
+        return Primary(
+            metric=primary.metric,
+            statistic=primary.statistic,
+            unit=primary.unit,
+            value=primary.value,
+            display=format_value(primary.value, primary.unit),
+            interval=interval,
+        )
+
+    @strawberry.field
+    def measurements(self, info: Info) -> list[Measurement]:
+        spec = _document(info, self._node)["spec"]
+        found = []
+        timing = spec.get("timing")
+        if timing:
+            samples = timing.get("samples")
+            for statistic, value in timing["latencyNs"].items():
+                if statistic != "confidence95":
+                    found.append(
+                        Measurement(
+                            metric="latency",
+                            statistic=statistic,
+                            unit="ns",
+                            value=float(value),
+                            display=format_value(value, "ns"),
+                            sample_count=samples,
+                        )
+                    )
+        for m in spec.get("measurements") or ():
+            found.append(
+                Measurement(
+                    metric=m["metric"],
+                    statistic=m["statistic"],
+                    unit=m["unit"],
+                    value=float(m["value"]),
+                    display=format_value(m["value"], m["unit"]),
+                    sample_count=m.get("sampleCount"),
+                )
+            )
+        return found
+
+    @strawberry.field
+    def source_native(self, info: Info) -> SourceNative | None:
+        native = _document(info, self._node)["spec"].get("sourceNative")
+        if native is None:
+            return None
+        metrics = native.get("metrics") or {}
+        return SourceNative(
+            source=native["source"],
+            benchmark=native.get("benchmark"),
+            external_id=native.get("externalId"),
+            metrics=[Metric(name=k, value=v) for k, v in metrics.items()],
+            summary=source_native_summary(metrics),
+        )
+
+    @strawberry.field(description="The correctness verdict in words, as the run pages say it.")
+    def correctness_note(self, info: Info) -> str:
+        spec = _document(info, self._node)["spec"]
+        report = spec.get("correctness")
+        verdict = f"Marked {self._node.status.replace('_', ' ')} by the source"
+        if not report:
+            return f"{verdict}; the correctness policy was not published."
+        details = [f"compared with {report['comparator']}"]
+        for key, label in (
+            ("maximumAbsoluteError", "max abs error"),
+            ("maximumRelativeError", "max rel error"),
+            ("matchedRatio", "matched"),
+        ):
+            if key in report:
+                details.append(f"{label} {report[key]}")
+        return f"{verdict}; {', '.join(details)}."
+
+    @strawberry.field(description="The run's correctness report, as published.")
+    def correctness(self, info: Info) -> JSON | None:
+        return _json(_document(info, self._node)["spec"].get("correctness"))
+
+    @strawberry.field
+    def artifacts(self, info: Info) -> list[Artifact]:
+        spec = _document(info, self._node)["spec"]
+        found = []
+        timing, evidence = spec.get("timing") or {}, spec.get("evidence") or {}
+        for role, item in (
+            ("raw_samples", timing.get("rawSamples")),
+            ("raw_samples", evidence.get("rawSamples")),
+            ("logs", evidence.get("logs")),
+        ):
+            if item:
+                found.append(Artifact(role=role, uri=item.get("uri"), digest=item.get("digest")))
+        harness = evidence.get("harness")
+        if harness:
+            found.append(Artifact(role="harness", uri=harness["repository"], digest=harness["commit"]))
+        return found
+
+    @strawberry.field(description="Rank in its cohort under ranking-v1; null when not eligible.")
+    def rank(self) -> int | None:
+        return self._graph.rank(self._node.digest)
+
+    @strawberry.field
+    def tied_with_previous(self) -> bool:
+        return self._graph.tied(self._node.digest)
+
+    @strawberry.field
+    def eligible(self) -> bool:
+        return self._facts().eligible
+
+    @strawberry.field(description="UNPUBLISHED, STATUS_<STATUS>, RETRACTED, SUPERSEDED, MISSING_PRIMARY_METRIC.")
+    def ineligibility_reasons(self) -> list[str]:
+        return list(self._facts().reasons)
+
+    @strawberry.field(description="Integrity warnings: data errors kept as published, dangling references...")
+    def warnings(self) -> list[str]:
+        return list(self._facts().warnings)
+
+    @strawberry.field
+    def cohort(self) -> Cohort | None:
+        key = self._facts().cohort
+        cohort = self._graph.cohorts.get(key) if key else None
+        return Cohort(_graph=self._graph, _cohort=cohort) if cohort else None
+
+    @strawberry.field(description="The cohort's #1, for 'Compare with #1'.")
+    def leader(self) -> Run | None:
+        key = self._facts().cohort
+        cohort = self._graph.cohorts.get(key) if key else None
+        leader = cohort.leader(self._graph) if cohort else None
+        return _run(self._graph, leader) if leader else None
+
+    @strawberry.field
+    def trust(self) -> Trust:
+        return _TRUST[self._facts().trust]
+
+    @strawberry.field
+    def operation(self) -> Operation | None:
+        operation = self._facts().operation
+        return _operation(self._graph, operation) if operation else None
+
+    @strawberry.field
+    def workload(self) -> Workload | None:
+        node = self._graph.nodes.get(self._node.workload)
+        return Workload(_graph=self._graph, _node=node) if isinstance(node, n.Workload) else None
+
+    @strawberry.field
+    def implementation(self) -> Implementation | None:
+        node = self._graph.nodes.get(self._node.implementation)
+        return Implementation(_graph=self._graph, _node=node) if isinstance(node, n.Implementation) else None
+
+    @strawberry.field
+    def protocol(self) -> Protocol | None:
+        node = self._graph.nodes.get(self._node.protocol)
+        return Protocol(_graph=self._graph, _node=node) if isinstance(node, n.Protocol) else None
+
+    @strawberry.field
+    def environment(self) -> Environment | None:
+        node = self._graph.nodes.get(self._node.environment)
+        return Environment(_graph=self._graph, _node=node) if isinstance(node, n.Environment) else None
+
+    @strawberry.field
+    def attestations(self) -> list[Attestation]:
+        digests = sorted(self._graph.overlays["attestations"].get(self._node.digest, ()))
+        nodes_ = [self._graph.nodes[d] for d in digests]
+        nodes_.sort(
+            key=lambda a: (self._graph.publication(a.digest) is None, self._graph.publication(a.digest) or 0, a.digest)
+        )
+        return [Attestation(_graph=self._graph, _node=a) for a in nodes_ if isinstance(a, n.Attestation)]
+
+    @strawberry.field
+    def verifications(self) -> list[Verification]:
+        digests = sorted(self._graph.overlays["verifications"].get(self._node.digest, ()))
+        return [
+            Verification(_graph=self._graph, _node=v)
+            for d in digests
+            if isinstance(v := self._graph.nodes[d], n.Verification)
+        ]
+
+    @strawberry.field
+    def retraction(self) -> Retraction | None:
+        digest = self._facts().retraction
+        node = self._graph.nodes.get(digest) if digest else None
+        return Retraction(_graph=self._graph, _node=node) if isinstance(node, n.Retraction) else None
+
+    @strawberry.field(description="The corrected run that replaces this one, if any.")
+    def superseded_by(self) -> Run | None:
+        digest = self._facts().superseded_by
+        return _run(self._graph, digest) if digest else None
+
+    @strawberry.field(description="Who published it, when, from where, under which licence.")
+    def provenance(self, info: Info) -> Provenance | None:
+        return provenance_of(info.context, self._graph, self._node, self._facts().source)
+
+    @strawberry.field
+    def source(self, info: Info) -> Source | None:
+        return source_type(info.context, self._graph, self._facts().source)
+
+    @strawberry.field(description="The run dossier pinned to this snapshot's commit.")
+    def permalink(self, info: Info) -> str:
+        return info.context.permalink(self._graph, "runs", self._node.digest)
+
+    @strawberry.field(
+        description="How to cite this run, pinned to this snapshot's commit. `accessed` (YYYY-MM-DD, the day "
+        "your reader accessed it) adds an access date; the server never adds its own, so an answer pinned "
+        "to a published commit never changes."
+    )
+    def citation(self, info: Info, format: CitationFormat = CitationFormat.TEXT, accessed: str | None = None) -> str:
+        day = access_date(accessed) if accessed is not None else info.context.today
+        return cite(self._citation_facts(info, day.isoformat() if day else None), format.value)
+
+    def _citation_facts(self, info: Info, accessed: str | None) -> CitationFacts:
+        graph, run = self._graph, self._node
+        implementation = graph.nodes.get(run.implementation)
+        workload = graph.nodes.get(run.workload)
+        slug = self._facts().source
+        source_name = info.context.snapshots.source_terms(graph.mainline, slug).get("Source-Name") if slug else None
+        primary = run.primary
+        published = _published_at(graph, run)
+        return CitationFacts(
+            implementation=(implementation.title or implementation.name) if implementation else run.implementation,
+            workload=workload_label(_document(info, workload)) if workload else run.workload,
+            value=format_value(primary.value, primary.unit) if primary else "no primary value",
+            statistic=primary.statistic if primary else "n/a",
+            source=source_name or slug or "an unknown source",
+            digest=run.digest,
+            permalink=info.context.permalink(graph, "runs", run.digest),
+            accessed=accessed,
+            published=published[:10] if published else None,
+            title=run.title or run.name,
+        )
+
+    @strawberry.field(description="The stored manifest JSON.")
+    def manifest(self, info: Info) -> JSON:
+        return _json(_document(info, self._node))
+
+    @strawberry.field(description="The run with its protocol and environment, as the run pages show it.")
+    def bundle(self, info: Info) -> JSON:
+        bundle: dict[str, Any] = {"run": _document(info, self._node)}
+        for key, digest in (("protocol", self._node.protocol), ("environment", self._node.environment)):
+            node = self._graph.nodes.get(digest)
+            if node is not None:
+                bundle[key] = _document(info, node)
+        return _json(bundle)
+
+
+def _display(primary: registry.cohorts.Primary | None) -> str | None:
+    return format_value(primary.value, primary.unit) if primary else None
+
+
+def _run(graph: Graph, digest: str | None) -> Run | None:
+    node = graph.nodes.get(digest) if digest else None
+    return Run(_graph=graph, _node=node) if isinstance(node, n.Run) else None
+
+
+def _ordered_runs(graph: Graph, digests: Iterable[str]) -> list[str]:
+    """Newest observation first, then digest: a stable order for a given commit."""
+    nodes = graph.nodes
+    return sorted(digests, key=lambda d: (-nodes[d].observed_ns, d))  # type: ignore[union-attr]
+
+
+# Kinds, runs, cohorts and lifecycle facts name each other: their modules import each other last,
+# once their own classes exist (strawberry resolves the annotations when the schema is built).
+from api.types.cohorts import Cohort  # noqa: E402
+from api.types.kinds import Environment, Implementation, Operation, Protocol, Workload, _operation  # noqa: E402
+from api.types.lifecycle import Attestation, Retraction, Verification  # noqa: E402
