@@ -230,16 +230,21 @@ def create_app(settings: Settings | None = None) -> Starlette:
         except registry.RegistryError as exc:
             service.load_error = str(exc)
             log.error("kernelindex: cannot load %s: %s", service.settings.repo_path, exc)
-        git_dir = service.snapshots.store().git_dir
-        poller = asyncio.create_task(
-            follow_main(
-                git_dir,
-                service.refresh_async,
-                service.settings.poll_seconds,
-                watch=service.settings.watch,
-                ready=lambda: service.ready,
+        try:
+            git_dir = service.snapshots.store().git_dir
+        except registry.RegistryError:  # no repository (a replica whose first clone failed): nothing to follow
+            git_dir = None
+        poller = None
+        if git_dir is not None:
+            poller = asyncio.create_task(
+                follow_main(
+                    git_dir,
+                    service.refresh_async,
+                    service.settings.poll_seconds,
+                    watch=service.settings.watch,
+                    ready=lambda: service.ready,
+                )
             )
-        )
         follower = asyncio.create_task(_follow(service)) if service.mirror is not None else None
         try:
             async with mcp.running():
