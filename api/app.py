@@ -43,12 +43,13 @@ from api.errors import INTERNAL, UNEXPECTED, code_of_class
 from api.feeds import Feed
 from api.follow import follow_main
 from api.graphiql import Asset, GraphiQL
-from api.mcp_server import Backend, http_app
+from api.mcp_lazy import LazyMCP
 from api.previews import Previews
 from api.publish import ROUTES as PUBLISH_ROUTES
 from api.schema import LIMITS, Query, schema
 from api.settings import Settings
-from registry.graphcache import cache_path, load_cache, save_cache
+from registry.graphcache import cache_path, load_cache, materialize, save_cache
+from registry.mirror import Mirror
 from registry.provenance import utc_instant
 from registry.snapshots import Snapshots
 from web.catalog_pages import home
@@ -111,14 +112,20 @@ class Service:
         self.ready = False
         self.load_error: str | None = None
         self.saved: str | None = None  # the commit the warm-start cache describes
+        # A replica's canonical repository, fetched on a poll and on the refresh hook (docs/deploy.md).
+        self.mirror = Mirror(settings.mirror_url, settings.repo_path) if settings.mirror_url else None
 
     def load(self) -> None:
         """Build (or warm-load) the head graph; runs in a worker thread at startup. What is left
         (every cohort's ranking and ledger, the cache for the next start) is done afterwards in the
         background, while the server already answers."""
+        if self.mirror is not None:
+            self.mirror.ensure()  # a replica's first start clones its canonical repository
         store = self.snapshots.store()
         cached = load_cache(cache_path(self.settings.repo_path), store) if self.settings.graph_cache else None
         if cached is not None:
+            if self.settings.handover_from is not None:
+                materialize(*cached)  # replacing a serving process: take traffic fully decoded
             self.snapshots.load(*cached)
             self.saved = cached[0].commit
         else:
@@ -128,6 +135,11 @@ class Service:
 
     def _prepare(self) -> None:
         try:
+            if self.saved is not None and self.saved == self.snapshots.status.serving:
+                # Started warm at the cached commit: its rankings and ledgers came with it, and a
+                # background pass over every cohort would only hold the GIL while requests wait (the
+                # tail latency of issue 14). What is left (a cohort's places) is computed on first use.
+                return
             self.snapshots.head.prepare()
             self.save()
         except registry.RegistryError as exc:  # nothing served: nothing to prepare
@@ -142,6 +154,20 @@ class Service:
         async with self.moved:
             self.moved.notify_all()
         return status
+
+    async def fetch(self) -> str | None:
+        """A replica brings its canonical repository's refs, then refreshes (which validates the new
+        head before serving it); why it could not fetch, or None."""
+        if self.mirror is None:
+            return None
+        try:
+            fetched = await anyio.to_thread.run_sync(self.mirror.fetch)
+        except registry.RegistryError as exc:
+            log.warning("kernelindex: %s", exc)
+            return str(exc)
+        if fetched.moved and self.ready:
+            await self.refresh_async()
+        return None
 
     def save(self) -> None:
         """Write the warm-start cache if what is served moved since it was written."""
@@ -188,8 +214,8 @@ class Service:
 def create_app(settings: Settings | None = None) -> Starlette:
     """The application for one registry."""
     service = Service(settings or Settings.from_env())
-    mcp_endpoint, mcp_running = http_app(  # the MCP tools at /mcp (api/mcp_server.py)
-        Backend(
+    mcp = LazyMCP(  # the MCP tools at /mcp (api/mcp_server.py), imported on the first MCP request
+        lambda module: module.Backend(
             service.snapshots,
             service.documents,
             service.base_url,
@@ -209,24 +235,32 @@ def create_app(settings: Settings | None = None) -> Starlette:
         except registry.RegistryError as exc:
             service.load_error = str(exc)
             log.error("kernelindex: cannot load %s: %s", service.settings.repo_path, exc)
-        git_dir = service.snapshots.store().git_dir
-        poller = asyncio.create_task(
-            follow_main(
-                git_dir,
-                service.refresh_async,
-                service.settings.poll_seconds,
-                watch=service.settings.watch,
-                ready=lambda: service.ready,
-            )
-        )
         try:
-            async with mcp_running():
+            git_dir = service.snapshots.store().git_dir
+        except registry.RegistryError:  # no repository (a replica whose first clone failed): nothing to follow
+            git_dir = None
+        poller = None
+        if git_dir is not None:
+            poller = asyncio.create_task(
+                follow_main(
+                    git_dir,
+                    service.refresh_async,
+                    service.settings.poll_seconds,
+                    watch=service.settings.watch,
+                    ready=lambda: service.ready,
+                )
+            )
+        follower = asyncio.create_task(_follow(service)) if service.mirror is not None else None
+        try:
+            async with mcp.running():
                 yield
         finally:
             sys.setswitchinterval(switch)
-            poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await poller
+            for task in (poller, follower):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             if service.ready:
                 await anyio.to_thread.run_sync(service.save)  # the next start is a warm one
 
@@ -243,7 +277,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/at/{commit}/runs/{digest}.json", _run_permalink, methods=["GET"]),  # the run page's JSON twin
         Route("/at/{commit}/runs/{digest}", _run_permalink, methods=["GET"]),
         *PUBLISH_ROUTES,  # feeds, exports, llms.txt, robots.txt, sitemap (api/publish.py)
-        Route("/mcp", mcp_endpoint, methods=["GET", "POST", "DELETE"]),
+        Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
     ]
     middleware = [
         Middleware(
@@ -259,6 +293,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
     application = Starlette(routes=routes, middleware=middleware, lifespan=lifespan, exception_handlers=handlers)
     application.state.service = service
     return application
+
+
+async def _follow(service: Service) -> None:
+    """A replica fetches its canonical repository on a poll too (the refresh hook is the fast path)."""
+    while True:
+        await asyncio.sleep(service.settings.poll_seconds)
+        await service.fetch()
 
 
 def _service(request: Request) -> Service:
@@ -653,13 +694,20 @@ async def _healthz(request: Request) -> JSONResponse:
         "status": "ok" if service.ready and status.serving and not status.reason else "degraded",
         "serving": status.serving,
         "main": status.main,
-        "reason": status.reason or service.load_error,
+        "reason": service.load_error or status.reason,
         "checkedAt": utc_instant(int(status.checked_at)) if status.checked_at else None,
         "buildSeconds": round(status.build_seconds, 3),
         "integrity": {"verified": status.verified, "checkSeconds": round(status.verify_seconds, 3)},
         "uptimeSeconds": round(time.time() - service.started, 1),
         "worker": os.getpid(),  # which process answered (each worker serves its own snapshots)
     }
+    if service.mirror is not None:
+        fetched = service.mirror.last
+        body["mirror"] = {
+            "url": service.mirror.url,
+            "fetchedAt": utc_instant(int(fetched.at)) if fetched else None,
+            "error": service.mirror.error,
+        }
     if not service.ready:
         body["status"] = "starting" if service.load_error is None else "failed"
     return JSONResponse(
@@ -675,11 +723,12 @@ async def _refresh(request: Request) -> JSONResponse:
         return _error(401, "a valid 'Authorization: Bearer <secret>' is required", "UNAUTHORIZED")
     if not service.ready:
         return _error(503, "the registry is still loading", "NOT_READY")
+    failed = await service.fetch()  # a replica first brings the canonical refs
     status = await service.refresh_async()
-    return JSONResponse(
-        {"serving": status.serving, "main": status.main, "reason": status.reason},
-        status_code=200 if status.reason is None else 409,
-    )
+    body = {"serving": status.serving, "main": status.main, "reason": status.reason}
+    if failed is not None:
+        return JSONResponse({**body, "reason": failed}, status_code=502)
+    return JSONResponse(body, status_code=200 if status.reason is None else 409)
 
 
 async def _index(request: Request) -> Response:

@@ -21,7 +21,6 @@ import typer
 import registry
 from api.settings import Settings
 from registry import lookup
-from registry.importers import import_export, import_seed_pages
 
 __all__ = ["app", "main"]
 
@@ -585,6 +584,8 @@ def import_kernelindex_export(
     as_json: JsonOption = False,
 ) -> None:
     """Import the upstream catalog export: one commit per source; a second import changes nothing."""
+    from registry.importers import import_export  # importers load only for an import (issue 14: a server's memory)
+
     store = _open(repo)
     started = time.perf_counter()
     with _progress(not as_json) as progress:
@@ -600,6 +601,8 @@ def import_kernelindex_seeds(
     as_json: JsonOption = False,
 ) -> None:
     """Import KernelIndex run pages (bundles and reconstructed implementations), dated as published."""
+    from registry.importers import import_seed_pages
+
     store = _open(repo)
     started = time.perf_counter()
     results = import_seed_pages(store, directory)
@@ -641,6 +644,13 @@ def serve(
         Path | None,
         typer.Option(help="The operator's pinned maintainers policy (default $KERNELINDEX_TRUST_ROOT)."),
     ] = None,
+    mirror: Annotated[
+        str | None,
+        typer.Option(help="Serve a replica of this canonical repository (cloned to --repo, kept fresh by git fetch)."),
+    ] = None,
+    pid_file: Annotated[
+        Path | None, typer.Option(help="Write the serving process's id here (SIGHUP it for a zero-downtime restart).")
+    ] = None,
 ) -> None:
     """Serve the registry over HTTP: GraphQL at /graphql (GraphiQL in a browser), permalinks, /healthz."""
     import os
@@ -649,6 +659,12 @@ def serve(
 
     settings = _settings()
     path = _repo_path(repo).resolve()
+    mirror_url = mirror or settings.mirror_url
+    if mirror_url:
+        from registry.mirror import Mirror
+
+        if Mirror(mirror_url, path).ensure():  # the first start of a replica clones (docs/deploy.md)
+            _err(f"kernelindex: cloned {mirror_url} into {path}")
     registry.GitStore(path)  # fail here, with a clear line, rather than in every worker
     chosen = {
         "KERNELINDEX_REPO": str(path),
@@ -663,18 +679,36 @@ def serve(
         root = (trust_root or settings.trust_root or Path()).resolve()
         registry.TrustChain.check_root(_read_trust_root(root))  # a bad root fails here, with a clear line
         chosen["KERNELINDEX_TRUST_ROOT"] = str(root)
+    if mirror_url:
+        chosen["KERNELINDEX_MIRROR_URL"] = mirror_url
     os.environ.update(chosen)  # the workers build their app from the environment (api.app:app)
     final = Settings.from_env()
-    _err(f"kernelindex: serving {path} on http://{final.host}:{final.port}/graphql ({final.workers} worker(s))")
-    uvicorn.run(
-        "api.app:app",
-        host=final.host,
-        port=final.port,
-        workers=final.workers,
-        log_level="info" if final.debug else "warning",
-        access_log=final.debug,
-        proxy_headers=True,
+    options: dict[str, Any] = {
+        "log_level": "info" if final.debug else "warning",
+        "access_log": final.debug,
+        "proxy_headers": True,
+    }
+    if final.workers > 1:
+        _err(f"kernelindex: serving {path} on http://{final.host}:{final.port}/graphql ({final.workers} worker(s))")
+        uvicorn.run("api.app:app", host=final.host, port=final.port, workers=final.workers, **options)
+        return
+    from api.app import app as application
+    from api.handover import Draining, HandoverServer, listening_socket
+
+    draining = Draining(application)
+    config = uvicorn.Config(draining, host=final.host, port=final.port, lifespan="on", **options)
+    listener = listening_socket(config, final.listen_fd)
+    service = application.state.service
+    server = HandoverServer(
+        config,
+        draining,
+        warm=lambda: service.ready and service.snapshots.status.serving is not None,
+        predecessor=final.handover_from,
+        pid_file=pid_file.resolve() if pid_file else None,
     )
+    if final.handover_from is None:
+        _err(f"kernelindex: serving {path} on http://{final.host}:{final.port}/graphql (SIGHUP: hand over)")
+    server.run(sockets=[listener])
 
 
 @app.command()

@@ -9,19 +9,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 import registry
 from api import cli
-from registry.importers.plan import ImportPlan, Reconciled, commit_plan, reconcile, write_directory
-from registry.importers.sourcefiles import SourceFileError
+
+if TYPE_CHECKING:  # the importers load only when an import runs (a server never needs them: issue 14)
+    from registry.importers.plan import ImportPlan, Reconciled
 
 __all__ = ["run_import"]
 
 Progress = Callable[[str, int, int], None]
-Planner = Callable[[Progress], ImportPlan]
+Planner = Callable[[Progress], "ImportPlan"]
 
 BranchOption = Annotated[
     str | None, typer.Option("--branch", help="Commit on this branch (created from main), then print the PR report.")
@@ -58,6 +59,9 @@ def run_import(
     signing_key: Path | None = None,
 ) -> None:
     """Plan, reconcile and write an import; every source command is this with its own planner."""
+    from registry.importers.plan import commit_plan, reconcile, write_directory
+    from registry.importers.sourcefiles import SourceFileError
+
     if sum(bool(x) for x in (branch, out, dry_run)) > 1:
         raise typer.BadParameter("choose one of --branch, --out and --dry-run", param_hint="--branch/--out/--dry-run")
     if sign and (out is not None or dry_run):

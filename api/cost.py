@@ -2,8 +2,9 @@
 
 Each field costs the number of times it can be resolved. A field inside a list is resolved once per
 item: a connection's `edges` once per item of the page its field asks for (`first` or `last`, or the
-argument's default; clamped to [0, max_page] because a larger page is refused anyway), any other
-list of objects `list_items` times (an estimate: measurements, attestations, history...). Leaf
+argument's default; clamped to [0, max_page] because a larger page is refused anyway), a list
+that takes `first` itself (`Cohort.leaderboard`) that many times, any other list of objects
+`list_items` times (an estimate: measurements, attestations, history...). Leaf
 lists (strings, enums) cost one. Introspection fields (`__schema`, `__type`) cost one: their size
 is the schema's, fixed. Fragments count where they are spread; the branches of an abstract type
 all count (an upper bound).
@@ -116,9 +117,11 @@ class _Walker:
         if definition is None or node.selection_set is None:
             return count
         items = 1
-        if _is_list(definition):
-            items = page if page is not None else self.model.list_items
         own_page = self._page(node, definition)
+        if _is_list(definition):
+            # a list that takes `first` itself (Cohort.leaderboard) holds that many; an edges list, its
+            # connection's page; any other, `list_items`
+            items = own_page if own_page is not None else page if page is not None else self.model.list_items
         if own_page is None and not _is_list(definition):
             own_page = page  # a connection wrapped in an object (`search(first:) { runs { edges } }`)
         child = get_named_type(definition.type)

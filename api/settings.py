@@ -71,6 +71,9 @@ class Settings:
     debug: bool = False
     hook_secret: str | None = None
     trust_root: Path | None = None
+    mirror_url: str | None = None  # serve a mirror of this canonical repository (registry/mirror.py)
+    listen_fd: int | None = None  # a listening socket handed over by the process this one replaces (api/handover.py)
+    handover_from: int | None = None  # that process, told to drain once this one is warm
     watch: bool = True
     min_commit_wait: float = 2.0
     cors_origins: tuple[str, ...] = ("*",)
@@ -134,6 +137,16 @@ class Settings:
             debug=env.get("KERNELINDEX_DEBUG", "") not in ("", "0"),
             hook_secret=env.get("KERNELINDEX_HOOK_SECRET") or None,
             trust_root=Path(env["KERNELINDEX_TRUST_ROOT"]) if env.get("KERNELINDEX_TRUST_ROOT") else None,
+            mirror_url=env.get("KERNELINDEX_MIRROR_URL") or None,
+            # set by a server for the successor it starts (api/handover.py), never by hand
+            listen_fd=_integer(env, "KERNELINDEX_LISTEN_FD", -1, 0, 2**31 - 1)
+            if env.get("KERNELINDEX_LISTEN_FD")
+            else None,
+            handover_from=(
+                _integer(env, "KERNELINDEX_HANDOVER_FROM", -1, 1, 2**31 - 1)
+                if env.get("KERNELINDEX_HANDOVER_FROM")
+                else None
+            ),
             watch=env.get("KERNELINDEX_WATCH", "1") != "0",
             min_commit_wait=float(env.get("KERNELINDEX_MIN_COMMIT_WAIT", "2")),
             cors_origins=tuple(o.strip() for o in env.get("KERNELINDEX_CORS_ORIGINS", "*").split(",") if o.strip()),

@@ -13,6 +13,7 @@ __all__ = [
     "InvalidConstraint",
     "InvalidManifest",
     "ManifestNotFound",
+    "MirrorFailed",
     "Problem",
     "RegistryError",
     "RejectedChange",
@@ -107,6 +108,15 @@ class StoreNotFound(RegistryError, FileNotFoundError):
     def __init__(self, path: str, reason: str = "not a git repository") -> None:
         self.store_path = path
         super().__init__(f"registry not found: {path}: {reason}")
+
+
+class MirrorFailed(RegistryError):
+    """A mirror could not fetch from its canonical repository (serve --mirror)."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        self.url = url
+        self.reason = reason
+        super().__init__(f"mirror of {url} failed: {reason}")
 
 
 class StoreCorrupt(RegistryError):

@@ -2,12 +2,16 @@
 
 A cache file is keyed by the commit it describes and by the code that derived it (a hash of
 the modules that compute derived facts), written atomically, and ignored whenever it is
-stale, corrupt, or describes a commit main no longer contains. It holds nothing that cannot
-be recomputed from git.
+stale, corrupt (a CRC-32 of the whole file), or describes a commit main no longer contains. It
+holds nothing that cannot be recomputed from git.
 
-The graph is written as plain tuples, lists and dicts with `marshal` (which shares repeated
-strings and reads ~10x faster than unpickling named tuples one by one), and turned back into
-nodes with `tuple.__new__`. Like any such file it must be as protected as the code itself: it
+Format 3 (issue 14) is memory-mapped and materialized lazily: a small header (`marshal`: the
+commit, main's history, the small sets) and, for each big map of the graph (nodes, facts, cohorts
+with their rankings and ledgers, names, the indexes, the publication record), buckets of rows that
+`registry.lazymap.LazyMap` decodes when a key of theirs is first read. A start reads the header and
+checks the CRC; what requests touch is decoded as they touch it. Rows are plain tuples, lists, sets
+and dicts (`marshal` shares repeated strings and reads ~10x faster than unpickling), turned back
+into nodes with `tuple.__new__`. Like any such file it must be as protected as the code itself: it
 lives beside the repository, written only by the server that reads it.
 """
 
@@ -15,27 +19,33 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import mmap
 import os
+import struct
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any
 
 from registry import nodes as n
 from registry.cohorts import Primary, Ranked, RecordEvent, Trust
 from registry.graph import Cohort, Graph, Mainline, RunFacts
+from registry.lazymap import LazyMap, write_buckets
 from registry.snapshots import Publication, gc_paused
 from registry.store import GitStore
 
-__all__ = ["cache_path", "code_fingerprint", "decode", "encode", "load_cache", "save_cache"]
+__all__ = ["cache_path", "code_fingerprint", "decode", "encode", "load_cache", "materialize", "save_cache"]
 
-_FORMAT = 2
-_DERIVING_MODULES = ("nodes", "graph", "members", "cohorts", "snapshots", "validate", "graphcache", "kinds/__init__")
-_NODE_CLASSES: dict[str, type[Any]] = {
-    cls.__name__: cls
-    for cls in (n.Run, n.Workload, n.Implementation, n.Operation, n.Project, n.Protocol, n.Environment,
-                n.Attestation, n.Retraction, n.Supersession, n.Verification, n.ServingRun, n.ServingWorkload,
-                n.ServingConfiguration, n.ServingStack, n.Model, n.Other)
-}  # fmt: skip
+_FORMAT = 3
+_DERIVING_MODULES = (
+    "nodes", "graph", "members", "cohorts", "snapshots", "validate", "graphcache", "lazymap", "kinds/__init__",
+)  # fmt: skip
+_CLASSES: tuple[type[Any], ...] = (
+    n.Run, n.Workload, n.Implementation, n.Operation, n.Project, n.Protocol, n.Environment, n.Attestation,
+    n.Retraction, n.Supersession, n.Verification, n.ServingRun, n.ServingWorkload, n.ServingConfiguration,
+    n.ServingStack, n.Model, n.Other,
+)  # fmt: skip
+_CLASS_IDS = {cls: index for index, cls in enumerate(_CLASSES)}
 _PRIMARY = n.Run._fields.index("primary")
 _new = tuple.__new__
 _TRUST = {int(trust): trust for trust in Trust}
@@ -56,77 +66,113 @@ def cache_path(repo_path: Path) -> Path:
     return resolved.with_name(resolved.name + ".graphcache")
 
 
+_MAGIC = b"KIGRAPH\x03"
+_PREFIX = struct.Struct("<8sQI")  # magic, header length, CRC-32 of everything after the prefix
+_INDEXES = ("runs_by", "cohorts_by", "children")  # big indexes, bucketed (overlays are small: in the header)
+
+
 def encode(graph: Graph, publication: Publication) -> bytes:
     """The graph and its publication record as bytes (rankings and ledgers included: prepare first)."""
-    nodes: dict[str, list[tuple[Any, ...]]] = {}
-    for node in graph.nodes.values():
-        row = tuple(node)
-        if type(node) is n.Run and node.primary is not None:
-            row = (*row[:_PRIMARY], tuple(node.primary), *row[_PRIMARY + 1 :])  # type: ignore[arg-type]
-        nodes.setdefault(type(node).__name__, []).append(row)
-    facts = [(digest, *f[:2], int(f.trust), *f[3:]) for digest, f in graph.facts.items()]
-    cohorts = [
-        (
-            c.key, c.profile, c.operation, c.workload, c.protocol, c.environment, c.correctness_key, c.metric_key,
-            c.gpu, c.members,
-            [tuple(r) for r in c.ranked(graph)],
-            [(e.cohort, e.run, e.previous_run, e.cause, e.at, e.at_ns, e.value, e.previous_value, e.policy_version)
-             for e in c.events(graph)],
-        )
-        for c in graph.cohorts.values()
-    ]  # fmt: skip
-    mainline = publication.mainline
-    payload = {
-        "format": _FORMAT,
-        "fingerprint": code_fingerprint(),
-        "commit": graph.commit,
-        "mainline": (list(mainline.commits), list(mainline.times), list(mainline.sources)),
-        "first": dict(publication.first),
-        "graph": {
-            "commit": graph.commit,
-            "committed_at": graph.committed_at,
-            "position": graph.position,
-            "honoured": sorted(graph.honoured_commits),
-            "nodes": nodes,
-            "facts": facts,
-            "cohorts": cohorts,
-            "names": dict(graph.names),
-            "unpublished": sorted(graph.unpublished),
-            **{name: _plain(getattr(graph, name)) for name in ("runs_by", "cohorts_by", "children", "overlays")},
+    maps: dict[str, dict[str, Any]] = {
+        "nodes": {d: _node_row(node) for d, node in graph.nodes.items()},
+        "facts": {d: (*f[:2], int(f.trust), *f[3:]) for d, f in graph.facts.items()},
+        "cohorts": {
+            c.key: (
+                c.key, c.profile, c.operation, c.workload, c.protocol, c.environment, c.correctness_key,
+                c.metric_key, c.gpu, c.members,
+                [tuple(r) for r in c.ranked(graph)],
+                [(e.cohort, e.run, e.previous_run, e.cause, e.at, e.at_ns, e.value, e.previous_value,
+                  e.policy_version) for e in c.events(graph)],
+            )
+            for c in graph.cohorts.values()
         },
-    }
-    return marshal.dumps(payload)
+        "names": dict(graph.names.items()),
+        "first": dict(publication.first.items()),
+    }  # fmt: skip
+    for index in _INDEXES:
+        for name, keys in getattr(graph, index).items():
+            maps[f"{index}/{name}"] = {key: set(members) for key, members in keys.items()}
+    body = bytearray()
+    layout: dict[str, tuple[int, list[tuple[int, int]]]] = {}
+    for name, rows in maps.items():
+        base = len(body)
+        size, spans = write_buckets(rows, lambda blob: _append(body, blob))
+        layout[name] = (size, [(base + offset, length) for offset, length in spans])
+    mainline = publication.mainline
+    header = marshal.dumps(
+        {
+            "format": _FORMAT,
+            "fingerprint": code_fingerprint(),
+            "commit": graph.commit,
+            "mainline": (list(mainline.commits), list(mainline.times), list(mainline.sources)),
+            "graph": {
+                "commit": graph.commit,
+                "committed_at": graph.committed_at,
+                "position": graph.position,
+                "honoured": sorted(graph.honoured_commits),
+                "unpublished": sorted(graph.unpublished),
+                "records": list(graph.records),  # the ledger's order: a first `records` query costs nothing
+                "overlays": {
+                    name: {key: list(members) for key, members in index.items()}
+                    for name, index in graph.overlays.items()
+                },
+            },
+            "layout": layout,
+        }
+    )
+    rest = header + bytes(body)
+    return _PREFIX.pack(_MAGIC, len(header), zlib.crc32(rest)) + rest
 
 
-def _plain(indexes: dict[str, dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
-    return {name: {key: list(members) for key, members in index.items()} for name, index in indexes.items()}
+def _append(body: bytearray, blob: bytes) -> int:
+    body += blob
+    return len(blob)
 
 
-def decode(data: bytes) -> tuple[Graph, Publication]:
-    """The graph and publication record `encode` wrote.
+def _node_row(node: n.Node) -> tuple[Any, ...]:
+    row = tuple(node)
+    if type(node) is n.Run and node.primary is not None:
+        row = (*row[:_PRIMARY], tuple(node.primary), *row[_PRIMARY + 1 :])  # type: ignore[arg-type]
+    return (_CLASS_IDS[type(node)], *row)
 
-    The cyclic garbage collector is paused meanwhile (`gc_paused`): the millions of containers
-    this creates hold no cycles, and collecting them as they appear would double the time.
+
+def decode(data: bytes | mmap.mmap, *, checked: bool = False) -> tuple[Graph, Publication]:
+    """The graph and publication record `encode` wrote; its big maps are decoded as they are read
+    (`registry.lazymap`), so `data` must stay readable as long as the graph lives (an mmap does).
 
     Raises:
-        ValueError: not a cache of this format and code.
+        ValueError: not a cache of this format and code, or damaged (unless `checked`: the caller
+            verified the CRC already).
     """
-    with gc_paused():
-        return _decode(data)
-
-
-def _decode(data: bytes) -> tuple[Graph, Publication]:
+    if len(data) < _PREFIX.size:
+        raise ValueError("not a cache: too short")
+    magic, header_length, crc = _PREFIX.unpack(data[: _PREFIX.size])
+    if magic != _MAGIC:
+        raise ValueError("a cache of another format")
+    if not checked and zlib.crc32(memoryview(data)[_PREFIX.size :]) != crc:
+        raise ValueError("a damaged cache (its CRC differs)")
     try:
-        payload = marshal.loads(data)
+        payload = marshal.loads(data[_PREFIX.size : _PREFIX.size + header_length])
     except (EOFError, TypeError, ValueError) as exc:
         raise ValueError(f"unreadable cache: {exc}") from None
     if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
         raise ValueError("a cache of another format")
     if payload.get("fingerprint") != code_fingerprint():
         raise ValueError("a cache written by other code")
+    with gc_paused():
+        return _decode(data, _PREFIX.size + header_length, payload)
+
+
+def _decode(data: bytes | mmap.mmap, start: int, payload: dict[str, Any]) -> tuple[Graph, Publication]:
+    buffer = memoryview(data)[start:]
+
+    def lazy(name: str, convert: Any = None) -> LazyMap[Any]:
+        size, spans = payload["layout"][name]
+        return LazyMap(buffer, spans, size, convert)
+
     commits, times, sources = payload["mainline"]
     mainline = Mainline.of(commits, times, sources)
-    publication = Publication(mainline, payload["first"])
+    publication = Publication(mainline, lazy("first"))
     saved = payload["graph"]
     graph = Graph(
         saved["commit"],
@@ -136,31 +182,56 @@ def _decode(data: bytes) -> tuple[Graph, Publication]:
         frozenset(saved["honoured"]),
         publication.first,
     )
-    nodes = graph.nodes
-    for name, rows in saved["nodes"].items():
-        cls = _NODE_CLASSES[name]
-        if cls is n.Run:
-            for row in rows:
-                primary = row[_PRIMARY]
-                if primary is not None:
-                    row = (*row[:_PRIMARY], _new(Primary, primary), *row[_PRIMARY + 1 :])
-                nodes[row[0]] = _new(cls, row)
-        else:
-            for row in rows:
-                nodes[row[0]] = _new(cls, row)
-    graph.facts = {row[0]: _new(RunFacts, (*row[1:3], _TRUST[row[3]], *row[4:])) for row in saved["facts"]}
-    for row in saved["cohorts"]:
-        cohort = Cohort(*row[:10])
-        cohort.restore([_new(Ranked, r) for r in row[10]], [RecordEvent(*e) for e in row[11]])
-        graph.cohorts[cohort.key] = cohort
-    graph.names = saved["names"]
+    graph.nodes = lazy("nodes", _nodes)
+    graph.facts = lazy("facts", _facts)
+    graph.cohorts = lazy("cohorts", _cohorts)
+    graph.names = lazy("names")
     graph.unpublished = set(saved["unpublished"])
-    for name in ("runs_by", "cohorts_by", "children", "overlays"):
-        setattr(graph, name, {index: {key: set(members) for key, members in keys.items()}
-                              for index, keys in saved[name].items()})  # fmt: skip
+    graph.__dict__["records"] = tuple(saved["records"])  # what the cached property would compute
+    for index in _INDEXES:
+        setattr(graph, index, {name.partition("/")[2]: lazy(name) for name in payload["layout"]
+                               if name.startswith(index + "/")})  # fmt: skip
+    graph.overlays = {name: {key: set(members) for key, members in keys.items()}
+                      for name, keys in saved["overlays"].items()}  # fmt: skip
     if graph.commit != payload["commit"]:
         raise ValueError("an inconsistent cache")
     return graph, publication
+
+
+def _nodes(rows: dict[str, tuple[Any, ...]]) -> dict[str, n.Node]:
+    # Not under gc_paused: its freeze would also keep the garbage of requests running meanwhile.
+    found: dict[str, n.Node] = {}
+    for digest, row in rows.items():
+        cls = _CLASSES[row[0]]
+        if cls is n.Run and row[_PRIMARY + 1] is not None:
+            primary = row[_PRIMARY + 1]
+            found[digest] = _new(cls, (*row[1 : _PRIMARY + 1], _new(Primary, primary), *row[_PRIMARY + 2 :]))
+        else:
+            found[digest] = _new(cls, row[1:])
+    return found
+
+
+def _facts(rows: dict[str, tuple[Any, ...]]) -> dict[str, RunFacts]:
+    return {digest: _new(RunFacts, (*row[:2], _TRUST[row[2]], *row[3:])) for digest, row in rows.items()}
+
+
+def _cohorts(rows: dict[str, tuple[Any, ...]]) -> dict[str, Cohort]:
+    found: dict[str, Cohort] = {}
+    for key, row in rows.items():
+        cohort = Cohort(*row[:10])
+        cohort.restore([_new(Ranked, r) for r in row[10]], [RecordEvent(*e) for e in row[11]])
+        found[key] = cohort
+    return found
+
+
+def materialize(graph: Graph, publication: Publication) -> None:
+    """Decode every bucket of a cached graph now (a process that replaces a serving one has the time:
+    its first requests then find everything decoded)."""
+    maps = [graph.nodes, graph.facts, graph.cohorts, graph.names, publication.first]
+    maps += [index for group in (graph.runs_by, graph.cohorts_by, graph.children) for index in group.values()]
+    for found in maps:
+        if isinstance(found, LazyMap):
+            found.keys()
 
 
 def save_cache(path: Path, graph: Graph, publication: Publication) -> bool:
@@ -181,13 +252,24 @@ def save_cache(path: Path, graph: Graph, publication: Publication) -> bool:
 
 
 def load_cache(path: Path, store: GitStore) -> tuple[Graph, Publication] | None:
-    """The cached graph if it is usable with this repository and this code, else None."""
+    """The cached graph if it is usable with this repository and this code, else None. The file is
+    memory-mapped (its pages are read as the graph's maps are), after a CRC check that reads it
+    through the page cache rather than into this process."""
     try:
-        data = path.read_bytes()
-    except OSError:
+        with open(path, "rb") as handle:
+            prefix = handle.read(_PREFIX.size)
+            if len(prefix) < _PREFIX.size or prefix[:8] != _MAGIC:
+                return None
+            crc = 0
+            while chunk := handle.read(1 << 20):
+                crc = zlib.crc32(chunk, crc)
+            if crc != _PREFIX.unpack(prefix)[2]:
+                return None
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
         return None
     try:
-        graph, publication = decode(data)
+        graph, publication = decode(mapped, checked=True)
     except Exception:  # whatever a damaged file makes decoding raise, it means "no cache"
         return None
     main = store.head()

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import ItemsView, Iterator, Mapping, MutableMapping, Set, ValuesView
 from typing import Any, TypeVar
 
+from registry.lazymap import LazyMap
+
 __all__ = ["LAYER_FROM", "Layered", "LayeredMap", "Members", "flattened", "layered_over"]
 
 K = TypeVar("K")
@@ -109,7 +111,7 @@ class LayeredMap(MutableMapping[K, V]):
 
     __slots__ = ("_base", "_changes", "_size")
 
-    def __init__(self, base: dict[K, V], changes: dict[K, Any] | None = None, size: int | None = None) -> None:
+    def __init__(self, base: Mapping[K, V], changes: dict[K, Any] | None = None, size: int | None = None) -> None:
         self._base = base
         self._changes: dict[K, Any] = {} if changes is None else changes
         self._size = len(base) if size is None else size
@@ -201,6 +203,6 @@ def layered_over(parent: Mapping[K, V]) -> MutableMapping[K, V]:
         if parent.delta * 8 > len(parent._base):
             return dict(parent._pairs())
         return LayeredMap(parent._base, dict(parent._changes), parent._size)
-    if len(parent) < LAYER_FROM or not isinstance(parent, dict):
+    if len(parent) < LAYER_FROM or not isinstance(parent, dict | LazyMap):
         return dict(parent)
-    return LayeredMap(parent)
+    return LayeredMap(parent)  # over a warm cache's lazy map too: it is never changed either

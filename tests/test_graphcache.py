@@ -13,8 +13,9 @@ import registry
 from registry import graphcache
 from registry.cohorts import Primary
 from registry.graph import Graph
+from registry.lazymap import LazyMap
 from registry.nodes import Run
-from registry.snapshots import Publication, build_graph
+from registry.snapshots import Publication, build_graph, move_graph, publication_of
 
 
 def _built(store: registry.GitStore) -> tuple[Graph, Publication]:
@@ -152,3 +153,60 @@ def test_an_unwritable_directory_writes_nothing(basic_store: registry.GitStore, 
 def test_a_missing_directory_writes_nothing(basic_store: registry.GitStore, tmp_path: Path) -> None:
     graph, publication = _built(basic_store)
     assert not graphcache.save_cache(tmp_path / "absent" / "manifests.git.graphcache", graph, publication)
+
+
+def test_a_cached_graph_decodes_only_the_buckets_it_is_asked_for(embedded: registry.GitStore, tmp_path: Path) -> None:
+    graph, publication = _built(embedded)
+    path = tmp_path / "manifests.git.graphcache"
+    assert graphcache.save_cache(path, graph, publication)
+    loaded = graphcache.load_cache(path, embedded)
+    assert loaded is not None
+    again = loaded[0]
+    nodes = again.nodes
+    assert isinstance(nodes, LazyMap) and len(nodes) == len(graph.nodes)
+    digest = "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308"  # seed 000's run
+    assert nodes[digest] == graph.nodes[digest] and nodes.get("sha256:" + "0" * 64) is None
+    loaded_buckets = sum(nodes._loaded)
+    assert 1 <= loaded_buckets <= 2 < len(nodes._loaded)  # the key's bucket (and the absent key's)
+    assert dict(nodes.items()) == dict(graph.nodes.items()) and sum(nodes._loaded) == len(nodes._loaded)
+
+
+def test_a_graph_moved_from_a_cached_one_is_the_graph_built_from_scratch(
+    basic_store: registry.GitStore, tmp_path: Path
+) -> None:
+    graph, publication = _built(basic_store)
+    path = tmp_path / "manifests.git.graphcache"
+    assert graphcache.save_cache(path, graph, publication)
+    loaded = graphcache.load_cache(path, basic_store)
+    assert loaded is not None
+    head = commit_manifests(basic_store, [_later_run()], when=1_700_003_600)
+    moved_publication = publication_of(basic_store, head, loaded[1])
+    moved = move_graph(basic_store, loaded[0], head, moved_publication)
+    moved.prepare()
+    built, _ = build_graph(basic_store, head)
+    built.prepare()
+    _assert_same(built, moved)
+
+
+@pytest.mark.parametrize("where", [0.3, 0.6, 0.95])
+def test_damage_anywhere_in_the_buckets_is_found_before_serving(basic_store: registry.GitStore, where: float) -> None:
+    graph, publication = _built(basic_store)
+    path = graphcache.cache_path(basic_store.path)
+    data = bytearray(graphcache.encode(graph, publication))
+    data[int(len(data) * where)] ^= 0x01
+    path.write_bytes(bytes(data))
+    assert graphcache.load_cache(path, basic_store) is None
+
+
+def test_materialize_decodes_every_bucket(basic_store: registry.GitStore, tmp_path: Path) -> None:
+    graph, publication = _built(basic_store)
+    path = tmp_path / "manifests.git.graphcache"
+    assert graphcache.save_cache(path, graph, publication)
+    loaded = graphcache.load_cache(path, basic_store)
+    assert loaded is not None
+    again, republished = loaded
+    lazy = [again.nodes, again.facts, again.cohorts, again.names, republished.first]
+    assert all(isinstance(m, LazyMap) and not any(m._loaded) for m in lazy)
+    graphcache.materialize(again, republished)
+    assert all(isinstance(m, LazyMap) and all(m._loaded) for m in lazy)
+    _assert_same(graph, again)

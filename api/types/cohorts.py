@@ -8,10 +8,11 @@ import strawberry
 
 import registry
 from api.context import Context
+from api.leaderboard import LeaderboardRow, leaderboard_rows
 from api.types.enums import _DOMAIN_TRUST, CohortProfile, RecordCause, Trust
 from api.types.identity import Node
 from api.types.manifests import _typed
-from api.types.pages import Connection, Window, follows_cursor, paginate
+from api.types.pages import DEFAULT_PAGE, Connection, Window, follows_cursor, paginate
 from registry import nodes as n
 from registry.graph import SOURCE_NATIVE, Graph
 from registry.graph import Cohort as DomainCohort
@@ -163,6 +164,13 @@ class Cohort(Node):
             floor = _DOMAIN_TRUST[min_trust]
             ranked = [entry for entry in ranked if self._graph.facts[entry.id].trust >= floor]
         return paginate(self._graph, ranked, Window(first, after, last, before), make)
+
+    @strawberry.field(
+        description="The first page of `entries` as plain rows (rank, run, value, implementation): the same "
+        "order and ranks, computed in one pass (api/leaderboard.py). Page further with `entries`."
+    )
+    def leaderboard(self, first: int = DEFAULT_PAGE, min_trust: Trust | None = None) -> list[LeaderboardRow]:
+        return leaderboard_rows(self._graph, self._cohort, first, min_trust)
 
     @strawberry.field(description="Every run of the cohort, newest first, eligible or not.")
     @follows_cursor

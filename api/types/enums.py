@@ -66,3 +66,7 @@ class RunStatus(enum.Enum):
 
 def trust_of_enum(trust: Trust) -> DomainTrust:
     return _DOMAIN_TRUST[trust]
+
+
+def enum_of_trust(trust: DomainTrust) -> Trust:
+    return _TRUST[trust]

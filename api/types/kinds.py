@@ -180,10 +180,7 @@ class Implementation(_Named):
 
     @strawberry.field(description="Who wrote it: the first author, else the project, else the name.")
     def display_name(self) -> str:
-        if self._node.author is not None:
-            return self._node.author
-        project = _project_of(self._graph, self._node)
-        return project.display_name if project else self._node.name
+        return implementation_name(self._graph, self._node)
 
     @strawberry.field(description="projectRevision.version, or the commit it was built from.")
     def revision(self, info: Info) -> str | None:
@@ -288,6 +285,14 @@ class Environment(_Named):
     @strawberry.field
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
+
+
+def implementation_name(graph: Graph, implementation: n.Implementation) -> str:
+    """Implementation.displayName: the first author, else the project, else the name."""
+    if implementation.author is not None:
+        return implementation.author
+    project = _project_of(graph, implementation)
+    return project.display_name if project else implementation.name
 
 
 def _project_of(graph: Graph, implementation: n.Implementation) -> n.Project | None:

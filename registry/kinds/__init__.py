@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pydantic
 
 from registry.errors import InvalidManifest, Problem
-from registry.kinds import kernel, lifecycle, serving
-from registry.kinds.common import API_VERSION, DIGEST_PATTERN, Strict
 from registry.parse import json_path
+
+if TYPE_CHECKING:
+    from registry.kinds.common import Strict
 
 __all__ = [
     "API_VERSION",
@@ -22,6 +23,10 @@ __all__ = [
     "Reference",
     "validate_document",
 ]
+
+
+API_VERSION = "kernelindex.dev/v1alpha1"  # registry.kinds.common checks that its own is the same
+DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +48,18 @@ class Reference:
 @dataclass(frozen=True, slots=True)
 class KindInfo:
     name: str
-    model: type[Strict]
+    model_name: str  # "<module of registry.kinds>.<class>"
     folder: str
     references: tuple[Reference, ...] = ()
     lifecycle: bool = False
+
+    @property
+    def model(self) -> type[Strict]:
+        """The kind's pydantic model, imported when first needed: a server that only reads the
+        registry never validates a manifest until a new head arrives (issue 14: its memory)."""
+        module, _, name = self.model_name.partition(".")
+        model: type[Strict] = getattr(importlib.import_module(f"registry.kinds.{module}"), name)
+        return model
 
 
 def _ref(*path: str, to: tuple[str, ...]) -> Reference:
@@ -58,31 +71,31 @@ _WORKLOADS = ("WorkloadCase", "WorkloadSuite")
 KINDS: dict[str, KindInfo] = {
     info.name: info
     for info in (
-        KindInfo("OperationSpec", kernel.OperationSpec, "operation-specs"),
+        KindInfo("OperationSpec", "kernel.OperationSpec", "operation-specs"),
         KindInfo(
             "WorkloadCase",
-            kernel.WorkloadCase,
+            "kernel.WorkloadCase",
             "workload-cases",
             (_ref("spec", "operationSpecDigest", to=("OperationSpec",)),),
         ),
         KindInfo(
             "WorkloadSuite",
-            kernel.WorkloadSuite,
+            "kernel.WorkloadSuite",
             "workload-suites",
             (_ref("spec", "operationSpecDigest", to=("OperationSpec",)),),
         ),
-        KindInfo("SoftwareProject", kernel.SoftwareProject, "software-projects"),
+        KindInfo("SoftwareProject", "kernel.SoftwareProject", "software-projects"),
         KindInfo(
             "ImplementationRevision",
-            kernel.ImplementationRevision,
+            "kernel.ImplementationRevision",
             "implementation-revisions",
             (_ref("spec", "operation", "specDigest", to=("OperationSpec",)),),
         ),
-        KindInfo("BenchmarkProtocol", kernel.BenchmarkProtocol, "benchmark-protocols"),
-        KindInfo("ExecutionEnvironment", kernel.ExecutionEnvironment, "execution-environments"),
+        KindInfo("BenchmarkProtocol", "kernel.BenchmarkProtocol", "benchmark-protocols"),
+        KindInfo("ExecutionEnvironment", "kernel.ExecutionEnvironment", "execution-environments"),
         KindInfo(
             "BenchmarkRun",
-            kernel.BenchmarkRun,
+            "kernel.BenchmarkRun",
             "benchmark-runs",
             (
                 _ref("spec", "implementationDigest", to=("ImplementationRevision",)),
@@ -91,18 +104,18 @@ KINDS: dict[str, KindInfo] = {
                 _ref("spec", "environmentDigest", to=("ExecutionEnvironment",)),
             ),
         ),
-        KindInfo("ModelRevision", serving.ModelRevision, "model-revisions"),
-        KindInfo("ServingStackRevision", serving.ServingStackRevision, "serving-stack-revisions"),
+        KindInfo("ModelRevision", "serving.ModelRevision", "model-revisions"),
+        KindInfo("ServingStackRevision", "serving.ServingStackRevision", "serving-stack-revisions"),
         KindInfo(
             "ServingConfiguration",
-            serving.ServingConfiguration,
+            "serving.ServingConfiguration",
             "serving-configurations",
             (_ref("spec", "stackDigest", to=("ServingStackRevision",)),),
         ),
-        KindInfo("ServingWorkload", serving.ServingWorkload, "serving-workloads"),
+        KindInfo("ServingWorkload", "serving.ServingWorkload", "serving-workloads"),
         KindInfo(
             "ServingRun",
-            serving.ServingRun,
+            "serving.ServingRun",
             "serving-runs",
             (
                 _ref("spec", "modelDigest", to=("ModelRevision",)),
@@ -112,21 +125,21 @@ KINDS: dict[str, KindInfo] = {
         ),
         KindInfo(
             "Attestation",
-            lifecycle.Attestation,
+            "lifecycle.Attestation",
             "attestations",
             (_ref("spec", "runDigest", to=("BenchmarkRun",)),),
             lifecycle=True,
         ),
         KindInfo(
             "Retraction",
-            lifecycle.Retraction,
+            "lifecycle.Retraction",
             "retractions",
             (_ref("spec", "runDigest", to=("BenchmarkRun",)),),
             lifecycle=True,
         ),
         KindInfo(
             "Supersession",
-            lifecycle.Supersession,
+            "lifecycle.Supersession",
             "supersessions",
             (
                 _ref("spec", "runDigest", to=("BenchmarkRun",)),
@@ -136,7 +149,7 @@ KINDS: dict[str, KindInfo] = {
         ),
         KindInfo(
             "Verification",
-            lifecycle.Verification,
+            "lifecycle.Verification",
             "verifications",
             (
                 _ref("spec", "runDigest", to=("BenchmarkRun",)),
@@ -175,6 +188,8 @@ def validate_document(document: Any, source: str) -> KindInfo:
     if problems or info is None:
         raise InvalidManifest(problems or [Problem(source, "$", "not a manifest")])
     problems.extend(_nulls(document, source))
+    import pydantic  # with the models, when a manifest is first validated
+
     try:
         # JSON mode: tuples accept arrays, floats accept integers, nothing else is coerced.
         info.model.model_validate_json(orjson.dumps(document))

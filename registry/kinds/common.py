@@ -44,10 +44,9 @@ __all__ = [
     "UriDigest",
 ]
 
-API_VERSION = "kernelindex.dev/v1alpha1"
-MAX_SAFE_INTEGER = 2**53 - 1
+from registry.kinds import API_VERSION, DIGEST_PATTERN
 
-DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
+MAX_SAFE_INTEGER = 2**53 - 1
 DURATION_PATTERN = r"^[0-9]+(\.[0-9]+)?\s?(ns|us|µs|ms|s)$"
 # RFC 3339 UTC timestamps with a real calendar date (leap years included), `Z` only:
 # upstream's pattern, verbatim but for [0-9].
