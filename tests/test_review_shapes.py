@@ -90,6 +90,37 @@ def test_each_shape_rule_is_one_exact_problem(basic_store: registry.GitStore) ->
     assert sorted(problems, key=repr) == sorted(expected, key=repr)
 
 
+def test_a_refused_file_does_not_stop_the_check_of_the_next(basic_store: registry.GitStore) -> None:
+    """Files that do not parse, sit at another digest's path or are not in the stored form are each
+    reported, and every file after them (git lists paths in order) is still checked and added."""
+    base = basic_store.head()
+    assert base is not None
+    broken = "benchmark-runs/00/" + "0" * 63 + "1.json"
+    misplaced_run = _new_run("misplaced", 7300)
+    misplaced = "benchmark-runs/00/" + "0" * 63 + "2.json"
+    respelled_run = _new_run("respelled", 7400)
+    respelled_path, respelled = stored(respelled_run)
+    later = [r for r in (_new_run(f"later-{i}", 8000 + i) for i in range(12)) if stored(r)[0] > respelled_path]
+    assert later  # at least one file that git lists after the respelled one
+    files: dict[str, bytes | tuple[bytes, pygit2.enums.FileMode] | None] = {
+        broken: b'{"kind": \n',
+        misplaced: stored(misplaced_run)[1],
+        respelled_path: respelled.rstrip(b"\n"),
+        **dict(stored(r) for r in later),
+    }
+    head = commit_raw(basic_store, base, files)
+    report = check_range(basic_store, base, head)
+    assert report.base == base and report.head == head and report.commits == 1
+    assert [p.source for p in report.problems] == [broken, misplaced, respelled_path]
+    assert report.problems[2] == Problem(
+        respelled_path,
+        "",
+        "not in the stored form (sorted keys, 2-space indent, normalized values, trailing newline); "
+        "write it with `kernelindex add`",
+    )
+    assert sorted(m.digest for m in report.added) == sorted(digest_of(r) for r in later)
+
+
 def test_a_mode_change_names_both_modes(basic_store: registry.GitStore) -> None:
     base = basic_store.head()
     assert base is not None
