@@ -36,6 +36,7 @@ CASE = make_workload(OPERATION, name="listing-case")
 IDLE_CASE = make_workload(OPERATION, tokens=4096, name="idle-case")  # published, never run
 SUITE = make_workload_suite(OPERATION, name="listing-suite")
 KERNEL = make_implementation(OPERATION, "listing-kernel")
+IDLE_KERNEL = make_implementation(OPERATION, "idle-kernel")  # published, never run
 PROTOCOL = make_protocol()
 B200 = make_environment("b200")
 H100 = make_environment("h100", product="NVIDIA H100", architecture="sm_90")
@@ -59,10 +60,11 @@ RUNS = {
 @pytest.fixture(scope="module")
 def listing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Snapshots, dict[str, str]]:
     store = registry.GitStore.init(tmp_path_factory.mktemp("listing") / "manifests.git")
-    base = [OPERATION, IDLE_OPERATION, CASE, IDLE_CASE, SUITE, KERNEL, PROTOCOL, B200, H100, A100]
+    base = [OPERATION, IDLE_OPERATION, CASE, IDLE_CASE, SUITE, KERNEL, IDLE_KERNEL, PROTOCOL, B200, H100, A100]
     store.add([to_manifest(d) for d in base], commit_meta(T0, subject="Definitions"))
     for hour, group in enumerate(("a100", "b200", "suite", "h100"), start=1):
-        store.add([to_manifest(d) for d in RUNS[group]], commit_meta(T0 + 3600 * hour, subject=group))
+        source = "other-lab" if group == "h100" else "test"  # the `Source:` trailer of the commit
+        store.add([to_manifest(d) for d in RUNS[group]], commit_meta(T0 + 3600 * hour, subject=group, source=source))
     snapshots = Snapshots(store.path)
     snapshots.load()
     facts = snapshots.head.facts
@@ -127,3 +129,23 @@ def test_every_run_without_a_filter(listing: tuple[Snapshots, dict[str, str]]) -
     names = sorted(edge["node"]["name"] for edge in found["edges"])
     assert found["totalCount"] == 7
     assert names == sorted(run["metadata"]["name"] for group in RUNS.values() for run in group)
+
+
+@pytest.mark.parametrize(
+    ("condition", "count"),
+    [
+        ('{implementation: "listing-kernel"}', 7),
+        ('{implementation: "idle-kernel"}', 0),  # published, no runs
+        ('{implementation: "no-such-kernel"}', 0),
+        ('{source: "test"}', 6),
+        ('{source: " other-lab "}', 1),  # trimmed
+        ('{source: "nobody"}', 0),
+        ('{observedSince: "2026-09-02T00:00:00Z"}', 5),  # the B200 runs observed at exactly that instant count
+        ('{observedSince: "2026-09-02T00:00:01Z"}', 2),
+        ('{observedSince: "2026-09-04T00:00:00Z", gpu: "sm_90"}', 1),
+    ],
+)
+def test_run_filters(listing: tuple[Snapshots, dict[str, str]], condition: str, count: int) -> None:
+    snapshots, _ = listing
+    found = _execute(snapshots, f"{{ runs(filter: {condition}, first: 100) {{ totalCount }} }}")["runs"]
+    assert found == {"totalCount": count}
