@@ -143,9 +143,22 @@ def test_every_run_without_a_filter(listing: tuple[Snapshots, dict[str, str]]) -
         ('{observedSince: "2026-09-02T00:00:00Z"}', 5),  # the B200 runs observed at exactly that instant count
         ('{observedSince: "2026-09-02T00:00:01Z"}', 2),
         ('{observedSince: "2026-09-04T00:00:00Z", gpu: "sm_90"}', 1),
+        ("{status: [PASSED]}", 7),
+        ("{status: [TIMEOUT, COMPILE_ERROR]}", 0),  # every run passed
+        ("{trust: [REPORTED, REPRODUCIBLE]}", 7),  # nothing here is verified
+        ("{trust: [VERIFIED, REPLICATED]}", 0),
+        ('{cohort: "no-such-cohort"}', 0),
     ],
 )
 def test_run_filters(listing: tuple[Snapshots, dict[str, str]], condition: str, count: int) -> None:
     snapshots, _ = listing
     found = _execute(snapshots, f"{{ runs(filter: {condition}, first: 100) {{ totalCount }} }}")["runs"]
     assert found == {"totalCount": count}
+
+
+def test_runs_of_one_cohort(listing: tuple[Snapshots, dict[str, str]]) -> None:
+    snapshots, keys = listing
+    for group, runs in RUNS.items():
+        query = f'{{ runs(filter: {{cohort: "{keys[group]}"}}, first: 100) {{ edges {{ node {{ name }} }} }} }}'
+        names = sorted(edge["node"]["name"] for edge in _execute(snapshots, query)["runs"]["edges"])
+        assert names == sorted(run["metadata"]["name"] for run in runs), group
