@@ -1,5 +1,5 @@
 """The `cohorts` list in each order and the filters of `cohorts` and `runs` on a registry of several
-cohorts, worked out by hand: three GPUs with 3, 2 and 1 runs of one workload case, one run on a
+cohorts, worked out by hand: three GPUs with 3, 2 and 2 runs (one timed out) of one workload case, one run on a
 workload suite, an operation and a workload that exist but have no runs (README, API guide:
 `cohorts(order: LARGEST | NEWEST_RECORD | KEY)`; LARGEST is the default, largest first then key)."""
 
@@ -43,8 +43,16 @@ H100 = make_environment("h100", product="NVIDIA H100", architecture="sm_90")
 A100 = make_environment("a100", product="NVIDIA A100", architecture="sm_80")
 
 
-def _run(environment: dict[str, Any], latency: int, day: int, name: str, workload: dict[str, Any] = CASE) -> Any:
-    return make_run(KERNEL, workload, PROTOCOL, environment, latency, f"2026-09-{day:02d}T00:00:00Z", name=name)
+def _run(
+    environment: dict[str, Any],
+    latency: int,
+    day: int,
+    name: str,
+    workload: dict[str, Any] = CASE,
+    status: str = "passed",
+) -> Any:
+    observed = f"2026-09-{day:02d}T00:00:00Z"
+    return make_run(KERNEL, workload, PROTOCOL, environment, latency, observed, name=name, status=status)
 
 
 # Each cohort's record is set when its fastest run is published; the commits below publish the
@@ -53,7 +61,8 @@ RUNS = {
     "a100": [_run(A100, 9000, 1, "a100-1"), _run(A100, 9100, 1, "a100-2")],
     "b200": [_run(B200, 5000, 2, "b200-1"), _run(B200, 5100, 2, "b200-2"), _run(B200, 5200, 2, "b200-3")],
     "suite": [_run(B200, 4000, 3, "suite-1", SUITE)],
-    "h100": [_run(H100, 7000, 4, "h100-1")],
+    # a timed-out run is a member of its cohort (same comparison key) but never eligible, never a record
+    "h100": [_run(H100, 7000, 4, "h100-1"), _run(H100, 6000, 5, "h100-timeout", status="timeout")],
 }
 
 
@@ -90,7 +99,7 @@ def _cohorts(snapshots: Snapshots, arguments: str) -> list[str]:
 
 def test_each_order_of_the_cohorts(listing: tuple[Snapshots, dict[str, str]]) -> None:
     snapshots, keys = listing
-    by_size = [keys["b200"], keys["a100"], *sorted([keys["suite"], keys["h100"]])]  # 3, 2, then the two of 1 by key
+    by_size = [keys["b200"], *sorted([keys["a100"], keys["h100"]]), keys["suite"]]  # 3, two of 2 by key, 1
     assert _cohorts(snapshots, "first: 20") == by_size
     assert _cohorts(snapshots, "order: LARGEST") == by_size
     assert _cohorts(snapshots, "order: KEY") == sorted(keys.values())
@@ -102,13 +111,13 @@ def test_each_order_of_the_cohorts(listing: tuple[Snapshots, dict[str, str]]) ->
 @pytest.mark.parametrize(
     ("condition", "cohorts", "runs"),
     [
-        ('{operation: "listing-op"}', ["b200", "a100", "h100", "suite"], 7),
+        ('{operation: "listing-op"}', ["b200", "a100", "h100", "suite"], 8),
         ('{operation: "idle-op"}', [], 0),  # published, no runs
-        ('{workload: "listing-case"}', ["b200", "a100", "h100"], 6),
+        ('{workload: "listing-case"}', ["b200", "a100", "h100"], 7),
         ('{workload: "listing-suite"}', ["suite"], 1),  # a suite is a workload too
         ('{workload: "idle-case"}', [], 0),  # published, no runs
         ('{workload: "no-such-workload"}', [], 0),
-        ('{gpu: "sm_90"}', ["h100"], 1),
+        ('{gpu: "sm_90"}', ["h100"], 2),
         ('{gpu: "b200"}', ["b200", "suite"], 4),
     ],
 )
@@ -127,25 +136,29 @@ def test_every_run_without_a_filter(listing: tuple[Snapshots, dict[str, str]]) -
     snapshots, _ = listing
     found = _execute(snapshots, "{ runs(first: 100) { totalCount edges { node { name } } } }")["runs"]
     names = sorted(edge["node"]["name"] for edge in found["edges"])
-    assert found["totalCount"] == 7
+    assert found["totalCount"] == 8
     assert names == sorted(run["metadata"]["name"] for group in RUNS.values() for run in group)
 
 
 @pytest.mark.parametrize(
     ("condition", "count"),
     [
-        ('{implementation: "listing-kernel"}', 7),
+        ('{implementation: "listing-kernel"}', 8),
         ('{implementation: "idle-kernel"}', 0),  # published, no runs
         ('{implementation: "no-such-kernel"}', 0),
         ('{source: "test"}', 6),
-        ('{source: " other-lab "}', 1),  # trimmed
+        ('{source: " other-lab "}', 2),  # trimmed
         ('{source: "nobody"}', 0),
-        ('{observedSince: "2026-09-02T00:00:00Z"}', 5),  # the B200 runs observed at exactly that instant count
-        ('{observedSince: "2026-09-02T00:00:01Z"}', 2),
-        ('{observedSince: "2026-09-04T00:00:00Z", gpu: "sm_90"}', 1),
+        ('{observedSince: "2026-09-02T00:00:00Z"}', 6),  # the B200 runs observed at exactly that instant count
+        ('{observedSince: "2026-09-02T00:00:01Z"}', 3),
+        ('{observedSince: "2026-09-04T00:00:00Z", gpu: "sm_90"}', 2),
+        ('{observedSince: "2026-09-04T00:00:01Z", gpu: "sm_90"}', 1),
         ("{status: [PASSED]}", 7),
-        ("{status: [TIMEOUT, COMPILE_ERROR]}", 0),  # every run passed
-        ("{trust: [REPORTED, REPRODUCIBLE]}", 7),  # nothing here is verified
+        ("{status: [TIMEOUT, COMPILE_ERROR]}", 1),
+        ("{status: [COMPILE_ERROR]}", 0),
+        ("{eligibleOnly: true}", 7),  # all but the timed-out run
+        ("{eligibleOnly: false}", 8),
+        ("{trust: [REPORTED, REPRODUCIBLE]}", 8),  # nothing here is verified
         ("{trust: [VERIFIED, REPLICATED]}", 0),
         ('{cohort: "no-such-cohort"}', 0),
     ],
