@@ -330,3 +330,16 @@ def test_min_size_keeps_cohorts_of_at_least_that_many_runs(mixed: tuple[Snapshot
     snapshots, _ = mixed
     found = _execute(snapshots, "query($n: Int) { cohorts(filter: {minSize: $n}) { totalCount } }", {"n": size})
     assert found["cohorts"]["totalCount"] == count  # the cohort has 8 runs
+
+
+def test_the_trust_filter_keeps_exactly_the_runs_at_each_level(mixed: tuple[Snapshots, str]) -> None:
+    """`trust: [LEVEL]` (not a minimum): each level alone, over the whole registry, so that every run is
+    looked at and a run of another level never ends the search early."""
+    snapshots, _ = mixed
+    for level in LEVELS:
+        expected = sorted(name for name, *_, trust in LEADERBOARD if trust == level)
+        assert len(expected) == {"REPORTED": 5, "REPRODUCIBLE": 1, "VERIFIED": 1, "REPLICATED": 1}[level]  # by hand
+        found = _execute(
+            snapshots, f"{{ runs(filter: {{trust: [{level}]}}, first: 100) {{ edges {{ node {{ name }} }} }} }}", {}
+        )
+        assert sorted(edge["node"]["name"] for edge in found["runs"]["edges"]) == expected, level
