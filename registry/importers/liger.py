@@ -16,7 +16,6 @@ file, line and column.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -26,6 +25,7 @@ from typing import Any
 import orjson
 
 from registry.errors import InvalidManifest
+from registry.importers.fields import evaluate_axis, js_round, kebab
 from registry.importers.liger_kernels import KERNELS, MODES, Binding, Kernel, Tensor
 from registry.importers.plan import ImportPlan, SourceTerms
 from registry.importers.sourcefiles import InputFile, SourceFileError, csv_records
@@ -181,15 +181,6 @@ _MS_TO_NS = 1_000_000
 Progress = Callable[[str, int, int], None]
 
 
-def kebab(value: str) -> str:
-    """Upstream's slug casing: lower case, runs of other characters to one `-`, at most 100 characters.
-
-    >>> kebab("NVIDIA H100 80GB HBM3")
-    'nvidia-h100-80gb-hbm3'
-    """
-    return re.sub(r"^-+|-+$", "", re.sub(r"[^a-z0-9]+", "-", value.lower()))[:100]
-
-
 def plan_liger(path: Path, *, revision: str | None = None, progress: Progress | None = None) -> ImportPlan:
     """Read a Liger benchmark CSV and map its rows to manifests.
 
@@ -250,12 +241,6 @@ def _float(row: dict[str, str], column: str) -> float:
     if not _NUMBER.fullmatch(text):
         raise _BadValue(column, f"not a number: {row[column]!r}")
     return float(text)
-
-
-def _js_round(value: float) -> int:
-    """JavaScript's Math.round (halves toward +infinity), which upstream uses for nanoseconds."""
-    floor = math.floor(value)
-    return floor + 1 if value - floor >= 0.5 else floor
 
 
 class _Mapper:
@@ -439,7 +424,7 @@ class _Mapper:
         if found is None:
             bound: dict[str, int] = dict(binding.axes)
             for name, expression in kernel.derived.items():
-                bound[name] = _evaluate(expression, bound)
+                bound[name] = evaluate_axis(expression, bound)
 
             def size(dim: str | int) -> int:
                 return dim if isinstance(dim, int) else bound[dim]
@@ -500,10 +485,10 @@ def _run(
             "protocolDigest": protocol,
             "environmentDigest": environment,
             "status": "passed",
-            "timing": {"primaryStatistic": "median", "latencyNs": {"median": _js_round(ms50 * _MS_TO_NS)}},
+            "timing": {"primaryStatistic": "median", "latencyNs": {"median": js_round(ms50 * _MS_TO_NS)}},
             "measurements": [
-                {"metric": "latency", "unit": "ns", "statistic": "p20", "value": _js_round(ms20 * _MS_TO_NS)},
-                {"metric": "latency", "unit": "ns", "statistic": "p80", "value": _js_round(ms80 * _MS_TO_NS)},
+                {"metric": "latency", "unit": "ns", "statistic": "p20", "value": js_round(ms20 * _MS_TO_NS)},
+                {"metric": "latency", "unit": "ns", "statistic": "p80", "value": js_round(ms80 * _MS_TO_NS)},
             ],
             "sourceNative": {
                 "source": TERMS.slug,
@@ -543,60 +528,3 @@ def _case_key(binding: Binding) -> str:
     with `_`, where upstream's localeCompare and code-point order agree)."""
     axes = "-".join(f"{axis}{value}" for axis, value in sorted(binding.axes.items()))
     return f"{axes}-{binding.dtype}"
-
-
-_TOKEN = re.compile(r"\d+|[a-z_][a-z0-9_]*|//|[+\-*%()]")
-
-
-def _evaluate(expression: str, bindings: dict[str, int]) -> int:
-    """The derived-axis grammar: integers, axis names, + - * % // and parentheses.
-
-    >>> _evaluate("hidden // q_heads", {"hidden": 4096, "q_heads": 32})
-    128
-    >>> _evaluate("(seq + 1) * 2", {"seq": 3})
-    8
-    """
-    tokens: list[str] = _TOKEN.findall(expression)
-    position = 0
-
-    def take() -> str:
-        nonlocal position
-        if position >= len(tokens):
-            raise ValueError(f"unexpected end of {expression!r}")
-        position += 1
-        return tokens[position - 1]
-
-    def peek() -> str | None:
-        return tokens[position] if position < len(tokens) else None
-
-    def factor() -> int:
-        token = take()
-        if token == "(":
-            value = total()
-            if take() != ")":
-                raise ValueError(f"missing ')' in {expression!r}")
-            return value
-        if token.isdigit():
-            return int(token)
-        if token not in bindings:
-            raise ValueError(f"unbound axis {token!r} in {expression!r}")
-        return int(bindings[token])
-
-    def product() -> int:
-        value = factor()
-        while peek() in ("*", "//", "%"):
-            op, rhs = take(), factor()
-            value = value * rhs if op == "*" else value % rhs if op == "%" else value // rhs
-        return value
-
-    def total() -> int:
-        value = product()
-        while peek() in ("+", "-"):
-            op, rhs = take(), product()
-            value = value + rhs if op == "+" else value - rhs
-        return value
-
-    result = total()
-    if position != len(tokens):
-        raise ValueError(f"trailing tokens in {expression!r}")
-    return result
