@@ -443,7 +443,9 @@ async def _at_least(service: Service, request: Request, parsed: gh.Operation | l
     try:
         wanted = freshness.wanted_commits(request.headers, "", {})
         for operation in operations:
-            query = service.persisted.resolve(operation)  # a refusal is answered later, by _answer
+            # Only a hash-only persisted query needs its document looked up (and _answer resolves it again):
+            # hashing every document twice would cost each request on the hot path.
+            query = operation.query if operation.query is not None else service.persisted.resolve(operation)
             if isinstance(query, str):
                 wanted += freshness.wanted_commits({}, query, operation.variables)
         for commit in dict.fromkeys(wanted):
