@@ -16,7 +16,7 @@ from api import types as t
 from api.cache import ByteLRU
 from api.context import Context
 from api.cost import CostModel
-from api.errors import ErrorCodes
+from api.errors import BadUserInput, ErrorCodes
 from api.node_root import NodeRoot
 from api.pipeline import CostLimit, DocumentCache, ParsedDocument
 from api.search_root import SearchRoot
@@ -202,6 +202,44 @@ class Snapshot(st.ServingRoot, SearchRoot):
         totals: dict[str, int] = {}
         for node in self._g(info).nodes.values():
             totals[node.kind] = totals.get(node.kind, 0) + 1
+        return [KindCount(kind=k, count=v) for k, v in sorted(totals.items())]
+
+    @strawberry.field(
+        description="Manifests this snapshot's commit first published on main, by kind, then name; `kind` narrows "
+        "(`BenchmarkRun`). Empty for a commit off main. The publication record, not the diff: a manifest "
+        "removed and added again stays with the commit that first published it."
+    )
+    @t.follows_cursor
+    def published(
+        self,
+        info: Info,
+        kind: str | None = None,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> t.Connection[t.Manifest]:
+        graph = self._g(info)
+        t.page_bounds(first)
+        digests = graph.first_published_here
+        if kind is not None:
+            if kind not in registry.KINDS:
+                raise BadUserInput(f"kind: expected one of {', '.join(sorted(registry.KINDS))}, not {kind!r}")
+            digests = tuple(d for d in digests if graph.nodes[d].kind == kind)
+        return t.paginate(
+            graph,
+            digests,
+            t.Window(first, after, last, before),
+            lambda d: t.Manifest(_graph=graph, _node=graph.nodes[d]),
+        )
+
+    @strawberry.field(description="How many manifests of each kind `published` lists, by kind.")
+    def published_counts(self, info: Info) -> list[KindCount]:
+        graph = self._g(info)
+        totals: dict[str, int] = {}
+        for digest in graph.first_published_here:
+            kind = graph.nodes[digest].kind
+            totals[kind] = totals.get(kind, 0) + 1
         return [KindCount(kind=k, count=v) for k, v in sorted(totals.items())]
 
     @strawberry.field(description="A run by digest, unique hex prefix (>= 12) or metadata.name.")

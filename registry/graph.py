@@ -749,6 +749,20 @@ class Graph:
         return None if position is None else self.mainline.times[position]
 
     @cached_property
+    def first_published_here(self) -> tuple[str, ...]:
+        """Digests of the manifests this graph's commit first published on main, by kind, name, digest.
+
+        Empty off main. A manifest removed and added again later keeps its first publication, so a
+        commit re-adding it does not list it: this is the publication record, not the commit's diff.
+        """
+        if self.position is None:
+            return ()
+        position, nodes = self.position, self.nodes
+        found = [nodes[d] for d, at in self.published_in.items() if at == position and d in nodes]
+        found.sort(key=lambda node: (node.kind, node.name, node.digest))
+        return tuple(node.digest for node in found)
+
+    @cached_property
     def records(self) -> tuple[str, ...]:
         """Cohort keys with a record holder, newest holder first (then by key)."""
         held = [(c.holder(self), c.key) for c in self.cohorts.values()]

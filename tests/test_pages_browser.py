@@ -313,6 +313,19 @@ def test_a_serving_cohort_page_draws_its_frontier(browser: Browser) -> None:
     assert page.locator("figure.chart svg rect").count() == 2  # one axis: a bar per run
 
 
+def test_the_seed_commit_page_lists_the_seed_runs_and_opens_them(browser: Browser) -> None:
+    """The seed commit published the two seed runs and the two implementations the corpus lacks
+    (tests/test_embedded.py): its page lists them, and a run's link opens that run's page."""
+    page = browser.open(f"/commits/{SEEDED}")
+    published = page.locator("table.published tbody tr")
+    assert published.count() == 4
+    assert "4 manifests first published on main by this commit: 2 runs, 2 implementations." in page.inner_text("main")
+    page.locator(f"table.published a[href$='{SEED_000}']").click()
+    page.wait_for_load_state("domcontentloaded")
+    assert page.url.endswith(f"/at/{SEEDED}/runs/{SEED_000}")
+    assert "144.6 µs" in page.inner_text("main")
+
+
 def _screenshot(page: Any, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(

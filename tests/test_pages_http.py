@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pygit2
 import pytest
-from helpers import basic_scenario, commit_manifests, make_run
+from helpers import basic_scenario, commit_manifests, make_operation, make_run
 from starlette.testclient import TestClient
 
 import registry
@@ -113,6 +113,7 @@ def test_a_page_as_json_is_the_apis_answer_to_the_pages_document(site: Site) -> 
         ),
         ("/records", documents.RECORDS, {"at": None, "first": 25, "after": None}),
         ("/operations/rmsnorm-h4096", documents.OPERATION, {"at": None, "id": "rmsnorm-h4096"}),
+        (f"/commits/{site.main}", documents.COMMIT, {"at": site.main, "first": 50, "after": None}),
     ):
         api = site.client.post("/graphql", json={"query": document, "variables": variables}).json()
         negotiated = site.client.get(path, headers=JSON).json()
@@ -293,3 +294,48 @@ def test_the_static_assets_are_ours(site: Site) -> None:
     assert css.status_code == 200 and "http" not in re.sub(r"/\*.*?\*/", "", css.text, flags=re.S)
     assert site.client.get("/static/site.js").status_code == 200
     assert not Path(__file__).resolve().parent.parent.joinpath("web", "static", "fonts").exists()
+
+
+# The commit page: what a commit published ------------------------------------------------------------
+
+
+def test_the_commit_page_lists_what_the_commit_published_with_links_to_each(site: Site) -> None:
+    html = site.client.get(f"/commits/{site.main}", headers=HTML).text
+    text = _text(html)
+    # basic_scenario's nine manifests and run-b2, counted by hand: 4 runs, 2 implementations, and one each.
+    assert "10 manifests first published on main by this commit: 4 runs, 2 implementations" in text
+    rows = re.findall(r"<tr><td>(\w+)</td><td><a href=\"([^\"]+)\">([^<]+)</a>", html)
+    assert [(kind, name) for kind, _, name in rows] == [
+        ("BenchmarkProtocol", "test-protocol"),
+        ("BenchmarkRun", "run-a1"),
+        ("BenchmarkRun", "run-a2"),
+        ("BenchmarkRun", "run-b1"),
+        ("BenchmarkRun", "run-b2"),
+        ("ExecutionEnvironment", "test-b200"),
+        ("ImplementationRevision", "kernel-a"),
+        ("ImplementationRevision", "kernel-b"),
+        ("OperationSpec", "Operation rmsnorm-h4096"),
+        ("WorkloadCase", "rmsnorm-h4096-t2048"),
+    ]
+    links = {name: href for _, href, name in rows}
+    assert links["run-a1"] == f"/at/{site.main}/runs/{site.runs['run-a1']}"
+    for name, href in links.items():  # every link opens, pinned to this commit
+        assert href.startswith(f"/at/{site.main}/"), name
+        assert site.client.get(href, headers=HTML).status_code == 200, name
+    assert 'rel="next"' not in html
+
+
+@pytest.mark.parametrize(("count", "pages"), [(50, [50]), (51, [50, 1])])
+def test_the_commit_page_pages_fifty_at_a_time(store: registry.GitStore, count: int, pages: list[int]) -> None:
+    main = commit_manifests(store, [make_operation(f"op-{i:03d}", hidden=64 + i) for i in range(count)])
+    with TestClient(create_app(Settings(repo_path=store.git_dir, poll_seconds=3600, graph_cache=False))) as client:
+        seen: list[list[str]] = []
+        url: str | None = f"/commits/{main}"
+        while url is not None:
+            html = client.get(url, headers=HTML).text
+            seen.append(re.findall(r"<tr><td>OperationSpec</td><td><a [^>]+>Operation (op-\d+)</a>", html))
+            found = re.search(r'rel="next" href="([^"]+)"', html)
+            url = unescape(found.group(1)) if found else None
+            assert len(seen) <= len(pages)
+    assert [len(page) for page in seen] == pages
+    assert [name for page in seen for name in page] == [f"op-{i:03d}" for i in range(count)]

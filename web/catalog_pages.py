@@ -17,6 +17,7 @@ from web.render import PageError, Spec, render, service_of, strip_json, wants_js
 __all__ = ["commit", "home", "implementation", "operation", "project", "source"]
 
 _COMMIT_ID = re.compile(r"[0-9a-f]{4,40}")
+PUBLISHED_PAGE = 50  # manifests a commit page lists at a time (an import publishes thousands)
 
 
 def _json(request: Request) -> bool:
@@ -130,25 +131,38 @@ async def source(request: Request) -> Response:
     return await render(request, spec, as_json or _json(request), at)
 
 
-def _commit_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+def _commit_extra(data: dict[str, Any], links: Links, after: str | None) -> dict[str, Any]:
     found = data["commit"]
     trailers: dict[str, list[str]] = {}
     for trailer in found["trailers"]:
         trailers.setdefault(trailer["key"], []).append(trailer["value"])
-    return {"c": found, "trailers": trailers, "counts": sorted(data["counts"], key=lambda c: -c["count"])}
+    published = data["published"]
+    page_info = published["pageInfo"]
+    return {
+        "c": found,
+        "trailers": trailers,
+        "counts": sorted(data["counts"], key=lambda c: -c["count"]),
+        "published_counts": sorted(data["publishedCounts"], key=lambda c: -c["count"]),
+        "published": [edge["node"] for edge in published["edges"]],
+        "published_total": published["totalCount"],
+        "next_url": links.commit(found["id"], page_info["endCursor"]) if page_info["hasNextPage"] else None,
+        "first_url": links.commit(found["id"]) if after else None,
+    }
 
 
 async def commit(request: Request) -> Response:
-    """`/commits/{id}`: a commit of main, its provenance and signature, and the registry as of it."""
+    """`/commits/{id}`: a commit of main, what it published (50 a page), its provenance and signature,
+    and the registry as of it."""
     ident, as_json = strip_json(request.path_params["commit_id"])
     if not _COMMIT_ID.fullmatch(ident):
         raise PageError(400, "BAD_USER_INPUT", f"expected a commit id (4 to 40 lowercase hex digits), not {ident!r}")
+    after = request.query_params.get("after") or None
     spec = Spec(
         template="commit.html",
         document=documents.COMMIT,
-        variables={"at": ident},
+        variables={"at": ident, "first": PUBLISHED_PAGE, "after": after},
         title=lambda d: f"Commit {d['commit']['shortId']}: {d['commit']['subject']}",
-        extra=_commit_extra,
+        extra=lambda data, links: _commit_extra(data, links, after),
         canonical=lambda full: Links(service_of(request).settings.base_url or "").commit(full),
     )
     return await render(request, spec, as_json or _json(request), ident)

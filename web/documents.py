@@ -187,7 +187,7 @@ query Source($at: String, $slug: String!) {{
 """
 
 COMMIT = """
-query Commit($at: String!) {
+query Commit($at: String!, $first: Int!, $after: String) {
   registry(at: $at) {
     commit {
       id shortId committedAt authoredAt subject message
@@ -196,6 +196,12 @@ query Commit($at: String!) {
       signature { signed verified signer reason }
     }
     counts { kind count }
+    publishedCounts { kind count }
+    published(first: $first, after: $after) {
+      totalCount
+      pageInfo { hasNextPage endCursor }
+      edges { node { kind digest name title } }
+    }
   }
 }
 """

@@ -69,8 +69,21 @@ class Links:
     def source(self, slug: str) -> str:
         return self._url(f"/sources/{_part(slug)}")
 
-    def commit(self, commit: str) -> str:
-        return f"{self.base}/commits/{commit}"
+    def commit(self, commit: str, after: str | None = None) -> str:
+        return f"{self.base}/commits/{commit}" + (f"?{urlencode({'after': after})}" if after else "")
+
+    def published(self, commit: str, kind: str, ident: str) -> str:
+        """Where a manifest a commit published is shown: its own page where its kind has one."""
+        if kind in ("BenchmarkRun", "ServingRun"):
+            return self.run(commit, ident)
+        pages = {
+            "OperationSpec": "operations",
+            "ImplementationRevision": "implementations",
+            "SoftwareProject": "projects",
+        }
+        if kind in pages:
+            return f"{self.base}/at/{commit}/{pages[kind]}/{_part(ident)}"
+        return self.manifest(commit, ident)
 
     def manifest(self, commit: str, digest: str) -> str:
         return f"{self.base}/at/{commit}/manifests/{digest}"
