@@ -14,7 +14,7 @@ query Dossier($at: String, $id: String!) {
       primary { metric statistic unit value display interval { low high } }
       measurements { metric statistic unit value display sampleCount }
       sourceNative { source benchmark externalId summary metrics { name value } }
-      rank tiedWithPrevious eligible ineligibilityReasons warnings trust
+      rank tiedWithPrevious eligible ineligibilityReasons warnings trust hasRawEvidence
       cohort { key profile size rankedCount metricKey correctnessKey
                history { cause at value previousValue improvementPct run { digest name } } }
       leader { digest name primary { value display } }

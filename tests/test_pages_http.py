@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pygit2
 import pytest
-from helpers import basic_scenario, commit_manifests, make_operation, make_run
+from helpers import basic_scenario, commit_manifests, make_implementation, make_operation, make_run
 from starlette.testclient import TestClient
 
 import registry
@@ -339,3 +339,28 @@ def test_the_commit_page_pages_fifty_at_a_time(store: registry.GitStore, count: 
             assert len(seen) <= len(pages)
     assert [len(page) for page in seen] == pages
     assert [name for page in seen for name in page] == [f"op-{i:03d}" for i in range(count)]
+
+
+def test_the_evidence_text_names_only_what_the_run_lacks(store: registry.GitStore) -> None:
+    """REPRODUCIBLE needs public source and raw evidence (DESIGN section 5): a run with neither is told both,
+    a run with raw samples but a closed implementation only the source, and the reverse only the evidence."""
+    s = basic_scenario()
+    closed = make_implementation(s.operation, "kernel-closed", repository=None)
+    runs = {
+        "neither": make_run(closed, s.workload, s.protocol, s.environment, 1000, name="neither"),
+        "samples-only": make_run(closed, s.workload, s.protocol, s.environment, 1001, raw_samples=True, name="samples"),
+        "source-only": make_run(s.implementations[0], s.workload, s.protocol, s.environment, 1002, name="source"),
+    }
+    main = commit_manifests(store, [*s.docs, closed, *runs.values()])
+    expected = {
+        "neither": "Reproducible needs public source for its implementation and raw evidence with the run "
+        "(raw samples or logs); verified needs",
+        "samples-only": "Reproducible needs public source for its implementation; verified needs",
+        "source-only": "Reproducible needs raw evidence with the run (raw samples or logs); verified needs",
+    }
+    with TestClient(create_app(Settings(repo_path=store.git_dir, poll_seconds=3600, graph_cache=False))) as client:
+        for name, doc in runs.items():
+            digest = registry.load_manifest(json.dumps(doc).encode(), "run.json").digest
+            text = _text(client.get(f"/at/{main}/runs/{digest}", headers=HTML).text)
+            assert "Reported: the source published the number" in text, name
+            assert expected[name] in text, name

@@ -30,10 +30,14 @@ _EVIDENCE = {
 def _raise_evidence(run: dict[str, Any]) -> str:
     trust = run["trust"]
     if trust == "REPORTED":
-        source = "is public" if run["implementation"] and run["implementation"]["sourceAvailable"] else "is not public"
+        public = bool(run["implementation"] and run["implementation"]["sourceAvailable"])
+        missing = [
+            *([] if public else ["public source for its implementation"]),
+            *([] if run["hasRawEvidence"] else ["raw evidence with the run (raw samples or logs)"]),
+        ]
         return (
-            f"Reproducible needs public source (this implementation's {source}) and raw evidence with the run "
-            "(raw samples or logs); verified needs a signed Verification of a registry-controlled rerun."
+            f"Reproducible needs {' and '.join(missing)}; verified needs a signed Verification of a "
+            "registry-controlled rerun."
         )
     if trust == "REPRODUCIBLE":
         return "Verified needs a signed Verification of a registry-controlled rerun in the same comparison group."

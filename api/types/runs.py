@@ -184,6 +184,13 @@ class Run(_Named):
     def trust(self) -> Trust:
         return _TRUST[self._facts().trust]
 
+    @strawberry.field(
+        description="Whether the run carries raw evidence (`timing.rawSamples`, `evidence.rawSamples` or "
+        "`evidence.logs`): with public source, what makes a run REPRODUCIBLE."
+    )
+    def has_raw_evidence(self) -> bool:
+        return self._node.raw_evidence
+
     @strawberry.field
     def operation(self) -> Operation | None:
         operation = self._facts().operation
