@@ -66,3 +66,16 @@ def test_the_checker_sees_every_import_form(tmp_path: Path) -> None:
         "from . import sibling\n"
     )
     assert _imported_modules(sample) == {"api", "starlette", "strawberry", "uvicorn"}
+
+
+WEB_FILES = sorted((PROJECT_ROOT / "web").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", WEB_FILES, ids=lambda p: p.relative_to(PROJECT_ROOT).as_posix())
+def test_the_pages_never_import_the_registry(path: Path) -> None:
+    """Issue 10: the HTML layer is a frontend of the schema, never of registry/ internals (nor of git)."""
+    assert not _imported_modules(path) & {"registry", "pygit2"}
+
+
+def test_the_walk_sees_the_pages() -> None:
+    assert {p.name for p in WEB_FILES} >= {"render.py", "run_pages.py", "catalog_pages.py", "documents.py"}
