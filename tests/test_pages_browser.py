@@ -141,6 +141,52 @@ def seed_facts(path: Path) -> tuple[list[str], dict[str, Any]]:
     return before + tail, bundle
 
 
+_WHERE = """(facts) => {
+    const flat = (text) => text.replace(/\\s+/g, '').toLowerCase();
+    const main = document.querySelector('main');
+    const elements = [main, ...main.querySelectorAll('*')];
+    const headings = [...main.querySelectorAll('h1, h2, h3')];
+    return facts.map((fact) => {
+        const wanted = flat(fact);
+        const heading = headings.find((h) => flat(h.textContent) === wanted);
+        if (heading) return heading.textContent.trim() + ' (its heading)';
+        let best = null;
+        for (const element of elements) {
+            const text = flat(element.innerText || '');
+            if (text.includes(wanted) && (best === null || text.length < best.length)) best = {element, length: text.length};
+        }
+        if (best === null) return null;
+        if (best.element.closest('.footline')) return 'the foot line, after the citation';
+        const before = headings.filter((h) => h.contains(best.element)
+            || (h.compareDocumentPosition(best.element) & Node.DOCUMENT_POSITION_FOLLOWING));
+        return before.length ? before[before.length - 1].textContent.trim() : 'the page header';
+    });
+}"""
+
+
+def _places(page: Any, facts: list[str]) -> list[str]:
+    """For each fact, the heading of the part of the run page that shows it (the nearest heading
+    before the smallest element holding it)."""
+    return [place or "?" for place in page.evaluate(_WHERE, facts)]
+
+
+def _why(fact: str, seed: str) -> str:
+    for table in (MISSING, DIFFERENT, DIFFERENT_003 if seed.startswith("003") else {}):
+        for key, reason in table.items():
+            if fact.startswith(key):
+                return reason
+    return DIFFERENT["title"] if fact.startswith("Run ") else DIFFERENT["digest"]
+
+
+def _write_facts(seed: str, where: list[tuple[str, str, str]]) -> None:
+    """artifacts/seed-facts/<seed>.md: each fact of the seed page, how and where our run page shows it."""
+    folder = SCREENSHOTS.parent / "seed-facts"
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [f"| {fact.replace('|', '/')} | {kind} | {place.replace('|', '/')} |" for fact, kind, place in where]
+    table = "\n".join(["| seed page fact | shown | where on our run page (or why not) |", "| --- | --- | --- |", *rows])
+    (folder / f"{seed}.md").write_text(f"# {seed}\n\n{table}\n", encoding="utf-8")
+
+
 def _classify(fact: str, page_text: str, seed: str) -> str:
     if fact.startswith("sha256:") and fact.endswith("…"):
         return "different" if _flat(fact) not in page_text else "same"
@@ -168,18 +214,24 @@ def test_every_seed_page_fact_is_on_the_run_page(browser: Browser, api: Running,
     digest = found.json()["data"]["registry"]["run"]["digest"]
     page = browser.open(f"/at/{SEEDED}/runs/{digest}")
     text = _flat(page.inner_text("main"))
+    places = dict(zip(facts, _places(page, facts), strict=True))
     tally = {"same": 0, "different": 0, "missing": 0}
+    where: list[tuple[str, str, str]] = []  # (fact, how it is shown, where or why)
     for fact in facts:
         kind = _classify(fact, text, seed_page.name)
         tally[kind] += 1
         if kind == "same":
             assert _flat(fact) in text, f"{seed_page.name}: not on the page: {fact!r}"
+            where.append((fact, kind, places[fact]))
         else:
             assert _flat(fact) not in text, f"{seed_page.name}: {fact!r} is shown the same: move it out of {kind}"
+            where.append((fact, kind, _why(fact, seed_page.name)))
     shown = json.loads(page.text_content("section[aria-labelledby=manifest] pre"))
     assert shown == bundle  # the canonical manifest, field for field
     tally["same"] += 1
+    where.append(("the manifest (run, protocol, environment)", "same", "Canonical manifest, field for field"))
     _TALLY[seed_page.stem] = tally
+    _write_facts(seed_page.stem, where)
     print(
         f"\n{seed_page.stem}: {tally['same']} facts shown the same, {tally['different']} differently, {tally['missing']} missing"
     )
