@@ -257,7 +257,6 @@ def test_seed_000_run_page(browser: Browser) -> None:
     )
     assert page.locator("button.copy").first.is_visible()  # the script runs, and only adds buttons
     _screenshot(page, "run")
-    _screenshot(browser.open(f"/at/{SEEDED}/runs/{SEED_000}", viewport={"width": 390, "height": 844}), "run-phone")
 
 
 def test_the_query_behind_a_page_opens_in_graphiql_offline(browser: Browser) -> None:
@@ -355,6 +354,36 @@ def test_each_page_type_passes_axe_and_asks_no_other_host(browser: Browser, name
     assert hosts == {"127.0.0.1"}, hosts
     _screenshot(page, name)
     print(f"\naxe {name}: 0 serious or critical violations; hosts asked: {sorted(h or '' for h in hosts)}")
+
+
+PHONE = {"width": 390, "height": 844}  # a common phone's CSS viewport
+
+
+@pytest.mark.parametrize("name", list(PAGE_TYPES))
+def test_each_page_type_fits_a_phone_without_scrolling_sideways(browser: Browser, name: str) -> None:
+    """Wide tables scroll inside their own focusable region; the page itself never scrolls sideways
+    (a 64-hex digest or a 40-hex commit in a heading or an error wraps)."""
+    page = browser.context.new_page()
+    page.set_viewport_size(PHONE)
+    response = page.goto(browser.base + PAGE_TYPES[name])
+    assert response is not None and response.status == (404 if name == "error" else 200)
+    width, viewport = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert viewport == PHONE["width"] and width <= viewport, (name, width)
+    assert browser.axe(page) == []  # the scrolling regions are reachable by keyboard, and named
+    if name in ("run", "leaderboard"):
+        _screenshot(page, f"{name}-phone")
+
+
+@pytest.mark.parametrize("name", ["run", "leaderboard", "commit"])
+def test_pages_print_without_their_controls(browser: Browser, name: str) -> None:
+    page = browser.open(PAGE_TYPES[name])
+    page.emulate_media(media="print")
+    for control in ("footer.site", "button", ".pager a", "header.site nav a:not(.brand)"):
+        shown = [e for e in page.locator(control).all() if e.is_visible()]
+        assert shown == [], (name, control)
+    assert page.locator("main h1").is_visible()
+    pdf = page.pdf(format="A4")
+    assert pdf.startswith(b"%PDF-") and len(re.findall(rb"/Type\s*/Page\b", pdf)) >= 1
 
 
 def test_a_serving_cohort_page_draws_its_frontier(browser: Browser) -> None:
