@@ -634,7 +634,7 @@ class GitStore:
         sourced: Sequence[tuple[str, Manifest]],
         parent: str | None,
         allowed_mismatches: Collection[str],
-        unique_names: bool = True,
+        unique_names: bool,
     ) -> tuple[list[Manifest], list[Manifest], list[Problem]]:
         new: dict[str, Manifest] = {}
         unchanged: list[Manifest] = []
@@ -705,7 +705,8 @@ class GitStore:
     def _write_commit_packed(self, parent: str | None, files: Mapping[str, bytes], meta: CommitMeta) -> str:
         """One pack for the whole batch (blobs, trees, commit) through `git fast-import`.
 
-        fast-import writes the commit to a private ref; main only moves afterwards, by CAS.
+        fast-import writes the commit to a private ref, `refs/kernelindex/incoming/<host>-<pid>-<12 hex
+        digits>` (which writer left it, should it die before deleting it); main only moves afterwards, by CAS.
         `--depth=0` stores whole objects: reading deltified blobs back is ~12x slower.
         """
         self._forget_abandoned_writes()

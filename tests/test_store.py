@@ -168,7 +168,10 @@ def test_same_digest_other_metadata_is_a_conflict(store: registry.GitStore) -> N
     (problem,) = caught.value.problems
     assert problem.source == "retitled.json"
     assert problem.path == "$.metadata"
-    assert f"{manifest.digest} is already published with different metadata" in problem.reason
+    assert problem.reason == (
+        f"{manifest.digest} is already published with different metadata "
+        "(published files never change; a correction is a new manifest)"
+    )
     assert (store.head(), object_ids(store)) == (head, objects)  # the good file was not written either
 
 
