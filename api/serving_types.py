@@ -27,6 +27,7 @@ from api.serving_resolution import (
     direction_of,
 )
 from api.types.identity import Node
+from api.types.manifests import _document, _Named, _published_at
 from registry import nodes as n
 from registry import serving as policy
 from registry.graph import Graph
@@ -150,45 +151,8 @@ class ServingSourceNative:
 # Manifest-backed kinds ----------------------------------------------------------------------------
 
 
-def _document(info: Info, node: n.Node) -> dict[str, Any]:
-    return info.context.documents.get(node.oid)
-
-
-def _published_at(graph: Graph, node: n.Node) -> str | None:
-    seconds = graph.published_at(node)
-    return None if seconds is None else registry.provenance.utc_instant(seconds)
-
-
 @strawberry.type
-class _Base(Node):
-    """Digest, name and title of a serving manifest (not itself in the schema)."""
-
-    _graph: strawberry.Private[Graph]
-    _node: strawberry.Private[n.Node]
-
-    def _identity(self) -> tuple[str, str]:
-        return self._graph.commit, self._node.digest
-
-    def _at(self, graph: Graph) -> Any:
-        """The same manifest in another snapshot's graph (None if it is not there)."""
-        node = graph.nodes.get(self._node.digest)
-        return None if node is None else type(self)(_graph=graph, _node=node)
-
-    @strawberry.field
-    def digest(self) -> str:
-        return self._node.digest
-
-    @strawberry.field
-    def name(self) -> str:
-        return self._node.name
-
-    @strawberry.field
-    def title(self) -> str | None:
-        return self._node.title
-
-
-@strawberry.type
-class _Described(_Base):
+class _Described(_Named):
     """A manifest-backed type whose `manifest` is the Manifest type (a run's is its JSON, as for kernel runs)."""
 
     @strawberry.field
@@ -315,7 +279,7 @@ class ServingWorkload(_Described):
     description="An LLM-serving result: a model served by a configured stack on a topology, under a workload. "
     "It compares only inside its serving cohort (serving-v1), never with kernel runs."
 )
-class ServingRun(_Base):
+class ServingRun(_Named):
     _node: strawberry.Private[n.ServingRun]
 
     def _facts(self) -> ServingFacts:
