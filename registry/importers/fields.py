@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -20,7 +20,7 @@ import orjson
 
 from registry.errors import Problem
 from registry.importers.locate import PathPart, json_path, locate
-from registry.importers.sourcefiles import InputFile
+from registry.importers.sourcefiles import InputFile, Progress, column_of
 
 __all__ = [
     "BadValue",
@@ -59,19 +59,25 @@ class Located:
         return self.source.at(self.first_line + line - 1, column, error.reason, json_path(error.path))
 
 
-def lines_of(source: InputFile) -> Iterator[tuple[Located, Any] | Problem]:
-    """The JSON value of each non-blank line of a JSON-lines file, or a located problem for a line
-    that is not JSON (a truncated line included); the file is streamed and read to the end."""
+def lines_of(
+    source: InputFile, refuse: Callable[[Problem], None], progress: Progress | None = None
+) -> Iterator[tuple[Located, str, Any]]:
+    """Each non-blank line of a JSON-lines file: where it is, its `file:line` name and its JSON value.
+
+    A line that is not JSON (a truncated line included) goes to `refuse` as a located problem, and
+    reading goes on: the file is streamed and read to the end. `progress` hears of every 200th line read as JSON.
+    """
     for number, raw in source.lines():
         if not raw.strip():
             continue
         try:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            column = len(raw[: max(exc.pos, 0)].decode("utf-8", errors="replace")) + 1
-            yield source.at(number, column, f"invalid JSON: {exc.msg}")
+            refuse(source.at(number, column_of(raw, exc.pos), f"invalid JSON: {exc.msg}"))
             continue
-        yield Located(source, raw, number), value
+        if progress and number % 200 == 0:
+            progress("read " + source.name, number, 0)
+        yield Located(source, raw, number), f"{source.name}:{number}", value
 
 
 class Record:

@@ -24,7 +24,7 @@ ms, a repeated solution or trace) is refused with its file, line and column.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from typing import Any
 from registry.errors import InvalidManifest
 from registry.importers.fields import BadValue, Located, Record, js_numbers, kebab, lines_of, pruned
 from registry.importers.plan import ImportPlan, SourceTerms
-from registry.importers.sourcefiles import InputFile, SourceFileError, json_document
+from registry.importers.sourcefiles import InputFile, Progress, SourceFileError, json_document
 from registry.importers.trace_format import (
     API_VERSION,
     Trace,
@@ -62,7 +62,6 @@ TERMS = SourceTerms(
     url=DATASET_URL,
 )
 
-Progress = Callable[[str, int, int], None]
 
 _REVISION_HEX = frozenset("0123456789abcdef")
 
@@ -302,14 +301,7 @@ class _Mapper:
         self.plan.produced(where, implementation)
 
     def trace_file(self, source: InputFile, progress: Progress | None) -> None:
-        for item in lines_of(source):
-            if not isinstance(item, tuple):
-                self.plan.refuse(item)
-                continue
-            located, value = item
-            if progress and located.first_line % 200 == 0:
-                progress("read " + source.name, located.first_line, 0)
-            where = f"{source.name}:{located.first_line}"
+        for located, where, value in lines_of(source, self.plan.refuse, progress):
             try:
                 self._trace(where, Record(value))
             except BadValue as exc:

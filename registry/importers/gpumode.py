@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,7 @@ from registry.importers.fields import (
 )
 from registry.importers.locate import json_path
 from registry.importers.plan import ImportPlan, SourceTerms
-from registry.importers.sourcefiles import InputFile, SourceFileError, json_document
+from registry.importers.sourcefiles import InputFile, Progress, SourceFileError, json_document
 
 __all__ = ["DEFAULT_TOP", "PROBLEMS", "TERMS", "Problem", "benchmark_key", "plan_gpumode"]
 
@@ -58,8 +57,6 @@ TERMS = SourceTerms(
     attribution="GPU Mode and the KernelBot dataset",
     url=DATASET_URL,
 )
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True, slots=True)

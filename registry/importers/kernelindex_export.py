@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from registry.errors import InvalidManifest, Problem
+from registry.importers.sourcefiles import Progress
 from registry.manifest import Manifest, manifest_from_document
 from registry.provenance import CommitMeta, Person, trailer_pairs
 from registry.store import AddResult, GitStore
@@ -43,7 +44,6 @@ __all__ = [
     "read_export",
 ]
 
-Progress = Callable[[str, int, int], None]
 
 IMPORTER = Person("KernelIndex registry importer", "importer@registry.kernelindex.invalid", 0)
 """The committer of every import commit; the time is set per commit from the export."""

@@ -17,7 +17,6 @@ file, line and column.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from registry.errors import InvalidManifest
 from registry.importers.fields import evaluate_axis, js_round, kebab
 from registry.importers.liger_kernels import KERNELS, MODES, Binding, Kernel, Tensor
 from registry.importers.plan import ImportPlan, SourceTerms
-from registry.importers.sourcefiles import InputFile, SourceFileError, csv_records
+from registry.importers.sourcefiles import InputFile, Progress, SourceFileError, csv_records
 
 __all__ = ["COLUMNS", "TERMS", "kebab", "plan_liger"]
 
@@ -177,8 +176,6 @@ _PROVIDERS: dict[str, dict[str, Any]] = {
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?")
 _MS_TO_NS = 1_000_000
-
-Progress = Callable[[str, int, int], None]
 
 
 def plan_liger(path: Path, *, revision: str | None = None, progress: Progress | None = None) -> ImportPlan:

@@ -23,7 +23,6 @@ digest would).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from registry.errors import InvalidManifest
 from registry.importers.fields import BadValue, Located, Record, js_numbers, kebab, pruned
 from registry.importers.locate import json_path
 from registry.importers.plan import ImportPlan, SourceTerms
-from registry.importers.sourcefiles import InputFile, SourceFileError, json_document
+from registry.importers.sourcefiles import InputFile, Progress, SourceFileError, json_document
 
 __all__ = ["BENCHMARKS", "ROUNDS", "TERMS", "plan_mlperf"]
 
@@ -47,8 +46,6 @@ TERMS = SourceTerms(
     attribution="MLPerf™ Inference results by MLCommons; MLPerf™ is a trademark of MLCommons",
     url=RESULTS_URL,
 )
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True, slots=True)

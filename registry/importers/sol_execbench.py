@@ -23,7 +23,7 @@ a repeated submission, case or trace) is refused with its file, line and column.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ from registry.importers.fields import (
 )
 from registry.importers.locate import json_path
 from registry.importers.plan import ImportPlan, SourceTerms
-from registry.importers.sourcefiles import InputFile, SourceFileError, json_document
+from registry.importers.sourcefiles import InputFile, Progress, SourceFileError, json_document
 from registry.importers.trace_format import (
     API_VERSION,
     case_document,
@@ -77,7 +77,6 @@ TRACE_TERMS = SourceTerms(
     url=REPOSITORY,
 )
 
-Progress = Callable[[str, int, int], None]
 
 # Upstream's reviewed verdicts (reconcile.ts REVIEWED_IMPLAUSIBLE): faster than physics allows.
 _REVIEWED_IMPLAUSIBLE = {36950, 6549, 16818}
@@ -275,12 +274,7 @@ class _Mapper:
             owner = self.definitions.get(directory.name)
         if owner is None and len(self.definitions) == 1:
             owner = next(iter(self.definitions.values()))
-        for item in lines_of(source):
-            if not isinstance(item, tuple):
-                self.plan.refuse(item)
-                continue
-            located, value = item
-            where = f"{source.name}:{located.first_line}"
+        for located, where, value in lines_of(source, self.plan.refuse):
             if owner is None:
                 self.plan.skip(where, "workload with no definition.json beside it")
                 continue
@@ -602,14 +596,7 @@ class _Mapper:
         self.plan.imported(where, run)
 
     def trace_file(self, source: InputFile, progress: Progress | None) -> None:
-        for item in lines_of(source):
-            if not isinstance(item, tuple):
-                self.plan.refuse(item)
-                continue
-            located, value = item
-            if progress and located.first_line % 200 == 0:
-                progress("read " + source.name, located.first_line, 0)
-            where = f"{source.name}:{located.first_line}"
+        for located, where, value in lines_of(source, self.plan.refuse, progress):
             try:
                 self._trace(where, Record(value), located)
             except BadValue as exc:

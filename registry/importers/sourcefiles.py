@@ -10,7 +10,7 @@ are not UTF-8) is a `Problem` located at `file:line:column`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,12 +22,15 @@ from registry.errors import Problem
 __all__ = [
     "CsvRecord",
     "InputFile",
-    "JsonLine",
+    "Progress",
     "SourceFileError",
+    "column_of",
     "csv_records",
     "json_document",
-    "json_lines",
 ]
+
+Progress = Callable[[str, int, int], None]
+"""An importer's progress callback: (what it is doing, items done, items in all or 0 when unknown)."""
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 """A single CSV record or JSON line larger than this is refused (bounded memory)."""
@@ -144,28 +147,6 @@ def csv_records(source: InputFile) -> Iterator[CsvRecord]:
         raise SourceFileError(source.at(*opened, "a quoted field is never closed"))
 
 
-@dataclass(frozen=True, slots=True)
-class JsonLine:
-    line: int
-    value: Any
-
-
-def json_lines(source: InputFile) -> Iterator[JsonLine]:
-    """One JSON value per non-blank line.
-
-    Raises:
-        SourceFileError: a line that is not JSON (a truncated line included), located at its column.
-    """
-    for number, raw in source.lines():
-        if not raw.strip():
-            continue
-        try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise SourceFileError(source.at(number, _column(raw, exc.pos), f"invalid JSON: {exc.msg}")) from None
-        yield JsonLine(number, value)
-
-
 def json_document(source: InputFile) -> Any:
     """A whole-file JSON document.
 
@@ -179,10 +160,10 @@ def json_document(source: InputFile) -> Any:
         line = data.count(b"\n", 0, exc.pos) + 1
         start = data.rfind(b"\n", 0, exc.pos) + 1
         raise SourceFileError(
-            source.at(line, _column(data[start:], exc.pos - start), f"invalid JSON: {exc.msg}")
+            source.at(line, column_of(data[start:], exc.pos - start), f"invalid JSON: {exc.msg}")
         ) from None
 
 
-def _column(line: bytes, byte_offset: int) -> int:
+def column_of(line: bytes, byte_offset: int) -> int:
     """The 1-based character column of a byte offset into a line."""
     return len(line[: max(byte_offset, 0)].decode("utf-8", errors="replace")) + 1
