@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hashlib
 import hmac
 import logging
@@ -30,23 +29,38 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
-from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 
 import registry
 from api import compression, freshness
 from api import graphql_http as gh
 from api.cache import ByteLRU
+from api.codes import (
+    BAD_DIGEST,
+    BAD_REQUEST,
+    COMMIT_NOT_YET_AVAILABLE,
+    INTERNAL,
+    MANIFEST_NOT_FOUND,
+    NOT_ACCEPTABLE,
+    NOT_FOUND,
+    NOT_READY,
+    QUERY_TOO_LARGE,
+    REVISION_NOT_FOUND,
+    STORE_CORRUPT,
+    UNAUTHORIZED,
+)
 from api.compression import Encodings
-from api.context import Context, Documents
+from api.context import StoredObjects
 from api.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
-from api.errors import INTERNAL, UNEXPECTED, code_of_class
+from api.errors import code_of_class
 from api.feeds import Feed
 from api.follow import follow_main
 from api.graphiql import Asset, GraphiQL
+from api.http.responses import error, error_body
 from api.mcp_lazy import LazyMCP
 from api.previews import Previews
 from api.publish import ROUTES as PUBLISH_ROUTES
-from api.schema import LIMITS, Query, schema
+from api.schema import LIMITS
+from api.service import NotPublished, QueryService
 from api.settings import Settings
 from registry.graphcache import cache_path, load_cache, materialize, save_cache
 from registry.mirror import Mirror
@@ -81,11 +95,6 @@ CORS_HEADERS = (
     "graphql-client-name",
     "graphql-client-version",
 )
-EXECUTORS = 2
-"""GraphQL executions at once. Execution is CPU-bound Python: more threads add no throughput under
-the GIL, only contenders for it, each delaying the event loop thread (measured under 6 heavy
-clients, /healthz p99: 1 executor ~25 ms, 2 ~50 ms, 4 ~70 ms); two let one wait on git while the
-other computes."""
 SWITCH_INTERVAL = 0.001
 """How long a thread holding the GIL keeps it when another wants it (CPython's default is 5 ms):
 the event loop waits for an executor that long at each step of a request (/healthz p99 under 6
@@ -93,21 +102,19 @@ heavy clients: ~90 ms at 5 ms, ~50 ms at 1 ms, with the same throughput of heavy
 
 
 class Service:
-    """What the routes share: the snapshots, the documents, the response cache, the executors."""
+    """What the routes share: the snapshots, the stored objects, the response cache, the query service."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.snapshots = Snapshots(settings.repo_path, trust_root=settings.trust_root_policy())
-        self.documents = Documents(self.snapshots)
+        self.objects = StoredObjects(self.snapshots)
         self.previews = Previews(self.snapshots)
+        self.queries = QueryService(self.snapshots, self.objects, self.base_url, previews=self.previews)
         self.moved = asyncio.Condition()  # notified after each refresh (monotonic reads wait on it)
         self.persisted = gh.PersistedQueries(settings.trusted_documents())
         self.graphiql = GraphiQL()
         self.responses: ByteLRU[tuple[str, ...], Rendered] = ByteLRU(RESPONSE_CACHE_BYTES, Rendered.weight)
         self.feeds: ByteLRU[tuple[object, ...], Feed] = ByteLRU(FEED_CACHE_BYTES, lambda feed: len(feed.body) + 256)
-        # GraphQL executes in worker threads, at most this many at once (made in the lifespan: anyio
-        # wants a running loop). The event loop only routes, so /healthz answers under any load.
-        self.executions: anyio.CapacityLimiter | None = None
         self.started = time.time()
         self.ready = False
         self.load_error: str | None = None
@@ -180,12 +187,12 @@ class Service:
         if save_cache(cache_path(self.settings.repo_path), graph, publication):
             self.saved = graph.commit
 
-    def unavailable(self) -> JSONResponse | None:
+    def unavailable(self) -> Response | None:
         """The 503 to answer while there is nothing to serve (loading, or no valid head)."""
         if not self.ready:
-            return _error(503, self.load_error or "the registry is still loading", "NOT_READY")
+            return error(503, self.load_error or "the registry is still loading", NOT_READY)
         if self.snapshots.status.serving is None:
-            return _error(503, f"nothing to serve: {self.snapshots.status.reason}", "NOT_READY")
+            return error(503, f"nothing to serve: {self.snapshots.status.reason}", NOT_READY)
         return None
 
     @property
@@ -194,40 +201,19 @@ class Service:
         Never the request's Host: a cached answer would carry it to every later client (issue 8)."""
         return (self.settings.base_url or "").rstrip("/")
 
-    def context(self, head: registry.graph.Graph) -> Context:
-        return Context(self.snapshots, self.documents, self.base_url, None, head, self.previews)
-
-    async def execute(self, query: str, variables: dict[str, Any], operation: str | None, context: Context) -> Any:
-        """Run a GraphQL operation in a worker thread, at most `EXECUTORS` at once."""
-        assert self.executions is not None, "the lifespan makes the limiter"
-        run = functools.partial(
-            schema.execute_sync,
-            query,
-            variable_values=variables,
-            context_value=context,
-            operation_name=operation,
-            root_value=Query(),
-        )
-        return await anyio.to_thread.run_sync(run, limiter=self.executions)
-
 
 def create_app(settings: Settings | None = None) -> Starlette:
     """The application for one registry."""
     service = Service(settings or Settings.from_env())
     mcp = LazyMCP(  # the MCP tools at /mcp (api/mcp_server.py), imported on the first MCP request
         lambda module: module.Backend(
-            service.snapshots,
-            service.documents,
-            service.base_url,
-            lambda: None,  # a server adds no access date of its own
-            ready=lambda: service.ready and service.snapshots.status.serving is not None,
-            previews=service.previews,
+            service.queries, ready=lambda: service.ready and service.snapshots.status.serving is not None
         )
     )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        service.executions = anyio.CapacityLimiter(EXECUTORS)
+        service.queries.start()
         switch = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL)
         try:
@@ -312,17 +298,13 @@ async def _registry_fault(request: Request, exc: Exception) -> Response:
     bare 500. Corruption is the server's state, not the client's fault: 503, retryable elsewhere."""
     log.error("kernelindex: %s %s: %s", request.method, request.url.path, exc)
     if isinstance(exc, registry.StoreCorrupt):
-        return _error(503, f"the registry cannot serve this: {exc}", "STORE_CORRUPT")
-    return _error(500, str(exc), "INTERNAL")
+        return error(503, f"the registry cannot serve this: {exc}", STORE_CORRUPT)
+    return error(500, str(exc), INTERNAL)
 
 
 async def _unexpected_fault(request: Request, exc: Exception) -> Response:
     log.exception("kernelindex: unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
-    return _error(500, "Unexpected error.", "INTERNAL")
-
-
-def _error(status: int, message: str, code: str) -> JSONResponse:
-    return JSONResponse({"errors": [{"message": message, "extensions": {"code": code}}]}, status_code=status)
+    return error(500, "Unexpected error.", INTERNAL)
 
 
 # GraphQL ------------------------------------------------------------------------------------------
@@ -339,13 +321,13 @@ async def _graphql(request: Request) -> Response:
         return HTMLResponse(service.graphiql.page(service.base_url), headers={"cache-control": REVALIDATE})
     media = gh.response_media_type(accept)
     if media is None:
-        return _refused(gh.Refusal(406, f"cannot answer in {accept!r}: accept {gh.GRAPHQL_RESPONSE}", "NOT_ACCEPTABLE"))
+        return _refused(gh.Refusal(406, f"cannot answer in {accept!r}: accept {gh.GRAPHQL_RESPONSE}", NOT_ACCEPTABLE))
     body = b""
     if request.method == "POST":
         declared = int(request.headers.get("content-length") or 0)
         read = await _read_body(request) if declared <= _MAX_BODY else None
         if read is None:
-            return _refused(gh.Refusal(413, f"request body over {_MAX_BODY:,} bytes", "QUERY_TOO_LARGE"), media)
+            return _refused(gh.Refusal(413, f"request body over {_MAX_BODY:,} bytes", QUERY_TOO_LARGE), media)
         body = read
     parsed = gh.parse_operations(request.method, request.query_params, request.headers.get("content-type"), body)
     if isinstance(parsed, gh.Refusal):
@@ -381,7 +363,7 @@ async def _graphql(request: Request) -> Response:
 
 
 def _refusal_body(refusal: gh.Refusal) -> bytes:
-    return orjson.dumps({"errors": [{"message": refusal.message, "extensions": {"code": refusal.code}}]})
+    return error_body(refusal.message, refusal.code)
 
 
 def _refused(refusal: gh.Refusal, media: str = gh.JSON) -> Response:
@@ -418,18 +400,29 @@ async def _answer(service: Service, head: Any, operation: gh.Operation, budget: 
     if isinstance(query, gh.Refusal):
         return query
     if len(query.encode()) > LIMITS["max_query_bytes"]:
-        return gh.Refusal(413, f"query over {LIMITS['max_query_bytes']:,} bytes", "QUERY_TOO_LARGE")
+        return gh.Refusal(413, f"query over {LIMITS['max_query_bytes']:,} bytes", QUERY_TOO_LARGE)
     try:
         request_digest = hashlib.sha256(
             orjson.dumps([query, operation.variables, operation.operation_name], option=orjson.OPT_SORT_KEYS)
         ).hexdigest()
     except TypeError:  # orjson reads deeper JSON than it writes (254 levels)
-        return gh.Refusal(400, "variables are nested too deeply", "BAD_REQUEST")
+        return gh.Refusal(400, "variables are nested too deeply", BAD_REQUEST)
     key = (head.commit, request_digest)
     cached = service.responses.get(key)
     if cached is None or cached.cost > budget:
         budgeted = budget if budget < LIMITS["max_cost"] else None
-        cached = await _execute(service, head, query, operation.variables, operation.operation_name, budgeted)
+        answer = await service.queries.answer(
+            query, operation.variables, operation=operation.operation_name, head=head, budget=budgeted
+        )
+        cached = Rendered(
+            answer.body,
+            200,
+            answer.cacheable,
+            answer.immutable,
+            head.commit,
+            request_error=answer.request_error,
+            cost=answer.cost,
+        )
         if cached.cacheable:
             cached.key = key
             service.responses.put(key, cached)
@@ -453,11 +446,9 @@ async def _at_least(service: Service, request: Request, parsed: gh.Operation | l
                 service.snapshots, commit, service.refresh_async, service.moved, service.settings.min_commit_wait
             )
     except registry.errors.CommitNotYetAvailable as exc:
-        response = _error(503, str(exc), "COMMIT_NOT_YET_AVAILABLE")
-        response.headers["retry-after"] = "1"
-        return response
+        return error(503, str(exc), COMMIT_NOT_YET_AVAILABLE, headers={"retry-after": "1"})
     except registry.RegistryError as exc:  # not on main, or not a commit id: the client's mistake
-        return _error(400, str(exc), code_of_class(exc))
+        return error(400, str(exc), code_of_class(exc))
     return None
 
 
@@ -510,73 +501,12 @@ class Rendered:
         return len(self.body) + self.encodings.size + 512
 
 
-async def _execute(
-    service: Service,
-    head: Any,
-    query: str,
-    variables: dict[str, Any],
-    operation: str | None,
-    budget: int | None = None,
-) -> Rendered:
-    context = service.context(head)
-    context.cost_budget = budget
-    try:
-        result = await service.execute(query, variables, operation, context)
-    except (CannotGetOperationTypeError, InvalidOperationTypeError) as exc:
-        # strawberry raises these rather than answering them: the operation could not be chosen.
-        reason = "only queries are served"
-        if isinstance(exc, CannotGetOperationTypeError):
-            reason = exc.as_http_error_reason()
-        body = orjson.dumps({"errors": [{"message": reason, "extensions": {"code": "OPERATION_RESOLUTION_FAILURE"}}]})
-        return Rendered(body, 200, False, False, head.commit, request_error=True)
-    # A request error (syntax, validation, limits, variables) never started executing: no error has a
-    # path, and the answer has no `data` (the GraphQL-over-HTTP draft).
-    request_error = result.data is None and bool(result.errors) and all(not e.path for e in result.errors or ())
-    payload: dict[str, Any] = {}
-    if result.errors:
-        payload["errors"] = [_formatted(error) for error in result.errors]
-    if not request_error:
-        payload["data"] = result.data
-    extensions: dict[str, Any] = {"commit": head.commit, "committedAt": utc_instant(head.committed_at)}
-    pinned = [g for commit, g in context.seen.items() if commit != head.commit or not context.used_head]
-    if pinned:
-        extensions["pinned"] = [{"commit": g.commit, "committedAt": utc_instant(g.committed_at)} for g in pinned]
-    payload["extensions"] = {**(result.extensions or {}), "registry": extensions}
-    body = orjson.dumps(payload)
-    unexpected = any(error["extensions"]["code"] == INTERNAL for error in payload.get("errors", ()))
-    # Immutable only when nothing in it can change: pinned to full ids of commits in main's history,
-    # nothing asked of the moving head, no error (issue 8).
-    immutable = (
-        bool(context.seen)
-        and not context.used_head
-        and not context.pinned_by_name
-        and not context.unpublished
-        and not result.errors
-    )
-    cacheable = not unexpected and not context.pinned_by_name and not request_error
-    cost = ((result.extensions or {}).get("cost") or {}).get("requested") or 0
-    return Rendered(body, 200, cacheable, immutable, head.commit, request_error=request_error, cost=int(cost))
-
-
-def _formatted(error: Any) -> dict[str, Any]:
-    """An error as the response carries it; one without a code escaped `api.errors` and is masked."""
-    formatted: dict[str, Any] = error.formatted
-    if isinstance((formatted.get("extensions") or {}).get("code"), str):
-        return formatted
-    log.error("kernelindex: unexpected error: %s", error.message, exc_info=getattr(error, "original_error", None))
-    masked: dict[str, Any] = {"message": UNEXPECTED, "extensions": {"code": INTERNAL}}
-    for key in ("locations", "path"):
-        if formatted.get(key):
-            masked[key] = formatted[key]
-    return masked
-
-
 async def _graphiql_asset(request: Request) -> Response:
     """A vendored GraphiQL file: its URL names its version, so it never changes."""
     service = _service(request)
     asset = service.graphiql.asset(request.path_params["version"], request.path_params["name"])
     if asset is None:
-        return _error(404, "no such GraphiQL asset (the page names the current ones)", "NOT_FOUND")
+        return error(404, "no such GraphiQL asset (the page names the current ones)", NOT_FOUND)
     return _send(request, service, asset, 200, asset.media_type)
 
 
@@ -598,17 +528,15 @@ async def _resolve_pinned(request: Request, kind: str) -> tuple[registry.graph.G
         return refusal
     digest = _digest_param(request.path_params["digest"])
     if digest is None:
-        return _error(400, "expected sha256:<64 lowercase hex digits>", "BAD_DIGEST")
+        return error(400, "expected sha256:<64 lowercase hex digits>", BAD_DIGEST)
     rev = request.path_params["commit"]
     try:
-        commit = await anyio.to_thread.run_sync(service.snapshots.store().resolve, rev)
+        commit = await service.queries.pinned(rev)
     except registry.RevisionNotFound as exc:
-        return _error(404, str(exc), "REVISION_NOT_FOUND")
-    head = service.snapshots.head.commit
-    if not await anyio.to_thread.run_sync(service.previews.published, commit, head):
-        return _error(
-            404, f"{commit} is not on main: permalinks pin commits of the publication record", "REVISION_NOT_FOUND"
-        )
+        return error(404, str(exc), REVISION_NOT_FOUND)
+    except NotPublished as exc:
+        message = f"{exc.commit} is not on main: permalinks pin commits of the publication record"
+        return error(404, message, REVISION_NOT_FOUND)
     if rev != commit:
         return RedirectResponse(f"{service.base_url}/at/{commit}/{kind}/{digest}", status_code=307)
     graph = await anyio.to_thread.run_sync(service.snapshots.at, commit)
@@ -623,12 +551,12 @@ async def _manifest_permalink(request: Request) -> Response:
     graph, digest = found
     node = graph.nodes.get(digest)
     if node is None:
-        return _error(404, f"manifest not found: {digest} at {graph.commit}", "MANIFEST_NOT_FOUND")
+        return error(404, f"manifest not found: {digest} at {graph.commit}", MANIFEST_NOT_FOUND)
     etag = f'"{node.oid}"'
     headers = {"etag": etag, "cache-control": IMMUTABLE, "x-kernelindex-commit": graph.commit}
     if gh.etag_matches(request.headers.get("if-none-match"), etag):
         return Response(status_code=304, headers=headers)
-    return Response(service.documents.raw(node.oid), media_type="application/json", headers=headers)
+    return Response(service.objects.raw(node.oid), media_type="application/json", headers=headers)
 
 
 async def _run_permalink(request: Request) -> Response:
@@ -651,20 +579,18 @@ async def _run_permalink(request: Request) -> Response:
         ("servingRun", SERVING_DOSSIER_QUERY) if isinstance(node, registry.nodes.ServingRun) else ("run", DOSSIER_QUERY)
     )
     if not isinstance(node, registry.nodes.Run | registry.nodes.ServingRun):
-        return _error(404, f"run not found: {digest} at {graph.commit}", "MANIFEST_NOT_FOUND")
+        return error(404, f"run not found: {digest} at {graph.commit}", MANIFEST_NOT_FOUND)
     head = service.snapshots.head
     key = ("dossier", graph.commit, digest)
     cached = service.responses.get(key)
     if cached is None:
-        context = service.context(head)
-        result = await service.execute(query, {"at": graph.commit, "id": digest}, None, context)
-        if result.errors or result.data is None:
-            messages = "; ".join(e.message for e in result.errors or ())
-            return _error(500, f"the dossier could not be built: {messages}", INTERNAL)
+        answer = await service.queries.answer(query, {"at": graph.commit, "id": digest}, head=head)
+        if answer.errors or answer.data is None:
+            return error(500, f"the dossier could not be built: {answer.messages}", INTERNAL)
         body = orjson.dumps(
             {
                 "registry": {"commit": graph.commit, "committedAt": utc_instant(graph.committed_at)},
-                field: result.data["registry"][field],
+                field: answer.data["registry"][field],
             }
         )
         cached = Rendered(body, 200, True, True, graph.commit)
@@ -681,7 +607,7 @@ async def _head_redirect(request: Request) -> Response:
     kind = request.url.path.strip("/").split("/")[0]
     digest = _digest_param(request.path_params["digest"])
     if digest is None:
-        return _error(400, "expected sha256:<64 lowercase hex digits>", "BAD_DIGEST")
+        return error(400, "expected sha256:<64 lowercase hex digits>", BAD_DIGEST)
     commit = service.snapshots.head.commit
     return RedirectResponse(f"{service.base_url}/at/{commit}/{kind}/{digest}", status_code=302)
 
@@ -717,14 +643,14 @@ async def _healthz(request: Request) -> JSONResponse:
     )
 
 
-async def _refresh(request: Request) -> JSONResponse:
+async def _refresh(request: Request) -> Response:
     service = _service(request)
     secret = service.settings.hook_secret
     given = request.headers.get("authorization", "").encode()
     if secret and not hmac.compare_digest(given, f"Bearer {secret}".encode()):  # no timing oracle
-        return _error(401, "a valid 'Authorization: Bearer <secret>' is required", "UNAUTHORIZED")
+        return error(401, "a valid 'Authorization: Bearer <secret>' is required", UNAUTHORIZED)
     if not service.ready:
-        return _error(503, "the registry is still loading", "NOT_READY")
+        return error(503, "the registry is still loading", NOT_READY)
     failed = await service.fetch()  # a replica first brings the canonical refs
     status = await service.refresh_async()
     body = {"serving": status.serving, "main": status.main, "reason": status.reason}

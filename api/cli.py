@@ -790,11 +790,12 @@ def cite(
     ] = None,
 ) -> None:
     """Print a citation of a run, pinned to a commit, with its digest and today's date."""
-    import asyncio
     import datetime as dt
 
-    from api.context import Context, Documents
-    from api.schema import Query, schema
+    import anyio
+
+    from api.context import StoredObjects
+    from api.service import QueryService
     from registry.snapshots import Snapshots
 
     if _kinds(kind) != ("BenchmarkRun",):
@@ -806,22 +807,15 @@ def cite(
     snapshots = Snapshots(_repo_path(repo), trust_root=_read_trust_root(None))
     snapshots.load()
     graph = snapshots.at(at)
-    context = Context(snapshots, Documents(snapshots), root, dt.datetime.now(dt.UTC).date(), snapshots.head)
+    queries = QueryService(snapshots, StoredObjects(snapshots), root, today=lambda: dt.datetime.now(dt.UTC).date())
     query = (
         "query($at: String, $id: String!) { registry(at: $at) { "
         "run(id: $id) { citation(format: %s) } servingRun(id: $id) { citation(format: %s) } } }"
     )
-    result = asyncio.run(
-        schema.execute(
-            query % (fmt.upper(), fmt.upper()),
-            variable_values={"at": graph.commit, "id": ident},
-            context_value=context,
-            root_value=Query(),
-        )
-    )
-    if result.errors:
-        raise registry.RegistryError(result.errors[0].message)
-    found = (result.data or {}).get("registry", {})
+    answer = anyio.run(queries.answer, query % (fmt.upper(), fmt.upper()), {"at": graph.commit, "id": ident})
+    if answer.errors:
+        raise registry.RegistryError(answer.errors[0]["message"])
+    found = (answer.data or {}).get("registry", {})
     run = found.get("run") or found.get("servingRun")
     if run is None:
         raise registry.ManifestNotFound(ident, graph.commit)

@@ -16,7 +16,6 @@ Served two ways: `kernelindex mcp` over stdio (`run_stdio`), and mounted at `/mc
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -29,9 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import registry
 from api import mcp_documents as docs
-from api.context import Context, Documents
-from api.previews import Previews
-from api.schema import Query, schema
+from api.context import StoredObjects
+from api.service import QueryService
 from registry.kinds import KINDS
 from registry.snapshots import Snapshots
 
@@ -120,14 +118,11 @@ class ResolveKernelRequest(BaseModel):
 
 @dataclass
 class Backend:
-    """What the tools query: the registry's snapshots, through the GraphQL schema."""
+    """What the tools query: the registry, through the query service (its schema, its pool of executors:
+    a heavy tool call waits its turn as a GraphQL request does, and never stalls /healthz)."""
 
-    snapshots: Snapshots
-    documents: Documents
-    base_url: str  # "" when none is configured: permalinks are then relative to the server's root
-    today: Callable[[], Any]  # the reader's date (stdio, a local user); a server has none: lambda: None
+    queries: QueryService
     ready: Callable[[], bool] = lambda: True
-    previews: Previews | None = None  # the server's: previews that fail the PR check are refused
 
     async def query(self, document: str, variables: Mapping[str, Any]) -> dict[str, Any]:
         """The `registry` field of a pinned query's answer.
@@ -138,23 +133,17 @@ class Backend:
         if not self.ready():
             raise ToolError("the registry is still loading; try again in a moment")
         try:
-            head = self.snapshots.head
-        except registry.RegistryError as exc:
+            answer = await self.queries.answer(document, variables)
+        except registry.RegistryError as exc:  # nothing served yet
             raise ToolError(str(exc)) from None
-        context = Context(self.snapshots, self.documents, self.base_url, self.today(), head, self.previews)
-        # Off the event loop, as /graphql runs: a heavy tool call must not stall /healthz (issue 8).
-        run = functools.partial(
-            schema.execute_sync, document, variable_values=dict(variables), context_value=context, root_value=Query()
-        )
-        result = await anyio.to_thread.run_sync(run)
-        if result.errors:
-            error = result.errors[0]
-            code = (error.extensions or {}).get("code")
-            raise ToolError(f"{error.message}" + (f" ({code})" if code else ""))
-        answer: dict[str, Any] | None = (result.data or {}).get("registry")
-        if answer is None:
+        if answer.errors:
+            error = answer.errors[0]
+            code = (error.get("extensions") or {}).get("code")
+            raise ToolError(f"{error['message']}" + (f" ({code})" if code else ""))
+        found: dict[str, Any] | None = (answer.data or {}).get("registry")
+        if found is None:
             raise ToolError(f"revision not found: {variables.get('at')!r}")
-        return answer
+        return found
 
 
 def _answer(found: dict[str, Any], data: dict[str, Any]) -> str:
@@ -593,11 +582,10 @@ def _days_before(instant: str, days: int) -> str:
 
 def run_stdio(snapshots: Snapshots, base_url: str | None, today: Callable[[], Any]) -> None:
     """Serve the tools over stdin/stdout (`kernelindex mcp`); loads the registry first."""
-    import anyio
 
     snapshots.load()
-    backend = Backend(snapshots, Documents(snapshots), (base_url or "").rstrip("/"), today)
-    anyio.run(build_server(backend).run_stdio_async)
+    queries = QueryService(snapshots, StoredObjects(snapshots), (base_url or "").rstrip("/"), today=today)
+    anyio.run(build_server(Backend(queries)).run_stdio_async)
 
 
 def http_app(backend: Backend) -> tuple[Any, Callable[[], contextlib.AbstractAsyncContextManager[None]]]:

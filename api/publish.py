@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 import orjson
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 import registry
+from api.codes import AMBIGUOUS_NAME, MANIFEST_NOT_FOUND, NO_BASE_URL, NOT_FOUND, REVISION_NOT_FOUND
 from api.feeds import Feed, publications_feed, records_feed
+from api.http.responses import error
+from api.service import NotPublished
 from api.urls import Urls
 from api.wellknown import llms_txt, robots_txt, sitemap_index, sitemap_runs, sitemap_site
 from registry.export import CATALOG_FORMAT, compressed, export_name, plan_export
@@ -45,10 +48,6 @@ def _urls(service: Service) -> Urls:
     return Urls.of(service.settings.base_url)
 
 
-def _error(status: int, message: str, code: str) -> JSONResponse:
-    return JSONResponse({"errors": [{"message": message, "extensions": {"code": code}}]}, status_code=status)
-
-
 def _not_modified(request: Request, etag: str, updated: int | None) -> bool:
     """RFC 9110 section 13.2.2: If-None-Match decides when present; otherwise If-Modified-Since."""
     match = request.headers.get("if-none-match")
@@ -68,14 +67,12 @@ async def _pinned_graph(request: Request, service: Service, path: str) -> Graph 
     """The graph a `/at/{commit}/...` URL names (a full commit id of main), or the response refusing it."""
     rev = request.path_params["commit"]
     try:
-        commit = await anyio.to_thread.run_sync(service.snapshots.store().resolve, rev)
+        commit = await service.queries.pinned(rev)
     except registry.RevisionNotFound as exc:
-        return _error(404, str(exc), "REVISION_NOT_FOUND")
-    on_main = await anyio.to_thread.run_sync(lambda: service.snapshots.reachable(commit, from_main_only=True))
-    if not on_main:
-        return _error(
-            404, f"{commit} is not on main: only commits of the publication record are pinned", "REVISION_NOT_FOUND"
-        )
+        return error(404, str(exc), REVISION_NOT_FOUND)
+    except NotPublished as exc:
+        message = f"{exc.commit} is not on main: only commits of the publication record are pinned"
+        return error(404, message, REVISION_NOT_FOUND)
     if rev != commit:
         base = _urls(service).base or ""
         return RedirectResponse(f"{base}/at/{commit}{path}", status_code=307)
@@ -102,7 +99,7 @@ async def _cached_feed(request: Request, name: str, render: Callable[[Graph, Url
     if feed is None:
         feed = await anyio.to_thread.run_sync(render, graph, _urls(service), pinned)
         if feed is None:
-            return _error(404, f"no such feed: {name} at {graph.commit}", "MANIFEST_NOT_FOUND")
+            return error(404, f"no such feed: {name} at {graph.commit}", MANIFEST_NOT_FOUND)
         service.feeds.put(key, feed)
     headers = {
         "etag": feed.etag,
@@ -130,7 +127,7 @@ async def _publications(request: Request) -> Response:
     return await _cached_feed(
         request,
         "publications",
-        lambda graph, urls, pinned: publications_feed(graph, urls, service.documents.commit, pinned),
+        lambda graph, urls, pinned: publications_feed(graph, urls, service.objects.commit, pinned),
     )
 
 
@@ -161,7 +158,7 @@ async def _guarded_feed(request: Request, name: str, render: Callable[[Graph, Ur
     try:
         return await _cached_feed(request, name, render)
     except registry.AmbiguousName as exc:
-        return _error(400, str(exc), "AMBIGUOUS_NAME")
+        return error(400, str(exc), AMBIGUOUS_NAME)
 
 
 # Exports -----------------------------------------------------------------------------------------
@@ -175,13 +172,12 @@ async def _export(request: Request) -> Response:
         return refusal
     rev = request.path_params["commit"]
     try:
-        commit = await anyio.to_thread.run_sync(service.snapshots.store().resolve, rev)
+        commit = await service.queries.pinned(rev)
     except registry.RevisionNotFound as exc:
-        return _error(404, str(exc), "REVISION_NOT_FOUND")
-    on_main = await anyio.to_thread.run_sync(lambda: service.snapshots.reachable(commit, from_main_only=True))
-    if not on_main:
-        return _error(
-            404, f"{commit} is not on main: exports pin commits of the publication record", "REVISION_NOT_FOUND"
+        return error(404, str(exc), REVISION_NOT_FOUND)
+    except NotPublished as exc:
+        return error(
+            404, f"{exc.commit} is not on main: exports pin commits of the publication record", REVISION_NOT_FOUND
         )
     if rev != commit:
         return RedirectResponse(_urls(service).export(commit), status_code=307)
@@ -254,7 +250,7 @@ async def _sitemap(request: Request) -> Response:
         return refusal
     urls = _urls(service)
     if not urls.absolute:
-        return _error(404, _NO_BASE, "NO_BASE_URL")
+        return error(404, _NO_BASE, NO_BASE_URL)
     graph = service.snapshots.head
     body = await anyio.to_thread.run_sync(sitemap_index, graph, urls)
     return Response(body, media_type="application/xml", headers={"cache-control": FOLLOW})
@@ -267,7 +263,7 @@ async def _sitemap_part(request: Request) -> Response:
         return refusal
     urls = _urls(service)
     if not urls.absolute:
-        return _error(404, _NO_BASE, "NO_BASE_URL")
+        return error(404, _NO_BASE, NO_BASE_URL)
     graph = service.snapshots.head
     name = request.path_params["name"]
     body: bytes | None = None
@@ -276,7 +272,7 @@ async def _sitemap_part(request: Request) -> Response:
     elif name.startswith("runs-") and name[5:].isdigit():
         body = await anyio.to_thread.run_sync(sitemap_runs, graph, urls, int(name[5:]))
     if body is None:
-        return _error(404, f"no such sitemap: {name}.xml", "NOT_FOUND")
+        return error(404, f"no such sitemap: {name}.xml", NOT_FOUND)
     return Response(body, media_type="application/xml", headers={"cache-control": FOLLOW})
 
 

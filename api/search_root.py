@@ -111,10 +111,10 @@ class SearchRoot:
         if len(query) > MAX_QUERY:
             raise t.PageSizeError(f"a search query is at most {MAX_QUERY} characters (got {len(query)})")
         intent = parse_query(query)
-        documents = info.context.documents
+        objects = info.context.objects
 
         def document(digest: str) -> dict[str, Any]:
-            return documents.get(graph.nodes[digest].oid)
+            return objects.get(graph.nodes[digest].oid)
 
         digests = search_runs(graph, intent, document)
         return SearchResult(

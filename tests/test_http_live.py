@@ -263,7 +263,7 @@ def test_unexpected_errors_are_masked(embedded_api: Running, monkeypatch: pytest
     def broken(oid: str) -> object:
         raise RuntimeError("secret internals: /etc/passwd")
 
-    monkeypatch.setattr(embedded_api.service.documents, "get", broken)
+    monkeypatch.setattr(embedded_api.service.objects, "get", broken)
     body = embedded_api.graphql('{ run(id: "sol-submission-16043") { name manifest } }').json()
     assert body["errors"] == [
         {

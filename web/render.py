@@ -9,7 +9,6 @@ show. Links come from the configured base URL or are root-relative, never from t
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import hashlib
 import json
@@ -24,6 +23,18 @@ from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from api.cache import ByteLRU
+from api.codes import (
+    AMBIGUOUS_NAME,
+    BAD_USER_INPUT,
+    CURSOR_ERROR,
+    INTERNAL,
+    NOT_FOUND,
+    PAGE_SIZE_ERROR,
+    PREVIEW_REJECTED,
+    REVISION_NOT_FOUND,
+)
+from api.http.responses import JSON, error_body
+from api.service import Answer
 from web.links import Links
 from web.names import FILTERS
 
@@ -129,22 +140,9 @@ def wants_json(request: Request) -> bool:
     return not (html > 0 and html >= json)
 
 
-def _instant(seconds: int) -> str:
-    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _formatted(error: Any) -> dict[str, Any]:
-    """An error as the API shows it; one without a code is a fault and is masked, as /graphql does."""
-    formatted: dict[str, Any] = error.formatted
-    if isinstance((formatted.get("extensions") or {}).get("code"), str):
-        return formatted
-    return {"message": "Unexpected error.", "extensions": {"code": "INTERNAL_SERVER_ERROR"}}
-
-
 def _error_body(error: PageError, as_json: bool, links: Links) -> _Rendered:
     if as_json:
-        body = orjson.dumps({"errors": [{"message": error.message, "extensions": {"code": error.code}}]})
-        return _Rendered(body, error.status, "application/json", {"cache-control": "no-store"})
+        return _Rendered(error_body(error.message, error.code), error.status, JSON, {"cache-control": "no-store"})
     html = TEMPLATES.get_template("error.html").render(error=error, links=links, page=None)
     return _Rendered(html.encode(), error.status, "text/html; charset=utf-8", {"cache-control": "no-store"})
 
@@ -236,14 +234,14 @@ async def render(request: Request, spec: Spec, as_json: bool, at: str | None = N
     return _respond(request, made)
 
 
-_CLIENT_CODES = frozenset({"BAD_USER_INPUT", "PAGE_SIZE_ERROR", "CURSOR_ERROR", "AMBIGUOUS_NAME"})
+_CLIENT_CODES = frozenset({BAD_USER_INPUT, PAGE_SIZE_ERROR, CURSOR_ERROR, AMBIGUOUS_NAME})
 
 
-def _refusal(errors: list[dict[str, Any]]) -> PageError:
+def _refusal(answer: Answer) -> PageError:
     """The page's answer to GraphQL errors: the client's (a bad cursor, an ambiguous name) are 400, faults 500."""
-    codes = [str((e.get("extensions") or {}).get("code")) for e in errors]
+    codes = answer.codes
     status = 400 if set(codes) <= _CLIENT_CODES else 500
-    return PageError(status, codes[0], "; ".join(str(e["message"]) for e in errors))
+    return PageError(status, codes[0], answer.messages)
 
 
 async def _render(
@@ -255,45 +253,30 @@ async def _render(
     links: Links,
     at: str | None,
 ) -> _Rendered | Response:
-    head = service.snapshots.head
-    context = service.context(head)
-    result = await service.execute(spec.document, variables, None, context)
-    errors = [_formatted(error) for error in result.errors or ()]
-    codes = {(e.get("extensions") or {}).get("code") for e in errors}
-    if at is not None and (context.unpublished or codes & {"REVISION_NOT_FOUND", "PREVIEW_REJECTED"}):
-        raise PageError(404, "REVISION_NOT_FOUND", f"{at} is not a commit of main: pages pin commits of main only")
-    if result.data is None or result.data.get("registry") is None:
-        raise (
-            _refusal(errors)
-            if errors
-            else PageError(500, "INTERNAL_SERVER_ERROR", "the page's document answered nothing")
-        )
-    data: dict[str, Any] = result.data["registry"]
+    answer = await service.queries.answer(spec.document, variables, head=service.snapshots.head)
+    if at is not None and (answer.unpublished or set(answer.codes) & {REVISION_NOT_FOUND, PREVIEW_REJECTED}):
+        raise PageError(404, REVISION_NOT_FOUND, f"{at} is not a commit of main: pages pin commits of main only")
+    if answer.data is None or answer.data.get("registry") is None:
+        raise _refusal(answer) if answer.errors else PageError(500, INTERNAL, "the page's document answered nothing")
+    data: dict[str, Any] = answer.data["registry"]
     commit: str = data["commit"]["id"]
     if at is not None and at != commit:
         target = spec.canonical(commit) if spec.canonical else links.base + _pin_path(request, commit)
         return RedirectResponse(target, status_code=307)
-    if errors:
-        raise _refusal(errors)
+    if answer.errors:
+        raise _refusal(answer)
     if (spec.subject is not None and data.get(spec.subject) is None) or (
         spec.found is not None and not spec.found(data)
     ):
-        raise PageError(404, "NOT_FOUND", f"{spec.missing} at commit {commit}")
-    immutable = at is not None and not context.pinned_by_name and not context.unpublished
+        raise PageError(404, NOT_FOUND, f"{spec.missing} at commit {commit}")
     headers = {
-        "cache-control": IMMUTABLE if immutable else REVALIDATE,
+        "cache-control": IMMUTABLE if answer.immutable else REVALIDATE,
         "x-kernelindex-commit": commit,
         "vary": "accept",
     }
     if as_json:
-        payload: dict[str, Any] = {"data": result.data}
-        registry_ext: dict[str, Any] = {"commit": head.commit, "committedAt": _instant(head.committed_at)}
-        pinned = [g for c, g in context.seen.items() if c != head.commit or not context.used_head]
-        if pinned:
-            registry_ext["pinned"] = [{"commit": g.commit, "committedAt": _instant(g.committed_at)} for g in pinned]
-        payload["extensions"] = {**(result.extensions or {}), "registry": registry_ext}
-        body = orjson.dumps(payload)
-        media = "application/json"
+        body = answer.body  # the page's JSON twin is the API's answer to the page's document
+        media = JSON
     else:
         meta = {
             "title": spec.title(data),

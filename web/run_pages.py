@@ -6,8 +6,10 @@ import hashlib
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 
+from api.codes import BAD_USER_INPUT, MANIFEST_NOT_FOUND
+from api.http.responses import error
 from web import documents
 from web.badges import AMBER, BLUE, GREEN, badge
 from web.charts import step_chart
@@ -105,29 +107,12 @@ async def kernelindex_run(request: Request) -> Response:
         return refusal
     digest = digest_of(request.path_params["run_id"])
     if digest is None:
-        return JSONResponse(
-            {
-                "errors": [
-                    {
-                        "message": f"no KernelIndex run {request.path_params['run_id']} in the catalog export",
-                        "extensions": {"code": "MANIFEST_NOT_FOUND"},
-                    }
-                ]
-            },
-            status_code=404,
-        )
-    context = service.context(service.snapshots.head)
-    result = await service.execute(documents.RUN_BY_ID, {"id": digest}, None, context)
-    run = (result.data or {}).get("registry", {}).get("run") if result.data else None
+        message = f"no KernelIndex run {request.path_params['run_id']} in the catalog export"
+        return error(404, message, MANIFEST_NOT_FOUND)
+    answer = await service.queries.answer(documents.RUN_BY_ID, {"id": digest})
+    run = (answer.data or {}).get("registry", {}).get("run") if answer.data else None
     if run is None:
-        return JSONResponse(
-            {
-                "errors": [
-                    {"message": f"run {digest} is not in this registry", "extensions": {"code": "MANIFEST_NOT_FOUND"}}
-                ]
-            },
-            status_code=404,
-        )
+        return error(404, f"run {digest} is not in this registry", MANIFEST_NOT_FOUND)
     base = (service.settings.base_url or "").rstrip("/")
     return RedirectResponse(Links(base).run(run["provenance"]["commit"]["id"], run["digest"]), status_code=301)
 
@@ -146,13 +131,11 @@ async def _badge_data(request: Request, document: str, field: str) -> tuple[dict
     if refusal is not None:
         return refusal
     ident = request.path_params["ident"]
-    context = service.context(service.snapshots.head)
-    result = await service.execute(document, {"at": request.path_params.get("commit"), "id": ident}, None, context)
-    if result.data is None or result.data.get("registry") is None:
-        message = "; ".join(e.message for e in result.errors or ()) or "no answer"
-        return JSONResponse({"errors": [{"message": message, "extensions": {"code": "BAD_USER_INPUT"}}]}, 400)
-    found: dict[str, Any] | None = result.data["registry"][field]
-    return found, result.data["registry"]["commit"]["id"]
+    answer = await service.queries.answer(document, {"at": request.path_params.get("commit"), "id": ident})
+    if answer.data is None or answer.data.get("registry") is None:
+        return error(400, answer.messages or "no answer", BAD_USER_INPUT)
+    found: dict[str, Any] | None = answer.data["registry"][field]
+    return found, answer.data["registry"]["commit"]["id"]
 
 
 async def run_badge(request: Request) -> Response:

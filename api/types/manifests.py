@@ -53,11 +53,11 @@ class Manifest(Node):
 
     @strawberry.field(description="The stored JSON document (metadata included).")
     def json(self, info: Info) -> JSON:
-        return _json(info.context.documents.get(self._node.oid))
+        return _json(info.context.objects.get(self._node.oid))
 
     @strawberry.field(description="The stored bytes, as text: what the permalink serves.")
     def text(self, info: Info) -> str:
-        return info.context.documents.raw(self._node.oid).decode()
+        return info.context.objects.raw(self._node.oid).decode()
 
     @strawberry.field
     def permalink(self, info: Info) -> str:
@@ -74,7 +74,7 @@ def _published_at(graph: Graph, node: n.Node) -> str | None:
 
 
 def _document(info: Info, node: n.Node) -> dict[str, Any]:
-    return info.context.documents.get(node.oid)
+    return info.context.objects.get(node.oid)
 
 
 @strawberry.type

@@ -95,7 +95,7 @@ class Commit(Node):
 
 
 def commit_type(context: Context, commit: str) -> Commit:
-    info = context.documents.commit(commit)
+    info = context.objects.commit(commit)
     return Commit(_info=info, _verified=False)
 
 
@@ -135,7 +135,7 @@ def provenance_of(context: Context, graph: Graph, node: n.Node, source: str | No
     commit = _publishing_commit(graph, node)
     if commit is None:
         return None
-    info = context.documents.commit(commit)
+    info = context.objects.commit(commit)
     return Provenance(
         commit=Commit(_info=info, _verified=False),
         source=source_type(context, graph, source or info.trailer("Source")),
