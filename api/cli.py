@@ -698,11 +698,10 @@ def serve(
     draining = Draining(application)
     config = uvicorn.Config(draining, host=final.host, port=final.port, lifespan="on", **options)
     listener = listening_socket(config, final.listen_fd)
-    service = application.state.service
     server = HandoverServer(
         config,
         draining,
-        warm=lambda: service.ready and service.snapshots.status.serving is not None,
+        warm=application.state.server.serving,
         predecessor=final.handover_from,
         pid_file=pid_file.resolve() if pid_file else None,
     )

@@ -13,6 +13,7 @@ import orjson
 
 import registry
 from api.previews import Previews
+from api.urls import Urls
 from registry.graph import Graph
 from registry.snapshots import Snapshots
 
@@ -109,5 +110,7 @@ class Context:
         self.seen[graph.commit] = graph
         return graph
 
-    def permalink(self, graph: Graph, kind: str, digest: str) -> str:
-        return f"{self.base_url}/at/{graph.commit}/{kind}/{digest}"
+    @property
+    def urls(self) -> Urls:
+        """Where the answer's links point (permalinks): under the configured base URL."""
+        return Urls(self.base_url)

@@ -37,6 +37,7 @@ from api.codes import (
     PERSISTED_QUERY_NOT_SUPPORTED,
     UNSUPPORTED_MEDIA_TYPE,
 )
+from api.negotiation import qualities
 
 __all__ = [
     "GRAPHQL_RESPONSE",
@@ -103,20 +104,7 @@ def response_media_type(accept: str | None) -> str | None:
     """
     if accept is None or not accept.strip():
         return JSON  # the draft's legacy default
-    weights: dict[str, float] = {}
-    for item in accept.split(","):
-        name, _, params = item.strip().partition(";")
-        name = name.strip().lower()
-        weight = 1.0
-        for param in params.split(";"):
-            key, _, value = param.strip().partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    weight = float(value)
-                except ValueError:
-                    weight = 0.0
-        if name:
-            weights[name] = max(weight, weights.get(name, 0.0))
+    weights = qualities(accept)
 
     def weight_of(media: str) -> float:
         if media in weights:

@@ -427,7 +427,7 @@ class ServingRun(_Named):
 
     @strawberry.field(description="The run pinned to this snapshot's commit (JSON at the permalink).")
     def permalink(self, info: Info) -> str:
-        return info.context.permalink(self._graph, "runs", self._node.digest)
+        return info.context.urls.run(self._graph.commit, self._node.digest)
 
     @strawberry.field(
         description="Pinned to this snapshot's commit, with the run's digest; `accessed` (YYYY-MM-DD) adds the date "
@@ -456,7 +456,7 @@ class ServingRun(_Named):
             statistic=f"{statistic} {metric}",
             source=source_name or slug or "an unknown source",
             digest=run.digest,
-            permalink=info.context.permalink(graph, "runs", run.digest),
+            permalink=info.context.urls.run(graph.commit, run.digest),
             accessed=accessed,
             published=published[:10] if published else None,
             title=run.title or run.name,

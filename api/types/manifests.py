@@ -61,7 +61,7 @@ class Manifest(Node):
 
     @strawberry.field
     def permalink(self, info: Info) -> str:
-        return info.context.permalink(self._graph, "manifests", self._node.digest)
+        return info.context.urls.manifest(self._graph.commit, self._node.digest)
 
     @strawberry.field
     def provenance(self, info: Info) -> Provenance | None:

@@ -255,7 +255,7 @@ class Run(_Named):
 
     @strawberry.field(description="The run dossier pinned to this snapshot's commit.")
     def permalink(self, info: Info) -> str:
-        return info.context.permalink(self._graph, "runs", self._node.digest)
+        return info.context.urls.run(self._graph.commit, self._node.digest)
 
     @strawberry.field(
         description="How to cite this run, pinned to this snapshot's commit. `accessed` (YYYY-MM-DD, the day "
@@ -281,7 +281,7 @@ class Run(_Named):
             statistic=primary.statistic if primary else "n/a",
             source=source_name or slug or "an unknown source",
             digest=run.digest,
-            permalink=info.context.permalink(graph, "runs", run.digest),
+            permalink=info.context.urls.run(graph.commit, run.digest),
             accessed=accessed,
             published=published[:10] if published else None,
             title=run.title or run.name,
