@@ -6,6 +6,7 @@ import strawberry
 
 import registry
 from api.context import Context
+from api.types.base import Info
 from api.types.identity import Node
 from registry import nodes as n
 from registry.graph import Graph
@@ -21,8 +22,6 @@ __all__ = [
     "provenance_of",
     "source_type",
 ]
-
-Info = strawberry.Info[Context, None]
 
 
 @strawberry.type

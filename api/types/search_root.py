@@ -9,14 +9,12 @@ from typing import Any
 import strawberry
 
 from api import types as t
-from api.context import Context
+from api.types.base import Info
 from registry import nodes as n
 from registry.graph import Graph
 from registry.search import parse_query, search_runs
 
 __all__ = ["Gpu", "SearchFacet", "SearchIssue", "SearchResult", "SearchRoot", "SourceCount"]
-
-Info = strawberry.Info[Context, None]
 
 MAX_QUERY = 512
 
@@ -121,7 +119,7 @@ class SearchRoot:
             text=intent.text + intent.operations,
             facets=[SearchFacet(token=f.token, field=f.field, display=f.display) for f in intent.facets],
             issues=[SearchIssue(token=i.token, message=i.message) for i in intent.issues],
-            runs=t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t._typed(graph, d, t.Run)),
+            runs=t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t.typed(graph, d, t.Run)),
         )
 
     @strawberry.field(description="Software projects by name (each with its implementations).")

@@ -12,18 +12,16 @@ from typing import Any
 import strawberry
 
 import registry
-from api import serving_types as sv
 from api import types as t
-from api.context import Context
 from api.errors import BadUserInput
+from api.types import serving as sv
+from api.types.base import Info
 from api.types.identity import Node, decode_id
 from registry import nodes as n
 from registry.graph import Graph
 from registry.serving_graph import serving_index
 
 __all__ = ["MAX_NODES", "NodeRoot"]
-
-Info = strawberry.Info[Context, None]
 
 MAX_NODES = 100
 
