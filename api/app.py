@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
+import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -27,9 +29,13 @@ from api.routes import routes
 from api.server import Server
 from api.settings import Settings
 
-__all__ = ["CORS_HEADERS", "app", "create_app"]
+__all__ = ["CORS_HEADERS", "WorkerConfig", "app", "create_app"]
 
 log = logging.getLogger("kernelindex")
+
+app: Starlette
+"""The application of this environment's settings, the one `uvicorn api.app:app` serves: made when first
+asked for (`__getattr__`), so that importing this module builds nothing."""
 
 CORS_HEADERS = (
     "accept",
@@ -89,4 +95,25 @@ async def _unexpected_fault(request: Request, exc: Exception) -> Response:
     return error(500, UNEXPECTED, INTERNAL)
 
 
-app = create_app()
+class WorkerConfig(uvicorn.Config):
+    """uvicorn's configuration for worker processes (`kernelindex serve --workers N`), carrying the
+    registry's settings: each worker starts with a pickled copy of its configuration, and builds its
+    application from them rather than from the environment."""
+
+    def __init__(self, settings: Settings, **options: Any) -> None:
+        # The import string is what uvicorn asks of a configuration for workers; `load` gives each its own.
+        super().__init__("api.app:app", host=settings.host, port=settings.port, workers=settings.workers, **options)
+        self.settings = settings
+
+    def load(self) -> None:
+        self.app = create_app(self.settings)
+        super().load()
+
+
+def __getattr__(name: str) -> Starlette:
+    """`app`, made on first use."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    application = create_app()
+    globals()["app"] = application
+    return application

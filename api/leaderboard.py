@@ -1,4 +1,5 @@
-"""A cohort's leaderboard as plain rows: the fused field `Cohort.leaderboard` (issue 14).
+"""A cohort's leaderboard as plain rows: the fused field `Cohort.leaderboard`, for a first-time leaderboard's
+latency.
 
 `Cohort.entries` is a connection of entries of runs of implementations: every level is an object whose
 fields each run a resolver, ~160 of them for a page of 20. A first-time leaderboard spends most of its

@@ -394,7 +394,7 @@ class Query(Snapshot, NodeRoot):
         "briefly, else answers COMMIT_NOT_YET_AVAILABLE (retry) or COMMIT_NOT_ON_MAIN."
     )
     def registry(self, info: Info, at: str | None = None, min_commit: str | None = None) -> Snapshot | None:
-        # Execution runs in a worker thread (api.app), so a pinned graph is built right here.
+        # Execution runs in a worker thread (api.service), so a pinned graph is built right here.
         graph = info.context.graph(at)
         if min_commit is not None and at is None:
             # The HTTP layer already waited for it (api.freshness); the head of this request is what it got.

@@ -123,3 +123,13 @@ def test_no_module_but_the_table_spells_a_page_path(path: Path) -> None:
         and ROUTE_LITERAL.search('"' + node.value)
     ]
     assert not spelled, spelled
+
+
+TEMPLATES = sorted((Path(__file__).parent.parent / "web" / "templates").glob("*.html"))
+
+
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
+def test_no_template_spells_a_path(path: Path) -> None:
+    """A template links with the builder (`links.cohort(key)`), never by gluing a path to something."""
+    text = path.read_text(encoding="utf-8")
+    assert not re.findall(r'(?:href|src|action)="/|}}/', text)

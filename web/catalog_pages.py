@@ -9,6 +9,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from api.codes import BAD_USER_INPUT
 from api.http import operations
 from api.http.requests import server_of, wants_json
 from api.urls import Urls
@@ -165,7 +166,7 @@ async def commit(request: Request) -> Response:
     and the registry as of it."""
     ident, as_json = strip_json(request.path_params["commit_id"])
     if not _COMMIT_ID.fullmatch(ident):
-        raise PageError(400, "BAD_USER_INPUT", f"expected a commit id (4 to 40 lowercase hex digits), not {ident!r}")
+        raise PageError(400, BAD_USER_INPUT, f"expected a commit id (4 to 40 lowercase hex digits), not {ident!r}")
     after = request.query_params.get("after") or None
     spec = Spec(
         template="commit.html",

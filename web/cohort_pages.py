@@ -7,6 +7,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from api.codes import BAD_USER_INPUT
 from api.urls import Urls
 from web import documents
 from web.charts import IntervalRow, interval_chart, step_chart
@@ -82,7 +83,7 @@ async def leaderboard(request: Request) -> Response:
     after = request.query_params.get("after") or None
     min_trust = request.query_params.get("minTrust") or None
     if min_trust is not None and min_trust not in _TRUSTS:
-        raise PageError(400, "BAD_USER_INPUT", f"minTrust: expected one of {', '.join(_TRUSTS)}, not {min_trust!r}")
+        raise PageError(400, BAD_USER_INPUT, f"minTrust: expected one of {', '.join(_TRUSTS)}, not {min_trust!r}")
     spec = Spec(
         template="leaderboard.html",
         document=documents.LEADERBOARD,
@@ -145,7 +146,7 @@ async def compare(request: Request) -> Response:
     runs = request.query_params.getlist("run")
     if not COMPARE_MIN <= len(runs) <= COMPARE_MAX:
         raise PageError(
-            400, "BAD_USER_INPUT", f"compare takes {COMPARE_MIN} to {COMPARE_MAX} runs (?run=A&run=B), not {len(runs)}"
+            400, BAD_USER_INPUT, f"compare takes {COMPARE_MIN} to {COMPARE_MAX} runs (?run=A&run=B), not {len(runs)}"
         )
     spec = Spec(
         template="compare.html",

@@ -7,6 +7,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from api.codes import BAD_USER_INPUT
 from api.urls import Urls
 from web import documents
 from web.names import humanize_operation
@@ -52,7 +53,7 @@ async def search(request: Request) -> Response:
     query = request.query_params.get("q", "").strip()
     after = request.query_params.get("after") or None
     if len(query) > MAX_QUERY:
-        raise PageError(400, "BAD_USER_INPUT", f"q: a search of at most {MAX_QUERY} characters (got {len(query)})")
+        raise PageError(400, BAD_USER_INPUT, f"q: a search of at most {MAX_QUERY} characters (got {len(query)})")
     spec = Spec(
         template="search.html",
         document=documents.SEARCH,

@@ -34,9 +34,11 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the registry over HTTP: GraphQL at /graphql (GraphiQL in a browser), permalinks, /healthz."""
+    import contextlib
     import os
 
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     settings = read_settings()
     path = repo_path(repo).resolve()
@@ -62,20 +64,26 @@ def serve(
         chosen["KERNELINDEX_TRUST_ROOT"] = str(root)
     if mirror_url:
         chosen["KERNELINDEX_MIRROR_URL"] = mirror_url
-    os.environ.update(chosen)  # the workers build their app from the environment (api.app:app)
-    final = Settings.from_env()
+    # The options are the application's settings, read as the environment would give them. This process's
+    # environment is never written: a worker gets the settings with its configuration, a successor with its
+    # command (api.handover).
+    final = Settings.from_env({**os.environ, **chosen})
     options: dict[str, Any] = {
         "log_level": "info" if final.debug else "warning",
         "access_log": final.debug,
         "proxy_headers": True,
     }
-    if final.workers > 1:
-        err(f"kernelindex: serving {path} on http://{final.host}:{final.port}/graphql ({final.workers} worker(s))")
-        uvicorn.run("api.app:app", host=final.host, port=final.port, workers=final.workers, **options)
-        return
-    from api.app import app as application
+    from api.app import WorkerConfig, create_app
     from api.handover import Draining, HandoverServer, listening_socket
 
+    if final.workers > 1:
+        err(f"kernelindex: serving {path} on http://{final.host}:{final.port}/graphql ({final.workers} worker(s))")
+        processes = WorkerConfig(final, **options)
+        with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: the supervisor has stopped its workers
+            Multiprocess(processes, sockets=[processes.bind_socket()]).run()
+        return
+
+    application = create_app(final)
     draining = Draining(application)
     config = uvicorn.Config(draining, host=final.host, port=final.port, lifespan="on", **options)
     listener = listening_socket(config, final.listen_fd)
@@ -85,6 +93,7 @@ def serve(
         warm=application.state.server.serving,
         predecessor=final.handover_from,
         pid_file=pid_file.resolve() if pid_file else None,
+        environment=chosen,  # a successor is given the same options
     )
     if final.handover_from is None:
         err(f"kernelindex: serving {path} on http://{final.host}:{final.port}/graphql (SIGHUP: hand over)")

@@ -1,4 +1,5 @@
-"""The root fields of global object identification: `node(id:)` and `nodes(ids:)` (issue 9).
+"""The root fields of global object identification (Relay's): `node(id:)` and `nodes(ids:)`, which let a
+normalized client cache refetch any object it holds.
 
 An id names its type, the commit it was read from and its key (`api.types.identity`); the object is
 looked up in that commit's graph, so a refetch answers what the id was read as, even after main moved.

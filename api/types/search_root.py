@@ -1,6 +1,6 @@
 """Search and the navigation lists of a snapshot: `search(query:)` with KernelIndex's grammar
-(`registry.search`), and `projects`, `implementations`, `gpus`, `sources` with their counts (issue 9).
-`Snapshot` extends `SearchRoot`."""
+(`registry.search`), and `projects`, `implementations`, `gpus`, `sources` with their counts: what a
+frontend's search box and its browse menus ask for. `Snapshot` extends `SearchRoot`."""
 
 from __future__ import annotations
 
