@@ -17,7 +17,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from api.http import graphql, operations, permalinks, publishing
-from api.urls import PATHS, PINNED
+from api.urls import PATHS, PINNED, twin
 from web import catalog_pages, cohort_pages, run_pages, search_page, serving_pages
 from web.render import STATIC
 
@@ -51,9 +51,9 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         _head("healthz", operations.healthz),
         _head("refresh", operations.refresh, ["POST"]),
         # Pages: the home page's JSON twin and pinned forms (a pinned home page is `/at/{commit}`).
-        Route("/index.json", catalog_pages.home, methods=["GET"], name="home_json"),
+        Route(twin(PATHS["home"]), catalog_pages.home, methods=["GET"], name="home_json"),
         Route(PINNED, catalog_pages.home, methods=["GET"], name="pinned_home"),
-        Route(PINNED + "/index.json", catalog_pages.home, methods=["GET"], name="pinned_home_json"),
+        Route(twin(PINNED), catalog_pages.home, methods=["GET"], name="pinned_home_json"),
         _head("kernelindex_run", run_pages.kernelindex_run),  # before the head run redirect: a UUID is not a digest
         *_both("cohort", cohort_pages.leaderboard),
         *_both("records", cohort_pages.records),

@@ -75,9 +75,12 @@ def serve(
     }
     from api.app import WorkerConfig, create_app
     from api.handover import Draining, HandoverServer, listening_socket
+    from api.urls import Urls
+
+    listening = Urls(f"http://{final.host}:{final.port}")  # where this process listens, for its first line
 
     if final.workers > 1:
-        err(f"kernelindex: serving {path} on http://{final.host}:{final.port}/graphql ({final.workers} worker(s))")
+        err(f"kernelindex: serving {path} on {listening.graphql()} ({final.workers} worker(s))")
         processes = WorkerConfig(final, **options)
         with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: the supervisor has stopped its workers
             Multiprocess(processes, sockets=[processes.bind_socket()]).run()
@@ -96,7 +99,7 @@ def serve(
         environment=chosen,  # a successor is given the same options
     )
     if final.handover_from is None:
-        err(f"kernelindex: serving {path} on http://{final.host}:{final.port}/graphql (SIGHUP: hand over)")
+        err(f"kernelindex: serving {path} on {listening.graphql()} (SIGHUP: hand over)")
     server.run(sockets=[listener])
 
 
