@@ -195,6 +195,7 @@ def _posted(calls: list[dict[str, Any]]) -> list[str]:
 
 def _status(calls: list[dict[str, Any]]) -> dict[str, Any]:
     (status,) = [c["params"] for c in calls if c["call"] == "repos.createCommitStatus"]
+    assert isinstance(status, dict)
     return status
 
 
