@@ -3,13 +3,15 @@ the whole corpus valid, and equal to upstream's schemas field by field but for t
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 import regress
-from helpers import EXAMPLES, EXPORT, UPSTREAM_SCHEMAS
+from helpers import EXAMPLES, EXPORT, PROJECT_ROOT, UPSTREAM_SCHEMAS
 from jsonschemas import ecma_validator, errors_of
 
 import registry
@@ -26,6 +28,15 @@ def test_one_shipped_schema_per_kind_and_nothing_else() -> None:
     shipped = sorted(path.name for path in SCHEMA_DIR.glob("*.schema.json"))
     assert shipped == sorted(schema_file_name(kind) for kind in registry.KINDS)
     assert len(shipped) == 17  # 13 upstream kinds, 4 lifecycle kinds
+
+
+def test_the_wheel_carries_every_schema() -> None:
+    """pyproject's package-data for `registry` matches each shipped file (a wheel built from it holds 17)."""
+    globs = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "registry"
+    ]
+    shipped = [f"schemas/{path.name}" for path in SCHEMA_DIR.glob("*.schema.json")]
+    assert shipped and all(any(fnmatch.fnmatch(name, g) for g in globs) for name in shipped)
 
 
 @pytest.mark.parametrize("kind", list(registry.KINDS))
