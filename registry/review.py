@@ -224,10 +224,18 @@ def _unsigned_changes(
     for commit in commits:
         info = store.commit_info(commit)
         parent = info.parents[0] if info.parents else None
-        diff = store.diff(parent, commit)
-        overlays = [c.path for c in diff if c.path.split("/", 1)[0] in _SIGNED_FOLDERS and c.new is not None]
+        commit_changes = store.diff(parent, commit)
+        overlays = [
+            change.path
+            for change in commit_changes
+            if change.path.split("/", 1)[0] in _SIGNED_FOLDERS and change.new is not None
+        ]
         # A whole history's root commit is the operator's, like the first policy: its own files stand.
-        own = [c.path for c in diff if is_repository_file(c.path)] if parent is not None or base is not None else []
+        own = (
+            [c.path for c in commit_changes if is_repository_file(c.path)]
+            if parent is not None or base is not None
+            else []
+        )
         source = info.trailer("Source")
         claims = source is not None and source in registered
         if not overlays and not claims and not own:

@@ -44,7 +44,9 @@ def kind_slug(kind: str) -> str:
 
 
 def schema_file_name(kind: str) -> str:
-    """>>> schema_file_name("BenchmarkRun")
+    """The name of a kind's schema file, as upstream names it.
+
+    >>> schema_file_name("BenchmarkRun")
     'benchmark-run.v1alpha1.schema.json'
     """
     return f"{kind_slug(kind)}.{_VERSION}.schema.json"
