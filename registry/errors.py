@@ -21,6 +21,7 @@ __all__ = [
     "StoreBusy",
     "StoreCorrupt",
     "StoreNotFound",
+    "UnknownKind",
     "UnknownMetric",
     "UnsupportedOperator",
     "WrongUnit",
@@ -95,6 +96,15 @@ class AmbiguousName(RegistryError, LookupError):
         self.candidates = tuple(candidates)
         shown = ", ".join(self.candidates[:5]) + (" ..." if len(self.candidates) > 5 else "")
         super().__init__(f"name {name!r} is ambiguous: {len(self.candidates)} manifests match ({shown}); use a digest")
+
+
+class UnknownKind(RegistryError, LookupError):
+    """A name that is no manifest kind (by name, slug or folder)."""
+
+    def __init__(self, kind: str, known: Sequence[str]) -> None:
+        self.kind = kind
+        self.known = tuple(known)
+        super().__init__(f"unknown kind: {kind!r}; expected one of {', '.join(self.known)}")
 
 
 class RevisionNotFound(RegistryError, LookupError):

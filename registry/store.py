@@ -17,6 +17,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -71,6 +72,7 @@ _WRITER_LOCK = "kernelindex-writer.lock"
 _WRITER_WAIT_SECONDS = 120.0  # a bulk import holds the lock for seconds; past this, report who holds it
 _STALE_GIT_LOCKS = ("HEAD.lock", "packed-refs.lock", "index.lock", "config.lock")
 _STALE_LOCK_SECONDS = 2.0  # git's own commands hold a ref lock for milliseconds
+_PULL_HEAD = re.compile(r"refs/pull/[0-9]+/head")  # a forge's pull request (registry/mirror.py fetches them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,10 +230,11 @@ class GitStore:
         return str(obj.id)
 
     def branches(self) -> dict[str, str]:
-        """Every branch and tag of the repository and the commit it reaches: `refs/...` -> id."""
+        """Every branch and tag of the repository, and every pull request's head a mirror fetched
+        (`refs/pull/<n>/head`), with the commit it reaches: `refs/...` -> id."""
         found = {}
         for name in self._repo.references:
-            if name.startswith(("refs/heads/", "refs/tags/")):
+            if name.startswith(("refs/heads/", "refs/tags/")) or _PULL_HEAD.fullmatch(name):
                 try:
                     found[name] = self._peel_commit(self._repo.references[name].resolve().target, name)
                 except (RevisionNotFound, pygit2.GitError, KeyError):  # a dangling symbolic ref

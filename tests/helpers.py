@@ -34,6 +34,7 @@ import registry
 __all__ = [
     "API_VERSION",
     "DATA",
+    "DOC_EXAMPLES",
     "EMBEDDED_REPO",
     "EXAMPLES",
     "EXPORT",
@@ -41,6 +42,7 @@ __all__ = [
     "SEEDS",
     "SHARED",
     "TEST_TIME",
+    "UPSTREAM_SCHEMAS",
     "BasicScenario",
     "basic_scenario",
     "commit_manifests",
@@ -77,6 +79,9 @@ EMBEDDED_REPO = PROJECT_ROOT / "manifests.git"
 """The committed registry. Tests only ever read it, and pass its path explicitly."""
 SHARED = PROJECT_ROOT.parent / "shared"
 EXAMPLES = SHARED / "kernelindex" / "examples"
+UPSTREAM_SCHEMAS = SHARED / "kernelindex" / "schemas"
+DOC_EXAMPLES = PROJECT_ROOT / "docs" / "examples"
+"""Our own examples: `kinds/` (one per kind, digest-chained), `invalid/`, `bundles/`."""
 SEEDS = SHARED / "seeds"
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, StringConstraints, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
 __all__ = [
     "API_VERSION",
+    "DIGEST_DESCRIPTION",
     "DIGEST_PATTERN",
     "DURATION_PATTERN",
     "Author",
@@ -44,10 +45,11 @@ __all__ = [
     "UriDigest",
 ]
 
-from registry.kinds import API_VERSION, DIGEST_PATTERN
+from registry.kinds import API_VERSION, DIGEST_PATTERN, DURATION_SPACE
 
 MAX_SAFE_INTEGER = 2**53 - 1
 DURATION_PATTERN = r"^[0-9]+(\.[0-9]+)?\s?(ns|us|µs|ms|s)$"
+"""As the JSON Schemas write it (ECMAScript: `\\s` is `DURATION_SPACE`); `_DURATION` is its Python twin."""
 # RFC 3339 UTC timestamps with a real calendar date (leap years included), `Z` only:
 # upstream's pattern, verbatim but for [0-9].
 TIMESTAMP_PATTERN = (
@@ -83,11 +85,29 @@ Str1000 = Annotated[str, StringConstraints(max_length=1000)]
 Str2000 = Annotated[str, StringConstraints(max_length=2000)]
 
 
-Identifier = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
-Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=100)]
-MetadataName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=200)]
-DigestStr = Annotated[str, StringConstraints(pattern=DIGEST_PATTERN)]
-GitCommit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
+# The descriptions below reach the JSON Schemas (registry/schemas), where editors show them on hover.
+Identifier = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z][a-z0-9_]*$"),
+    Field(description="An identifier: a lower-case letter, then lower-case letters, digits and _."),
+]
+Slug = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=100),
+    Field(description="A slug: lower-case letters, digits and -, at most 100 characters."),
+]
+MetadataName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=200),
+    Field(description="A name: lower-case letters, digits, '.', '_' and '-', starting with a letter or digit."),
+]
+DIGEST_DESCRIPTION = "A digest: sha256: and 64 lower-case hex digits."
+DigestStr = Annotated[str, StringConstraints(pattern=DIGEST_PATTERN), Field(description=DIGEST_DESCRIPTION)]
+GitCommit = Annotated[
+    str,
+    StringConstraints(pattern=r"^[0-9a-f]{40}$"),
+    Field(description="A full git commit id: 40 lower-case hex digits."),
+]
 _TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
 
 
@@ -101,7 +121,18 @@ def _check_timestamp(value: str) -> str:
     return value
 
 
-Timestamp = Annotated[str, AfterValidator(_check_timestamp)]
+Timestamp = Annotated[
+    str,
+    AfterValidator(_check_timestamp),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "date-time",
+            "pattern": TIMESTAMP_PATTERN,
+            "description": "An RFC 3339 UTC timestamp ending in Z, e.g. 2026-08-01T12:00:00Z.",
+        }
+    ),
+]
 
 SafeInt = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 PositiveSafeInt = Annotated[int, Field(gt=0, le=MAX_SAFE_INTEGER)]
@@ -110,7 +141,7 @@ NonNegativeFloat = Annotated[float, Field(ge=0)]
 PositiveFloat = Annotated[float, Field(gt=0)]
 Ratio = Annotated[float, Field(ge=0, le=1)]
 
-_DURATION = re.compile(DURATION_PATTERN.removeprefix("^").removesuffix("$"))
+_DURATION = re.compile(DURATION_PATTERN.removeprefix("^").removesuffix("$").replace(r"\s", DURATION_SPACE))
 
 
 def _check_duration(value: object) -> int | str:
@@ -128,8 +159,21 @@ def _check_duration(value: object) -> int | str:
 
 
 # A duration as authored: integer nanoseconds, or a string such as "0.008 ms".
-# normalize.py turns both into integer nanoseconds before hashing.
-Duration = Annotated[int | str, PlainValidator(_check_duration)]
+# normalize.py turns both into integer nanoseconds before hashing. The JSON Schema is upstream's.
+Duration = Annotated[
+    int | str,
+    PlainValidator(_check_duration),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER},
+                {"type": "string", "pattern": DURATION_PATTERN},
+            ],
+            "description": "A duration: whole nanoseconds (8120), or a number and a unit: ns, us, µs, ms or s "
+            '("8.12 us", "0.008 ms").',
+        }
+    ),
+]
 
 
 class UriDigest(Strict):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from registry.kinds.common import (
     API_VERSION,
@@ -52,6 +52,19 @@ assert API_VERSION == "kernelindex.dev/v1alpha1"
 
 
 class Axis(Strict):
+    # The refinement below, said to JSON Schema too (upstream's schemas leave it to the validator).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {"properties": {"role": {"const": role}}, "required": ["role"]},
+                    "then": {"required": [needed]},
+                }
+                for role, needed in (("constant", "value"), ("derived", "expression"))
+            ]
+        }
+    )
+
     role: Literal["variable", "constant", "derived"]
     type: Literal["integer"]
     value: SignedSafeInt | None = None
@@ -79,6 +92,8 @@ class ScalarArgument(Strict):
 
 
 class Argument(Strict):
+    model_config = ConfigDict(json_schema_extra={"oneOf": [{"required": ["tensor"]}, {"required": ["scalar"]}]})
+
     name: Identifier
     tensor: TensorArgument | None = None
     scalar: ScalarArgument | None = None
@@ -433,6 +448,8 @@ class RunCorrectness(Strict):
 
 
 class LatencyNs(Strict):
+    model_config = ConfigDict(json_schema_extra={"anyOf": [{"required": ["median"]}, {"required": ["mean"]}]})
+
     median: Duration | None = None
     mean: Duration | None = None
     p05: Duration | None = None
