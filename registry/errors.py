@@ -10,6 +10,7 @@ __all__ = [
     "CommitNotOnMain",
     "CommitNotYetAvailable",
     "IncomparableKinds",
+    "InvalidCommit",
     "InvalidConstraint",
     "InvalidManifest",
     "ManifestNotFound",
@@ -79,6 +80,12 @@ class InvalidManifest(_ProblemsError, ValueError):
 class RejectedChange(_ProblemsError, ValueError):
     """A set of valid manifests cannot be written together: dangling references,
     operation mismatches, conflicts with what is already published."""
+
+
+class InvalidCommit(RejectedChange):
+    """A commit cannot be written as described: its message, trailers or people hold what a new
+    contribution may not (a `Source-URL` that is not an http(s) link, a character XML cannot carry).
+    Each problem's `source` is `commit` and its `path` the part (`Source-URL`, `subject`, `author`)."""
 
 
 class ManifestNotFound(RegistryError, LookupError):

@@ -10,7 +10,9 @@ Everything wrong is reported at once, each problem with the path it concerns:
 - overlays that need a maintainer (Retraction, Supersession, Verification) added only by
   commits signed by a maintainer of the policy in force at base; a change to
   `policy/maintainers` only as `registry.trust` allows (never the first policy, never by a
-  stranger, removals by two maintainers); commits that claim a registered source signed too.
+  stranger, removals by two maintainers); commits that claim a registered source signed too;
+- each commit a new contribution may hold (`provenance.commit_problems`): a `Source-URL` that is an
+  http(s) link, and no character XML cannot carry in its message or people.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from registry.errors import InvalidManifest, Problem, RegistryError
 from registry.kinds import KIND_BY_FOLDER, KINDS
 from registry.manifest import Manifest, load_manifest
 from registry.parse import MAX_DOCUMENT_BYTES
+from registry.provenance import commit_problems
 from registry.signatures import POLICY_PATH
 from registry.store import GitStore, TreeChange
 from registry.trust import TrustChain, parse_policy
@@ -116,6 +119,10 @@ def check_range(
         additions.append((change.path, manifest))
     problems.extend(check_additions(additions, existing or _AtCommit(store, base)))
     commits = store.commits_between(base, head)
+    for commit in commits:
+        info = store.commit_info(commit)
+        people = {"author": info.author, "committer": info.committer}
+        problems.extend(commit_problems(f"commit {commit[:12]}", [("message", info.message)], info.trailers, people))
     if signatures:
         chain = chain or TrustChain(store, trust_root)
         problems.extend(_unsigned_changes(store, base, head, commits, chain))

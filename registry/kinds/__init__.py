@@ -187,7 +187,8 @@ def validate_document(document: Any, source: str) -> KindInfo:
         problems.append(Problem(source, "$.kind", f"unknown kind {kind!r}; expected one of {known}"))
     if problems or info is None:
         raise InvalidManifest(problems or [Problem(source, "$", "not a manifest")])
-    problems.extend(_nulls(document, source))
+    found = _value_problems(document, source)
+    problems.extend(found)
     import pydantic  # with the models, when a manifest is first validated
 
     try:
@@ -195,22 +196,36 @@ def validate_document(document: Any, source: str) -> KindInfo:
         info.model.model_validate_json(orjson.dumps(document))
     except pydantic.ValidationError as exc:
         problems.extend(_problem(source, error) for error in exc.errors(include_url=False))
+    except orjson.JSONEncodeError as exc:
+        # From a reader more lenient than registry.parse: an unpaired surrogate (reported above), or an
+        # integer past 64 bits.
+        if not found:
+            problems.append(Problem(source, "$", f"not representable as JSON: {exc}"))
     if problems:
         raise InvalidManifest(_merge(problems))
     return info
 
 
-def _nulls(value: Any, source: str, path: tuple[str | int, ...] = ()) -> list[Problem]:
-    """No upstream schema admits null: an absent field is omitted, never null."""
+def _value_problems(value: Any, source: str, path: tuple[str | int, ...] = ()) -> list[Problem]:
+    """No upstream schema admits null: an absent field is omitted, never null. No string or key holds
+    a character XML cannot carry (`registry.kinds.content`)."""
+    from registry.kinds.content import text_problem  # with validation, as the models (a server reads only)
+
     if value is None:
         return [Problem(source, json_path(path), "null is not allowed (omit the field instead)")]
+    if isinstance(value, str):
+        reason = text_problem(value)
+        return [] if reason is None else [Problem(source, json_path(path), reason)]
     found: list[Problem] = []
     if isinstance(value, dict):
         for key, child in value.items():
-            found.extend(_nulls(child, source, (*path, key)))
+            reason = text_problem(key) if isinstance(key, str) else None
+            if reason is not None:
+                found.append(Problem(source, json_path(path), f"the key {key!r} {reason}"))
+            found.extend(_value_problems(child, source, (*path, key)))
     elif isinstance(value, list):
         for index, child in enumerate(value):
-            found.extend(_nulls(child, source, (*path, index)))
+            found.extend(_value_problems(child, source, (*path, index)))
     return found
 
 

@@ -13,6 +13,7 @@ from registry.kinds.common import (
     Duration,
     GitCommit,
     Identifier,
+    Link,
     Metadata,
     MetadataName,
     NonNegativeFloat,
@@ -209,8 +210,8 @@ class Package(Strict):
 class SoftwareProjectSpec(Strict):
     name: Str200
     kind: Literal["library", "individual", "vendor"] | None = None
-    repository: Str2000 | None = None
-    homepage: Str2000 | None = None
+    repository: Link | None = None
+    homepage: Link | None = None
     host: ProjectHost | None = None
     packages: tuple[Package, ...] | None = None
 
@@ -226,7 +227,7 @@ class SoftwareProject(Strict):
 
 
 class ProjectRevision(Strict):
-    repository: Str2000 | None = None
+    repository: Link | None = None
     commit: GitCommit | None = None
     version: Str100 | None = None
     tree_digest: DigestStr | None = None
@@ -260,7 +261,7 @@ class SourceIdentity(Strict):
 
 class Install(Strict):
     kind: Literal["git", "pip", "package", "container", "source"]
-    repository: Str2000 | None = None
+    repository: Link | None = None
     commit: GitCommit | None = None
     package: Str200 | None = None
     version: Str100 | None = None
@@ -307,7 +308,7 @@ class ImplementationRevision(Strict):
 class Harness(Strict):
     name: Str200
     version: Str100 | None = None
-    repository: Str2000 | None = None
+    repository: Link | None = None
     commit: GitCommit | None = None
 
 
@@ -472,7 +473,7 @@ class RunSourceNative(Strict):
 
 
 class HarnessRef(Strict):
-    repository: Str2000
+    repository: Link
     commit: GitCommit
 
 

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from registry.kinds.common import DigestStr, Duration, Metadata, MetadataName, Str500, Str2000, Strict
+from registry.kinds.common import DigestStr, Duration, Link, Metadata, MetadataName, Str500, Strict
 from registry.kinds.kernel import ApiVersion
 
 __all__ = ["Attestation", "Retraction", "Supersession", "Verification"]
@@ -21,7 +21,7 @@ class AttestationSpec(Strict):
     run_digest: DigestStr
     type: Literal["reproduced", "could_not_reproduce", "environment_note", "regression_observed"]
     body: str = Field(min_length=1, max_length=2000)
-    evidence_url: Str2000 | None = None
+    evidence_url: Link | None = None
     observed_ns: Duration | None = None
     environment_summary: Str500 | None = None
 
