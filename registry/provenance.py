@@ -146,6 +146,8 @@ def commit_problems(
             problems.append(Problem(where, part, reason))
     for key, value in trailers:
         reason = text_problem(key) or text_problem(value)
+        if reason is None and ("\n" in value or "\r" in value):
+            reason = "a trailer is one line"
         if reason is None and key.lower() in (name.lower() for name in LINK_TRAILERS):
             reason = link_problem(value.strip())
             if reason is not None:

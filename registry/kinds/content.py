@@ -48,6 +48,7 @@ __all__ = [
     "XML_FORBIDDEN",
     "XML_TEXT_PATTERN",
     "artifact_uri_problem",
+    "escape_forbidden",
     "link_problem",
     "text_problem",
 ]
@@ -91,7 +92,7 @@ def link_problem(value: str) -> str | None:
     >>> [link_problem(v) is None for v in (" https://x", "//x", "http:", "https:///x", "https://u@x")]
     [False, False, False, False, False]
     """
-    if _LINK.match(value):
+    if _LINK.fullmatch(value):  # fullmatch: `$` alone would also match before a final newline
         return None
     scheme, colon, rest = value.partition(":")
     if colon and scheme.lower() in LINK_SCHEMES and rest.startswith("//"):
@@ -117,7 +118,7 @@ def artifact_uri_problem(value: str, digest: str | None) -> str | None:
         if problem == _NOT_A_LINK:
             return f"{problem}, or kernelindex:artifact/<the artifact's digest>"
         return problem
-    if not _ARTIFACT.match(value):
+    if not _ARTIFACT.fullmatch(value):
         return "a KernelIndex artifact is kernelindex:artifact/sha256:<64 lower-case hex digits>"
     if digest is not None and value != ARTIFACT_SCHEME + digest:
         return f"kernelindex:artifact/ names the artifact by its own digest: expected {ARTIFACT_SCHEME}{digest}"
@@ -133,3 +134,13 @@ def text_problem(value: str) -> str | None:
         f"holds U+{ord(found.group()):04X}, a character XML 1.0 does not allow (a control character other "
         "than tab, newline and carriage return, U+FFFE, U+FFFF or an unpaired surrogate)"
     )
+
+
+def escape_forbidden(text: str) -> str:
+    """`text` with each character XML cannot carry written as its escape (`\\x08`, `\\ufffe`): for a message
+    that quotes hostile input (an importer's reason for skipping a row) rather than publishing it.
+
+    >>> print(escape_forbidden("unknown GPU N\\x08VIDIA"))
+    unknown GPU N\\x08VIDIA
+    """
+    return _FORBIDDEN.sub(lambda found: repr(found.group())[1:-1], text)
