@@ -19,6 +19,7 @@ __all__ = [
     "RegistryError",
     "RejectedChange",
     "RevisionNotFound",
+    "SearchTooLarge",
     "StoreBusy",
     "StoreCorrupt",
     "StoreNotFound",
@@ -109,6 +110,17 @@ class RevisionNotFound(RegistryError, LookupError):
         self.rev = rev
         self.reason = reason
         super().__init__(f"revision not found: {rev!r}: {reason}")
+
+
+class SearchTooLarge(RegistryError, ValueError):
+    """A search query longer than its limit, in `unit`s (characters, or terms: words, phrases and
+    facets). Refused before any work: a search costs in proportion to its terms."""
+
+    def __init__(self, unit: str, size: int, limit: int) -> None:
+        self.unit = unit
+        self.size = size
+        self.limit = limit
+        super().__init__(f"a search query holds at most {limit} {unit} (this one holds {size}); shorten it")
 
 
 class StoreNotFound(RegistryError, FileNotFoundError):
