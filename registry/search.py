@@ -10,9 +10,10 @@ What it costs: a term's score depends only on the run's operation and implementa
 tokenizes each name and title once per snapshot, maps every word to the operations and
 implementations holding it, and groups the runs by (operation, implementation) pair (4,291 pairs for
 9,508 runs in the embedded registry). A query scores each term once per candidate pair, the most
-selective term first, and drops a pair at its first missing term. The facts the graph does not keep
-(dtypes, shapes, layouts, frameworks, CUDA, licences) are read from each manifest once and kept by
-blob id (bounded), so a facet costs a lookup per run. The index lives as long as its snapshot's graph.
+selective term first, and drops a pair at its first missing term. Each facet value is a set of runs
+(`registry.search_facets`), so filters are intersections. Large answers sort by every run's place in
+the order of answers, computed once. The index lives as long as its snapshot's graph, and what it keeps
+grows with the registry, never with the queries (the phrase cache is bounded).
 """
 
 from __future__ import annotations
@@ -61,8 +62,8 @@ Pair = tuple[str, str]  # (operation digest, implementation digest): what a run'
 SMALL_ANSWER = 256
 """Answers up to this many runs sort by each run's (rank, newest, digest); larger ones by every run's
 place in that order, computed once per snapshot (it ranks every cohort)."""
-TERM_CACHE = 4096
-"""Distinct terms whose scores an index keeps (a term's scores are a few thousand entries at most)."""
+TERM_CACHE = 256
+"""Phrases whose scores an index keeps (each holds at most every operation and implementation)."""
 
 
 def search_runs(graph: Graph, intent: Intent, document: Document) -> list[str]:
@@ -131,7 +132,7 @@ class _Term(NamedTuple):
     """One distinct text term of a query: how each operation and implementation scores on it."""
 
     operations: dict[str, int]  # operation -> 3 (name) or 2 (title)
-    implementations: frozenset[str]  # implementations whose name or title holds it (score 1)
+    implementations: Collection[str]  # implementations whose name or title holds it (score 1); read only
     times: int  # how many times the query says it (each counts)
 
 
@@ -149,7 +150,7 @@ class _Index:
         self.operations_by_word: dict[str, set[str]] = {}  # in the name or the title
         self.operations_by_name_word: dict[str, set[str]] = {}
         self.implementations_by_word: dict[str, set[str]] = {}
-        self._terms: dict[tuple[str, ...], _Term] = {}  # words -> how they score (once), at most TERM_CACHE
+        self._terms: dict[tuple[str, ...], _Term] = {}  # phrase -> how it scores, at most TERM_CACHE
         self.facets = Facets(graph)
         self._orders: dict[str, tuple[int, int, str]] = {}  # run -> (rank, -observed, digest), as asked
         self._position: dict[str, int] = {}  # run -> its place in that order, for large answers
@@ -190,22 +191,23 @@ class _Index:
     # Text --------------------------------------------------------------------------------------------
 
     def _term(self, needle: tuple[str, ...], times: int) -> _Term:
+        if len(needle) == 1:  # one word: the index answers without reading any name again
+            word = needle[0]
+            operations = dict.fromkeys(self.operations_by_word.get(word, ()), 2)
+            operations.update(dict.fromkeys(self.operations_by_name_word.get(word, ()), 3))
+            return _Term(operations, self.implementations_by_word.get(word, frozenset()), times)
         found = self._terms.get(needle)
         if found is None:
-            found = self._score(needle)
+            found = self._phrase(needle)
             if len(self._terms) >= TERM_CACHE:
                 self._terms.clear()
             self._terms[needle] = found
         return found._replace(times=times)
 
-    def _score(self, needle: tuple[str, ...]) -> _Term:
+    def _phrase(self, needle: tuple[str, ...]) -> _Term:
+        """Several words (or none): the names holding every word, read again for the words' order."""
         operations: dict[str, int] = {}
         implementations: set[str] = set()
-        if len(needle) == 1:  # one word: the index answers without reading any name again
-            word = needle[0]
-            operations = dict.fromkeys(self.operations_by_word.get(word, ()), 2)
-            operations.update(dict.fromkeys(self.operations_by_name_word.get(word, ()), 3))
-            return _Term(operations, frozenset(self.implementations_by_word.get(word, ())), 1)
         if needle:
             for digest in _holding(self.operations_by_word, needle):
                 words = self.operation_words[digest]
