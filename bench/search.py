@@ -79,7 +79,7 @@ def _queries(graph: Any) -> dict[str, str]:
         "32 words keeping the most runs": " ".join(chosen),
         "sub-phrases of the commonest name": " ".join(f'"{p}"' for p in phrases[:MAX_TERMS]),
         "every run, every non-narrowing facet": "trust:reported source:false installable:false",
-        "every run read for facets": "trust:reported cuda:0",
+        "every run read for facets": "trust:reported dtype:bf16 cuda:0",
         "commonest words and every facet": " ".join([*candidates[: MAX_TERMS - 7], facets]),
         "one operation word": "rmsnorm",
     }
