@@ -14,6 +14,8 @@ Everything wrong is reported at once, each problem with the path it concerns:
 - the repository's own files (`registry.repofiles`: `.github/`, README, licence...) may be added,
   changed or deleted, each change named in the report, and only by commits signed by a maintainer
   of the policy in force at base, as a policy change.
+- each commit a new contribution may hold (`provenance.commit_problems`): a `Source-URL` that is an
+  http(s) link, and no character XML cannot carry in its message or people.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from registry.errors import InvalidManifest, Problem, RegistryError
 from registry.kinds import KIND_BY_FOLDER, KINDS
 from registry.manifest import Manifest, load_manifest
 from registry.parse import MAX_DOCUMENT_BYTES
+from registry.provenance import commit_problems
 from registry.repofiles import is_repository_file
 from registry.signatures import POLICY_PATH
 from registry.store import GitStore, TreeChange
@@ -139,6 +142,10 @@ def check_range(
     problems.extend(check_additions(additions, existing or _AtCommit(store, base)))
     commits = store.commits_between(base, head)
     signers: dict[str, str | None] = {}
+    for commit in commits:
+        info = store.commit_info(commit)
+        people = {"author": info.author, "committer": info.committer}
+        problems.extend(commit_problems(f"commit {commit[:12]}", [("message", info.message)], info.trailers, people))
     if signatures:
         chain = chain or TrustChain(store, trust_root)
         problems.extend(_unsigned_changes(store, base, head, commits, chain, signers))

@@ -28,6 +28,8 @@ EXPECTED = {
     "leaderboard_page_p50",
     "run_page_first_p50",
     "leaderboard_page_first_p50",
+    "search_worst_p50",
+    "search_refusal_255_words",
 }
 
 

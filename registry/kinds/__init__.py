@@ -193,6 +193,8 @@ def validate_document(document: Any, source: str) -> KindInfo:
     if problems or info is None:
         raise InvalidManifest(problems or [Problem(source, "$", "not a manifest")])
     nulls = _nulls(document)
+    found = _text_problems(document, source)
+    problems.extend(found)
     import pydantic  # with the models, when a manifest is first validated
 
     errors: list[Any] = []
@@ -201,6 +203,11 @@ def validate_document(document: Any, source: str) -> KindInfo:
         info.model.model_validate_json(orjson.dumps(document))
     except pydantic.ValidationError as exc:
         errors = exc.errors(include_url=False)
+    except orjson.JSONEncodeError as exc:
+        # From a reader more lenient than registry.parse: an unpaired surrogate (reported above), or an
+        # integer past 64 bits.
+        if not found:
+            problems.append(Problem(source, "$", f"not representable as JSON: {exc}"))
     problems.extend(_located(source, nulls, errors))
     if problems:
         raise InvalidManifest(_merge(problems))
@@ -248,6 +255,26 @@ def _nulls(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int
     elif isinstance(value, list):
         for index, child in enumerate(value):
             found.extend(_nulls(child, (*path, index)))
+    return found
+
+
+def _text_problems(value: Any, source: str, path: tuple[str | int, ...] = ()) -> list[Problem]:
+    """Where a string or key holds a character XML cannot carry (`registry.kinds.content`)."""
+    from registry.kinds.content import text_problem  # with validation, as the models (a server reads only)
+
+    if isinstance(value, str):
+        reason = text_problem(value)
+        return [] if reason is None else [Problem(source, json_path(path), reason)]
+    found: list[Problem] = []
+    if isinstance(value, dict):
+        for key, child in value.items():
+            reason = text_problem(key) if isinstance(key, str) else None
+            if reason is not None:
+                found.append(Problem(source, json_path(path), f"the key {key!r} {reason}"))
+            found.extend(_text_problems(child, source, (*path, key)))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            found.extend(_text_problems(child, source, (*path, index)))
     return found
 
 

@@ -10,7 +10,17 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, StringConstraints, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StringConstraints,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
 __all__ = [
@@ -23,6 +33,7 @@ __all__ = [
     "Duration",
     "GitCommit",
     "Identifier",
+    "Link",
     "Metadata",
     "MetadataName",
     "NonNegativeFloat",
@@ -46,6 +57,7 @@ __all__ = [
 ]
 
 from registry.kinds import API_VERSION, DIGEST_PATTERN, DURATION_SPACE
+from registry.kinds.content import ARTIFACT_URI_PATTERN, LINK_PATTERN, artifact_uri_problem, link_problem
 
 MAX_SAFE_INTEGER = 2**53 - 1
 DURATION_PATTERN = r"^[0-9]+(\.[0-9]+)?\s?(ns|us|µs|ms|s)$"
@@ -176,11 +188,45 @@ Duration = Annotated[
 ]
 
 
+def _check_link(value: str) -> str:
+    problem = link_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+# A URL the registry publishes as a link: http(s) with a host (registry.kinds.content says exactly what).
+Link = Annotated[
+    str,
+    StringConstraints(max_length=2000),
+    AfterValidator(_check_link),
+    WithJsonSchema({"type": "string", "maxLength": 2000, "pattern": LINK_PATTERN}),
+]
+
+
 class UriDigest(Strict):
     """An external artifact: where it is and what its bytes hash to."""
 
-    uri: Str2000
+    # `digest` first: the check of `uri` reads it (a kernelindex:artifact/ uri repeats it).
     digest: DigestStr
+    uri: Annotated[
+        Str2000,
+        WithJsonSchema(
+            {
+                "type": "string",
+                "maxLength": 2000,
+                "anyOf": [{"pattern": LINK_PATTERN}, {"pattern": ARTIFACT_URI_PATTERN}],
+            }
+        ),
+    ]
+
+    @field_validator("uri")
+    @classmethod
+    def _a_link_or_this_artifact(cls, value: str, info: ValidationInfo) -> str:  # refinement (kinds.content)
+        problem = artifact_uri_problem(value, info.data.get("digest"))
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class Author(Strict):
@@ -189,7 +235,7 @@ class Author(Strict):
 
 
 class SourceRef(Strict):
-    url: Str2000
+    url: Link
 
 
 class Metadata(Strict):

@@ -13,6 +13,7 @@ from registry.kinds.common import (
     Duration,
     GitCommit,
     Identifier,
+    Link,
     Metadata,
     MetadataName,
     NonNegativeFloat,
@@ -224,8 +225,8 @@ class Package(Strict):
 class SoftwareProjectSpec(Strict):
     name: Str200
     kind: Literal["library", "individual", "vendor"] | None = None
-    repository: Str2000 | None = None
-    homepage: Str2000 | None = None
+    repository: Link | None = None
+    homepage: Link | None = None
     host: ProjectHost | None = None
     packages: tuple[Package, ...] | None = None
 
@@ -241,7 +242,7 @@ class SoftwareProject(Strict):
 
 
 class ProjectRevision(Strict):
-    repository: Str2000 | None = None
+    repository: Link | None = None
     commit: GitCommit | None = None
     version: Str100 | None = None
     tree_digest: DigestStr | None = None
@@ -275,7 +276,7 @@ class SourceIdentity(Strict):
 
 class Install(Strict):
     kind: Literal["git", "pip", "package", "container", "source"]
-    repository: Str2000 | None = None
+    repository: Link | None = None
     commit: GitCommit | None = None
     package: Str200 | None = None
     version: Str100 | None = None
@@ -322,7 +323,7 @@ class ImplementationRevision(Strict):
 class Harness(Strict):
     name: Str200
     version: Str100 | None = None
-    repository: Str2000 | None = None
+    repository: Link | None = None
     commit: GitCommit | None = None
 
 
@@ -489,7 +490,7 @@ class RunSourceNative(Strict):
 
 
 class HarnessRef(Strict):
-    repository: Str2000
+    repository: Link
     commit: GitCommit
 
 

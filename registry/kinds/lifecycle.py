@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from registry.kinds.common import DigestStr, Duration, Metadata, MetadataName, Str500, Str2000, Strict
+from registry.kinds.common import DigestStr, Duration, Link, Metadata, MetadataName, Str500, Strict
 from registry.kinds.kernel import ApiVersion
 
 __all__ = ["Attestation", "Retraction", "Supersession", "Verification"]
@@ -21,7 +21,7 @@ class AttestationSpec(Strict):
     run_digest: DigestStr = Field(description="The digest of the BenchmarkRun this attestation is about.")
     type: Literal["reproduced", "could_not_reproduce", "environment_note", "regression_observed"]
     body: str = Field(min_length=1, max_length=2000, description="What was done and seen, in words.")
-    evidence_url: Str2000 | None = Field(default=None, description="Where the evidence (logs, a notebook) is.")
+    evidence_url: Link | None = Field(default=None, description="Where the evidence (logs, a notebook) is.")
     observed_ns: Duration | None = Field(default=None, description="The latency the attester measured, if any.")
     environment_summary: Str500 | None = Field(default=None, description="The attester's hardware and software.")
 

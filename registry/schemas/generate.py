@@ -7,7 +7,9 @@ pydantic's own output is close, but not what a manifest allows, so the generator
   (pydantic's `patternProperties` would let any other key through with any value);
 - durations and timestamps carry the schemas their annotations state (`kinds.common.Duration`: an integer of
   nanoseconds or a `"<n> <unit>"` string, as upstream) instead of the `{}` a plain validator leaves;
-- no per-field titles (`Implementationdigest`): descriptions say what a field is.
+- no per-field titles (`Implementationdigest`): descriptions say what a field is;
+- a string with no pattern of its own (free text, map keys) carries `kinds.content.XML_TEXT_PATTERN`, the
+  characters XML 1.0 forbids being refused by the models in every string and key.
 The refinements JSON Schema can express (a constant axis has a value, an argument is a tensor or a scalar,
 `latencyNs` has a median or a mean, `confidence95` is a pair) are in the models' `json_schema_extra`.
 """
@@ -23,6 +25,7 @@ from pydantic_core import core_schema
 
 from registry.kinds import KINDS
 from registry.kinds.common import DIGEST_DESCRIPTION
+from registry.kinds.content import XML_TEXT_PATTERN
 from registry.schemas import SCHEMA_DIALECT, schema_file_name, schema_id
 
 __all__ = ["generate_schema", "generated_text", "write_schemas"]
@@ -45,6 +48,11 @@ class _ManifestSchema(GenerateJsonSchema):
 
     def field_title_should_be_set(self, schema: Any) -> bool:
         return False
+
+    def str_schema(self, schema: core_schema.StringSchema) -> JsonSchemaValue:
+        json_schema = super().str_schema(schema)
+        json_schema.setdefault("pattern", XML_TEXT_PATTERN)
+        return json_schema
 
     def dict_schema(self, schema: core_schema.DictSchema) -> JsonSchemaValue:
         keys = self.generate_inner(schema["keys_schema"]) if "keys_schema" in schema else {}
