@@ -176,7 +176,7 @@ def resolve_kernel(graph: Graph, request: KernelRequest, document: Document) -> 
     """Resolve a kernel request against one graph (one commit). `document(oid)` reads a manifest."""
     problems: list[Problem] = []
     try:
-        operations = match_operations(graph, request.operation)
+        operations = match_operations(graph, request.operation, document)
     except AmbiguousName as exc:
         problem = Problem("operation", str(exc), exc.candidates[:5])
         return Resolution(request, NONE, (), problems=(problem,))
