@@ -149,13 +149,19 @@ class _Benchmarks(dict[str, set[str]]):
     """Operations by the names sources gave their benchmarks (`sourceNative.benchmark`: a GPU MODE
     leaderboard such as `amd-moe-mxfp4`, which upstream keeps among its operation aliases).
 
-    Read from one run of every cohort (a cohort's runs share their source's protocol, so its
-    benchmark): about 2,600 manifests and 0.1 s for the embedded registry, once per graph, and only
-    when no other tier matched."""
+    Read from one run per operation, protocol and environment (a source runs one leaderboard per
+    operation on one machine; its cases, `amd-fp8-mm/13`, share the leaderboard's name before the
+    slash): 1,185 manifests, about 60 ms for the embedded registry, once per graph and only when no
+    other tier matched. Its cost grows with the operations the registry has."""
 
     def __init__(self, graph: Graph, document: Callable[[str], Mapping[str, Any]]) -> None:
         super().__init__()
+        seen: set[tuple[str, str, str]] = set()
         for cohort in graph.cohorts.values():
+            where = (cohort.operation, cohort.protocol, cohort.environment)
+            if where in seen:
+                continue
+            seen.add(where)
             run = graph.nodes.get(cohort.members[0])
             if not isinstance(run, Run) or run.source is None:
                 continue

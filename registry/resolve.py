@@ -29,6 +29,7 @@ with the nearest names the registry knows.
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -415,7 +416,6 @@ class _Picker:
     def __init__(self, graph: Graph, document: Document) -> None:
         self._graph = graph
         self._document = document
-        self._deployable: dict[str, tuple[str, ...]] = {}
 
     def answer(self, cohort: Cohort) -> CohortAnswer:
         graph = self._graph
@@ -479,8 +479,18 @@ class _Picker:
         implementation = self._graph.nodes.get(node.implementation)  # type: ignore[union-attr]
         if not isinstance(implementation, Implementation):
             return ("IMPLEMENTATION_MISSING",)
-        found = self._deployable.get(implementation.digest)
+        found = _VERDICTS.get(implementation.digest)
         if found is None:
             found = implementation_facts(implementation, self._document).deployability.reasons
-            self._deployable[implementation.digest] = found
+            with _VERDICTS_LOCK:
+                _VERDICTS[implementation.digest] = found
+                while len(_VERDICTS) > _VERDICTS_KEPT:
+                    _VERDICTS.pop(next(iter(_VERDICTS)))
         return found
+
+
+# A verdict is a function of the implementation's manifest, which its digest names: it holds for every
+# commit and every request, so it is kept across them (oldest forgotten first past 65,536, ~10 MB).
+_VERDICTS: dict[str, tuple[str, ...]] = {}
+_VERDICTS_KEPT = 65_536
+_VERDICTS_LOCK = threading.Lock()
