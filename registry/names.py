@@ -151,8 +151,8 @@ class _Benchmarks(dict[str, set[str]]):
 
     Read from one run per operation, protocol and environment (a source runs one leaderboard per
     operation on one machine; its cases, `amd-fp8-mm/13`, share the leaderboard's name before the
-    slash): 1,185 manifests, about 60 ms for the embedded registry, once per graph and only when no
-    other tier matched. Its cost grows with the operations the registry has."""
+    slash): 561 manifests for the embedded registry (0.1 s on a busy machine), once per graph and
+    only when no other tier matched. Its cost grows with the operations the registry has."""
 
     def __init__(self, graph: Graph, document: Callable[[str], Mapping[str, Any]]) -> None:
         super().__init__()
