@@ -30,7 +30,7 @@ from typing import Any
 
 from registry.graph import Graph
 from registry.nodes import Environment, Operation, Run
-from registry.search import gpu_keys_matching
+from registry.search_query import gpu_keys_matching
 
 __all__ = [
     "ALIAS",

@@ -48,7 +48,7 @@ from registry.names import (
     operation_names,
 )
 from registry.nodes import Environment, Implementation, Operation, Protocol, Workload
-from registry.search import DTYPE_ALIASES
+from registry.search_query import DTYPE_ALIASES
 
 __all__ = [
     "EXACT",
