@@ -13,7 +13,7 @@ from typing import Any
 import feedparser
 import pytest
 import zstandard
-from helpers import DATA, EMBEDDED_REPO, basic_scenario, commit_meta, digest_of, make_retraction, to_manifest
+from helpers import EMBEDDED_REPO, TEST_DATA, basic_scenario, commit_meta, digest_of, make_retraction, to_manifest
 from starlette.testclient import TestClient
 
 import registry
@@ -42,7 +42,7 @@ def embedded() -> Iterator[TestClient]:
 
 @pytest.fixture(scope="module")
 def upstream_events() -> list[list[Any]]:
-    raw = (DATA / "upstream" / "expectations.json.zst").read_bytes()
+    raw = (TEST_DATA / "upstream" / "expectations.json.zst").read_bytes()
     events: list[list[Any]] = json.loads(zstandard.ZstdDecompressor().stream_reader(raw).read())["recordEvents"]
     return events
 

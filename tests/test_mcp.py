@@ -43,7 +43,7 @@ UPSTREAM_TOOLS = {  # apps/mcp/src/server.ts in SamMausberg/KernelIndex, as the 
     "validate_manifest",
     "get_manifest_schema",
 }
-# shared/corpus: the first serving_runs row and its serving_measurements row.
+# data/corpus: the first serving_runs row and its serving_measurements row.
 MLPERF_RUN = "sha256:cf776f5ecc9fb9ba277b1d29e9edc322fb8f87d6b5880b9c4cfcc8244cd8d206"
 
 
@@ -138,7 +138,7 @@ async def _exercise(client: Client) -> None:
     assert runs["runs"]["total"] >= 2  # at least the two seed-000 cohort runs
 
     hardware = _json(await client.call_tool("list_hardware", at))["hardware"]
-    assert sum(h["kernelRuns"] for h in hardware) == 7857 + 2  # shared/corpus/SOURCES.md's runs plus the two seeds
+    assert sum(h["kernelRuns"] for h in hardware) == 7857 + 2  # data/corpus/README.md's runs plus the two seeds
     assert hardware[0]["kernelRuns"] >= hardware[-1]["kernelRuns"]
 
     example = (PROJECT_ROOT / "docs" / "examples" / "my-implementation.yaml").read_text()
@@ -174,7 +174,7 @@ async def _exercise(client: Client) -> None:
     assert serving["model"]["name"] == "mlperf-llama2-70b"
 
     models = _json(await client.call_tool("list_models", at))["models"]
-    assert sum(m["servingRuns"] for m in models) == 722  # shared/corpus/SOURCES.md: serving_runs (722)
+    assert sum(m["servingRuns"] for m in models) == 722  # data/corpus/README.md: serving_runs (722)
     assert len(models) == 6 and "mlperf-llama2-70b" in {m["name"] for m in models}  # model_revisions (6)
 
     request = {

@@ -17,7 +17,7 @@ import zstandard
 from helpers import (
     DATA,
     EMBEDDED_REPO,
-    SHARED,
+    TEST_DATA,
     commit_meta,
     digest_of,
     make_environment,
@@ -227,7 +227,7 @@ def test_a_page_past_the_end_is_empty(mixed: tuple[Snapshots, str]) -> None:
 
 def _upstream_cohort(prefix: str) -> dict[str, float]:
     """Run digest -> primary value of upstream's passed runs whose comparison key starts with `prefix`."""
-    export = sorted((SHARED / "corpus").glob("kernelindex-catalog-*.jsonl.zst"))[0]
+    export = sorted((DATA / "corpus").glob("kernelindex-catalog-*.jsonl.zst"))[0]
     found: dict[str, float] = {}
     with export.open("rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
         for line in io.TextIOWrapper(stream, encoding="utf-8"):
@@ -275,7 +275,7 @@ RECORDS = """query($first: Int!, $after: String, $at: String) { registry(at: $at
 def test_the_records_ledger_paged_to_the_end_is_upstreams() -> None:
     """Before the seed records (commit 314f4d2) the registry is upstream's corpus: its ledger is one
     entry per cohort of upstream's record_events table, held by the cohort's last event, since then."""
-    raw = (DATA / "upstream" / "expectations.json.zst").read_bytes()
+    raw = (TEST_DATA / "upstream" / "expectations.json.zst").read_bytes()
     events = json.loads(zstandard.ZstdDecompressor().stream_reader(raw).read())["recordEvents"]
     last: dict[str, tuple[str, str]] = {}
     for key, run, _previous, _cause, at in sorted(events, key=lambda e: e[4]):

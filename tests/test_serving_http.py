@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from helpers import DATA, EMBEDDED_REPO
+from helpers import EMBEDDED_REPO, TEST_DATA
 from server import Running, serve
 from typer.testing import CliRunner
 
@@ -43,7 +43,7 @@ query($key: String!, $constraints: [ServingConstraintInput!], $objective: Servin
 
 @pytest.fixture(scope="module")
 def upstream() -> dict[str, Any]:
-    raw = (DATA / "upstream" / "serving.json.zst").read_bytes()
+    raw = (TEST_DATA / "upstream" / "serving.json.zst").read_bytes()
     return json.loads(zstandard.ZstdDecompressor().stream_reader(raw).read())  # type: ignore[no-any-return]
 
 
