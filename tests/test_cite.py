@@ -133,7 +133,7 @@ def test_cite_csl_json() -> None:
     ],
 )
 def test_cite_refuses_clearly(args: list[str], code: int, message: str) -> None:
-    """Before commit 314f4d2's child added the seeds, their run did not exist (README, "Pinning")."""
+    """Before commit 314f4d2's child added the seeds, their run did not exist (docs/api.md, "Pinning")."""
     result = CliRunner().invoke(cli, ["cite", *args, "--repo", str(EMBEDDED_REPO)])
     assert result.exit_code == code, result.output
     assert message in result.output

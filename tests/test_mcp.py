@@ -69,7 +69,7 @@ async def _exercise(client: Client) -> None:
     dossier = _json(await client.call_tool("get_benchmark_evidence", {"idOrDigest": "sol-submission-6709", **at}))
     assert dossier["commit"] == SEEDED
     run = dossier["run"]
-    assert (run["digest"], run["rank"], run["primary"]["display"]) == (SEED_000, 2, "144.6 µs")  # README "Query"
+    assert (run["digest"], run["rank"], run["primary"]["display"]) == (SEED_000, 2, "144.6 µs")  # the README's query
     assert run["cohort"]["key"].startswith(SEED_000_COHORT)
     assert dossier["permalinks"] == [f"/at/{SEEDED}/runs/{SEED_000}"]
     operation_name = run["operation"]["name"]
@@ -79,7 +79,7 @@ async def _exercise(client: Client) -> None:
         await client.call_tool("compare_runs", {"runs": ["sol-submission-6709", "sol-submission-16043"], **at})
     )
     comparison = compared["comparison"]
-    assert comparison["sameCohort"] and comparison["material"] == []  # README "Compare": ranks 2 and 1
+    assert comparison["sameCohort"] and comparison["material"] == []  # docs/api.md "Compare": ranks 2 and 1
     assert sorted((e["run"]["name"], e["rank"]) for e in comparison["entries"]) == [
         ("sol-submission-16043", 1),
         ("sol-submission-6709", 2),
@@ -95,7 +95,7 @@ async def _exercise(client: Client) -> None:
     request = {"operation": operation_name, "hardware": "NVIDIA B200"}
     decision = _json(await client.call_tool("resolve_kernel", {"request": request, **at}))
     best = {b["cohort"]: b["run"]["name"] for b in decision["decision"]["bestPerCohort"]}
-    assert best[cohort_key] == "sol-submission-16043"  # the cohort's #1 (README: 144.5 µs)
+    assert best[cohort_key] == "sol-submission-16043"  # the cohort's #1 (docs/api.md: 144.5 µs)
     assert decision["decision"]["comparableAcrossCohorts"] is False
     batch = _json(await client.call_tool("resolve_kernels", {"requests": [request, {"operation": "no-such-op"}], **at}))
     assert [d["found"] for d in batch["decisions"]] == [True, False]
@@ -115,9 +115,9 @@ async def _exercise(client: Client) -> None:
     assert "source" in got["implementation"] and got["implementation"]["manifest"]["permalink"].startswith("/at/")
 
     records = _json(await client.call_tool("list_records", {"limit": 3, **at}))["records"]
-    assert records["total"] == 1829  # README "The records ledger" at the seeds' commit
+    assert records["total"] == 1829  # docs/api.md "The records ledger" at the seeds' commit
     assert len(records["items"]) == 3 and records["nextCursor"]
-    assert records["items"][0]["holder"]["name"] == "sol-submission-36835"  # README: the newest holder
+    assert records["items"][0]["holder"]["name"] == "sol-submission-36835"  # docs/api.md: the newest holder
     second = _json(await client.call_tool("list_records", {"limit": 3, "cursor": records["nextCursor"], **at}))
     assert {i["cohort"]["key"] for i in second["records"]["items"]}.isdisjoint(
         i["cohort"]["key"] for i in records["items"]
@@ -143,7 +143,7 @@ async def _exercise(client: Client) -> None:
 
     example = (PROJECT_ROOT / "docs" / "examples" / "my-implementation.yaml").read_text()
     valid = _json(await client.call_tool("validate_manifest", {"content": example, **at}))
-    # CONTRIBUTING.md: `kernelindex digest my-implementation.yaml` prints this digest.
+    # docs/contributing.md: `kernelindex digest my-implementation.yaml` prints this digest.
     assert (
         valid["valid"]
         and valid["specDigest"] == "sha256:65b9def4e5602f05924cffa7d052115c36d1a7e15a9bea0b712feb449efba5bd"

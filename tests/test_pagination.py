@@ -39,8 +39,8 @@ from registry.snapshots import Snapshots
 
 TODAY = dt.date(2026, 11, 29)
 PINNED = "e775d39b6768675ff8eb086da76420493425c1a4"  # the embedded registry with the seed records
-BEFORE_SEEDS = "314f4d24fd889fc1048942a520881d7750ef542c"  # the corpus alone (README, "Pinning")
-LARGEST = "39d43c1992795178"  # the largest corpus cohort (README: 260 runs)
+BEFORE_SEEDS = "314f4d24fd889fc1048942a520881d7750ef542c"  # the corpus alone (docs/api.md, "Pinning")
+LARGEST = "39d43c1992795178"  # the largest corpus cohort (docs/api.md: 260 runs)
 
 ENTRIES = """query($key: String!, $first: Int!, $after: String, $min: Trust, $at: String) {
   registry(at: $at) { cohort(key: $key) { entries(first: $first, after: $after, minTrust: $min) {

@@ -155,7 +155,7 @@ def test_the_options_beat_the_environment(store: registry.GitStore) -> None:
 
 
 def test_settings_are_read_from_the_environment(tmp_path: Path) -> None:
-    """Each variable, and the defaults the README states (127.0.0.1, 8000, 1 worker, main polled every 2 s)."""
+    """Each variable, and the defaults the docs state (127.0.0.1, 8000, 1 worker, main polled every 2 s)."""
     given = {
         "KERNELINDEX_HOST": "0.0.0.0",
         "KERNELINDEX_PORT": "9123",
