@@ -169,6 +169,7 @@ def test_against_the_embedded_registry_the_slice_is_already_there(runner: CliRun
 # Malformed variants: refused with a located error, nothing written --------------------------------------
 
 
+@pytest.mark.slow  # each imports into a copy of the embedded registry, twice
 @pytest.mark.parametrize(
     ("edit", "located", "reason", "runs"),
     [

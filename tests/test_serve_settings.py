@@ -95,6 +95,7 @@ def _refused(host: str, port: int) -> bool:
     return False
 
 
+@pytest.mark.slow  # a real server process with two workers, followed through its poll
 def test_the_environment_configures_the_server(store: registry.GitStore) -> None:
     head = commit_manifests(store, basic_scenario().docs)
     port = _free_port("127.0.0.2")
