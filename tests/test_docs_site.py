@@ -19,6 +19,10 @@ DOCS = PROJECT_ROOT / "docs"
 PAGES = sorted([PROJECT_ROOT / "README.md", PROJECT_ROOT / "CONTRIBUTING.md", *DOCS.rglob("*.md")])
 # Readers cannot open our tracker, so prose never sends them there.
 ISSUE_NUMBER = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
+# A file or folder of the project named in prose: `api/dossier.py`, `tests/schema.graphql`, `data/seeds/*.txt`.
+CODE_PATH = re.compile(r"`((?:api|web|registry|bench|scripts|tests|data|docs)/[\w./-]*)")
+# What the docs name that a clone does not have until something makes it (caches, installed packages).
+MADE_LATER = ("bench/cache/", "tests/js/node_modules")
 
 
 def _fences(path: Path, language: str) -> list[str]:
@@ -71,6 +75,34 @@ def test_the_repository_pages_link_to_files_that_exist(page: Path) -> None:
 def test_no_page_cites_an_issue_number(page: Path) -> None:
     found = [m.group() for m in ISSUE_NUMBER.finditer(page.read_text())]
     assert not found, found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
+def test_every_code_path_a_page_names_exists(page: Path) -> None:
+    """A module renamed or moved fails here, naming the page that still sends readers to the old place."""
+    named = {m.group(1).rstrip(".") for m in CODE_PATH.finditer(page.read_text())}
+    missing = [p for p in named if not p.startswith(MADE_LATER) and not (PROJECT_ROOT / p).exists()]
+    assert not missing, missing
+
+
+def test_the_layout_names_what_is_there() -> None:
+    """Each entry of the layout tree in the design notes (a top folder, or a file or folder two spaces in)."""
+    text = (DOCS / "design.md").read_text()
+    tree = next(block for block in _fences(DOCS / "design.md", "") if block.startswith("registry/"))
+    assert "## Layout" in text
+    missing: list[str] = []
+    top = Path()
+    for line in tree.splitlines():
+        if m := re.match(r"([\w.-]+/)\s", line):
+            top = Path(m.group(1))
+            named = top
+        elif m := re.match(r"  ([\w.-]+/?)\s", line):
+            named = top / m.group(1)
+        else:
+            continue  # a description's second line
+        if not (PROJECT_ROOT / named).exists():
+            missing.append(str(named))
+    assert not missing, missing
 
 
 def test_the_readme_is_a_front_page() -> None:
