@@ -115,7 +115,6 @@ def test_the_readme_is_a_front_page() -> None:
     assert {f"docs/{p.name}" for p in DOCS.glob("*.md") if p.name != "index.md"} <= linked
 
 
-@pytest.mark.slow
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
     """mkdocs.yml turns a broken link or anchor, and a page left out of the navigation, into a warning,
     and --strict turns every warning into a failed build."""
