@@ -5,8 +5,11 @@ repository reaches for a data folder outside it (the old `../shared` beside the 
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,6 +75,32 @@ def test_nothing_reaches_outside_the_repository() -> None:
             continue  # binary: the corpus, screenshots, the packed registry
         found += [f"{path.relative_to(PROJECT_ROOT)}: {m.group()}" for m in OUTSIDE.finditer(text)]
     assert not found, found
+
+
+@pytest.mark.slow  # imports 21,763 manifests: about 20 s of CPU
+def test_the_build_script_rebuilds_the_embedded_registry_byte_for_byte(tmp_path: Path) -> None:
+    """scripts/build-embedded-registry, from data/ alone, makes the committed manifests.git again: the same
+    commits, and the same files (one pack without deltas), so a clone can check what it was given."""
+    project = tmp_path / "project"
+    (project / "scripts").mkdir(parents=True)
+    shutil.copy2(PROJECT_ROOT / "scripts" / "build-embedded-registry", project / "scripts")
+    (project / "data").symlink_to(DATA)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "TMPDIR": str(tmp_path),
+    }
+    built = subprocess.run(
+        [str(project / "scripts" / "build-embedded-registry")], env=env, capture_output=True, text=True, check=False
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    rebuilt, committed = files(project / "manifests.git"), files(EMBEDDED_REPO)
+    assert rebuilt.keys() == committed.keys()
+    assert [name for name in rebuilt if rebuilt[name] != committed[name]] == []
 
 
 @pytest.mark.parametrize(
