@@ -236,17 +236,17 @@ EMBEDDED_COMMITS = [  # main's first-parent history, oldest first (tests/test_em
     ("e775d39b6768675ff8eb086da76420493425c1a4", "sol-execbench"),  # the seed records
     ("667fb1b393371afe7b1663540a73b8bc9ee41f9b", "liger-kernel-bench"),
 ]
-# shared/corpus/SOURCES.md: the export's distinct manifests by kind (the four corpus commits together).
+# data/corpus (data/SOURCES.md and data/corpus/README.md): the export's distinct manifests by kind (the four corpus commits together).
 CORPUS_KINDS = {
     "BenchmarkRun": 7857, "WorkloadCase": 5371, "ImplementationRevision": 4250, "ServingRun": 722,
     "SoftwareProject": 615, "OperationSpec": 449, "WorkloadSuite": 256, "ServingConfiguration": 130,
     "ServingStackRevision": 71, "ServingWorkload": 17, "ExecutionEnvironment": 15, "BenchmarkProtocol": 6,
     "ModelRevision": 6,
 }  # fmt: skip
-# shared/seeds/manifests: the runs of pages 000 and 003 and the two implementations the corpus lacks
+# data/seeds/manifests: the runs of pages 000 and 003 and the two implementations the corpus lacks
 # (page 004's run is in the corpus already).
 SEED_KINDS = {"BenchmarkRun": 2, "ImplementationRevision": 2}
-# shared/sources/SOURCES.md: 1,649 speed rows, one run each, and what they bind (tests/test_embedded.py).
+# data/sources/liger/README.md: 1,649 speed rows, one run each, and what they bind (tests/test_embedded.py).
 LIGER_KINDS = {
     "BenchmarkProtocol": 3, "BenchmarkRun": 1649, "ExecutionEnvironment": 6, "ImplementationRevision": 63,
     "OperationSpec": 31, "SoftwareProject": 5, "WorkloadCase": 237,

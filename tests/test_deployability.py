@@ -214,7 +214,7 @@ def test_verdicts_over_the_embedded_registry() -> None:
     assert len(upstream) == 4250
     # Every corpus implementation gets the verdict upstream's own columns give it.
     assert {d: ours[d] for d in upstream} == upstream
-    # The two seed implementations carry no repository, recipe or licence (shared/seeds/manifests).
+    # The two seed implementations carry no repository, recipe or licence (data/seeds/manifests).
     seeds = [json.loads(p.read_text()) for p in sorted((SEEDS / "manifests").glob("*.implementation.json"))]
     assert [s["spec"]["licensing"] for s in seeds] == [{}, {}]
     assert all("buildVariants" not in s["spec"] and "repository" not in s["spec"]["projectRevision"] for s in seeds)

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import zstandard
 from helpers import (
-    DATA,
     EMBEDDED_REPO,
+    TEST_DATA,
     basic_scenario,
     commit_manifests,
     digest_of,
@@ -36,7 +36,7 @@ SEED_004 = "sha256:fa2cdd25d5d22ec080b8e6fcabbd2acc51a3c2ab3bcff1cfc9a5be97cdd4e
 
 @pytest.fixture(scope="module")
 def expected() -> dict[str, Any]:
-    raw = (DATA / "upstream" / "expectations.json.zst").read_bytes()
+    raw = (TEST_DATA / "upstream" / "expectations.json.zst").read_bytes()
     return json.loads(zstandard.ZstdDecompressor().stream_reader(raw).read())  # type: ignore[no-any-return]
 
 

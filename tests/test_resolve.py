@@ -14,9 +14,9 @@ import orjson
 import pytest
 import zstandard
 from helpers import (
+    DATA,
     EMBEDDED_REPO,
     EXPORT,
-    SHARED,
     commit_meta,
     digest_of,
     make_environment,
@@ -269,7 +269,7 @@ def test_an_axis_the_case_does_not_have(hand: Hand) -> None:
 
 # The embedded registry ----------------------------------------------------------------------------
 
-LIGER_CSV = SHARED / "sources" / "liger" / "all_benchmark_data.csv"
+LIGER_CSV = DATA / "sources" / "liger" / "all_benchmark_data.csv"
 
 
 def _liger_rms_norm() -> list[dict[str, str]]:

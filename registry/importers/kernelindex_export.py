@@ -50,7 +50,7 @@ IMPORTER = Person("KernelIndex registry importer", "importer@registry.kernelinde
 """The committer of every import commit; the time is set per commit from the export."""
 
 # Terms for sources whose `policy` the export leaves empty, from upstream's source policy
-# (shared/corpus/SOURCES.md): the data keeps its licence, so every commit must say which.
+# (data/corpus/README.md): the data keeps its licence, so every commit must say which.
 _FALLBACK_POLICY: dict[str, dict[str, str]] = {
     "sol-execbench": {
         "license": "NVIDIA website terms (SOL-ExecBench leaderboard results, shown with attribution)",
