@@ -82,9 +82,16 @@ _STRINGS = re.compile(rb'("[^"\\]*+(?:\\.[^"\\]*+)*+")')  # a JSON string as orj
 _NUMBER = re.compile(rb"-?[0-9]++(?:\.[0-9]++)?+(?:[eE][-+]?[0-9]++)?+")
 _FLOAT = re.compile(rb"(?<![0-9])-?[0-9]++(?:\.[0-9]++(?:[eE][-+]?[0-9]++)?+|[eE][-+]?[0-9]++)")
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
-# Every float orjson prints has a digit before `.` or before `e+`/`e-` (`1.0`, `1e+16`, `5e-324`),
-# which no digest or other hex has: found with bytes methods (C loops), not a regex (~15 ns a byte).
+# Floats are found with bytes methods (C loops), not a regex over the output (~15 ns a byte). In the
+# digits-to-zeros `shape` of the output, every float orjson prints has `0.`, `0e+` or `0e-`
+# (`1.0`, `1e+16`, `5e-324`), which no hex digest has.
 _FLOAT_MARKS = (b"0.", b"0e+", b"0e-", b"0E")
+# Which of them RFC 8785 prints otherwise: orjson and ECMAScript both write the shortest digits that
+# read back to the same double (the closest such), and orjson writes a point without an exponent
+# only inside ECMAScript's own range for that (1e-6 <= |x| < 1e21), so a float differs only when it
+# has an exponent, is integral (`2.0` is `2`; `-0.0` is `0`), or is below 1e-6 (`0.0000001`: a guard).
+_EXPONENTS = (b"e+", b"e-")  # orjson writes no `E` (every corpus float and random doubles are tested)
+_DIGIT_BYTES = frozenset(b"0123456789")
 _COMPACT_STARTS = (b":", b",", b"[")  # what precedes a number in orjson's compact output
 _INDENTED_STARTS = (b" ",)  # ... and in its indented output (`"key": 1.5` or an array's indent)
 
@@ -97,23 +104,51 @@ def _fast_canonical(value: Any) -> bytes | None:
         return None
     if b"null" in data or (not data.isascii() and _PAST_BMP.search(data) is not None):
         return None
-    return _reprint_floats(data, _COMPACT_STARTS, _ecmascript)
+    return _reprint_floats(data, _COMPACT_STARTS, _ecmascript, _differing_floats)
 
 
-def _reprint_floats(data: bytes, starts: tuple[bytes, ...], render: Callable[[float], str]) -> bytes:
-    """orjson's output with every float token outside strings printed by `render` instead."""
+def _every_float(data: bytes) -> list[int]:
+    return _find_all(data.translate(_DIGITS), _FLOAT_MARKS)
+
+
+def _differing_floats(data: bytes) -> list[int]:
+    marks = []
+    at = data.find(b".0")
+    while at >= 0:
+        after = data[at + 2 : at + 3]
+        if after in (b",", b"]", b"}", b"") or data[at + 2 : at + 7] == b"00000":  # `2.0`, or below 1e-6
+            marks.append(at)
+        at = data.find(b".0", at + 2)
+    for exponent in _EXPONENTS:
+        at = data.find(exponent)
+        while at >= 0:
+            if data[at - 1] in _DIGIT_BYTES:
+                marks.append(at)
+            at = data.find(exponent, at + 2)
+    return marks
+
+
+def _find_all(data: bytes, needles: tuple[bytes, ...]) -> list[int]:
+    found = []
+    for needle in needles:
+        at = data.find(needle)
+        while at >= 0:
+            found.append(at)
+            at = data.find(needle, at + 2)
+    return found
+
+
+def _reprint_floats(
+    data: bytes, starts: tuple[bytes, ...], render: Callable[[float], str], marked: Callable[[bytes], list[int]]
+) -> bytes:
+    """orjson's output with the float tokens outside strings that `marked` points into printed by
+    `render` instead."""
     if b"\\" in data:
         parts = _STRINGS.split(data)  # even indexes: between strings (structure and numbers)
         for index in range(0, len(parts), 2):
             parts[index] = _FLOAT.sub(lambda match: render(float(match.group())).encode(), parts[index])
         return b"".join(parts)
-    shape = data.translate(_DIGITS)
-    marks: list[int] = []
-    for mark in _FLOAT_MARKS:
-        found = shape.find(mark)
-        while found >= 0:
-            marks.append(found)
-            found = shape.find(mark, found + 2)
+    marks = marked(data)
     if not marks:
         return data
     marks.sort()
@@ -216,4 +251,4 @@ def stored_json(document: Mapping[str, Any]) -> bytes:
         data = b"null"
     if b"null" in data:
         return (json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
-    return _reprint_floats(data, _INDENTED_STARTS, repr)
+    return _reprint_floats(data, _INDENTED_STARTS, repr, _every_float)

@@ -49,26 +49,39 @@ def _problems(items: Iterable[tuple[str, str, str, bytes]]) -> Iterator[Problem]
     sha1 = hashlib.sha1
     loads = orjson.loads
     for kind, digest, oid, data in items:
-        path = Entry(kind, digest[7:], oid).path
-        if sha1(b"blob %d\0" % len(data) + data).hexdigest() != oid:
-            yield Problem(path, "", f"the bytes of blob {oid[:12]} do not hash to its id (tampered or corrupt object)")
+        hashed = sha1(b"blob %d\0" % len(data))
+        hashed.update(data)
+        if hashed.hexdigest() != oid:
+            yield Problem(
+                _path(kind, digest, oid),
+                "",
+                f"the bytes of blob {oid[:12]} do not hash to its id (tampered or corrupt object)",
+            )
             continue
         try:
             document = loads(data)
         except orjson.JSONDecodeError as exc:
-            yield Problem(path, "", f"not JSON: {exc}")
+            yield Problem(_path(kind, digest, oid), "", f"not JSON: {exc}")
             continue
         if not isinstance(document, dict) or document.get("kind") != kind or "spec" not in document:
             found = document.get("kind") if isinstance(document, dict) else type(document).__name__
-            yield Problem(path, "$.kind", f"a {kind} folder holds {found!r}")
+            yield Problem(_path(kind, digest, oid), "$.kind", f"a {kind} folder holds {found!r}")
             continue
         try:
             actual = manifest_digest(document)
         except (ValueError, KeyError, TypeError) as exc:
-            yield Problem(path, "", f"cannot compute its digest: {exc}")
+            yield Problem(_path(kind, digest, oid), "", f"cannot compute its digest: {exc}")
             continue
         if actual != digest:
-            yield Problem(path, "", f"its content has digest {actual}: the file was edited in place or misplaced")
+            yield Problem(
+                _path(kind, digest, oid),
+                "",
+                f"its content has digest {actual}: the file was edited in place or misplaced",
+            )
+
+
+def _path(kind: str, digest: str, oid: str) -> str:
+    return Entry(kind, digest[7:], oid).path
 
 
 @dataclass(frozen=True, slots=True)
