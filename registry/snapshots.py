@@ -222,6 +222,7 @@ def build_graph(
             own = GitStore(store.path)
             head = own.head()
             replay.append(publication_of(own, head if head is not None else commit))
+            own.release()
         except BaseException as exc:
             replay.append(exc)
 
@@ -430,6 +431,7 @@ class Snapshots:
                     self.refresh()
                 return
             built, replayed = build_graph(store, target, None, self.honour)
+            store.release()
             self._install(built, replayed, head, started, reason)
         except (RegistryError, ValueError, KeyError, OSError) as exc:  # orjson.JSONDecodeError is a ValueError
             self.status = HeadStatus(None, head, f"cannot load commit {head[:12]}: {_why(exc)}", time.time())
