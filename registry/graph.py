@@ -10,9 +10,9 @@ commit that published them is signed by a maintainer: the builder is told which 
 
 from __future__ import annotations
 
-import heapq
 import re
 import sys
+import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -424,9 +424,10 @@ class Graph:
         self._memo.clear()
         if self._record_order is not None and recomputed:
             cohorts = self.cohorts
-            kept = [entry for entry in self._record_order if entry[1] not in recomputed]
-            fresh = sorted(self._record_entries(cohorts[k] for k in recomputed if k in cohorts))
-            self._record_order = list(heapq.merge(kept, fresh))
+            order = [entry for entry in self._record_order if entry[1] not in recomputed]
+            order.extend(self._record_entries(cohorts[k] for k in recomputed if k in cohorts))
+            order.sort()  # a sorted run and a short tail: timsort merges them in one pass (heapq.merge: 10x slower)
+            self._record_order = order
         self.__dict__.pop("records", None)
 
     def _record_entries(self, cohorts: Iterable[Cohort]) -> Iterator[tuple[int, str]]:
@@ -745,9 +746,13 @@ class Graph:
     def prepare(self) -> None:
         """Compute every cohort's ranking and ledger now (they are otherwise computed on first use):
         before saving a warm cache, or in the background after a server starts."""
-        for cohort in list(self.cohorts.values()):
+        for index, cohort in enumerate(list(self.cohorts.values())):
             cohort.place(self, "")
             cohort.events(self)
+            if index % 16 == 15:
+                # Let a waiting request thread take the GIL now rather than after the switch interval:
+                # a server prepares in the background while it answers its first queries.
+                time.sleep(0)
         _ = self.records
 
     def find(self, kinds: Collection[str], ident: str) -> Node | None:
