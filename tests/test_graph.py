@@ -313,3 +313,18 @@ def test_runs_on_a_branch_are_unpublished(store: registry.GitStore, tmp_path: Pa
     assert facts.reasons == ("UNPUBLISHED",)
     assert graph.rank(manifest.digest) is None
     assert graph.position is None
+
+
+def test_the_records_order_is_known_without_replaying_any_ledger() -> None:
+    """`records` orders cohorts by when their holder took the record, read off each cohort's
+    members at build time; replaying every ledger (the definition) must give the same order."""
+    store = registry.GitStore(EMBEDDED_REPO)
+    head = store.head()
+    assert head is not None
+    graph = build_graph(store, head)[0]
+    order = graph.records  # first: before any ledger was replayed
+    assert all(c._events is None for c in graph.cohorts.values())
+    held = [(c.holder(graph), key) for key, c in graph.cohorts.items()]
+    expected = sorted(((-event.at_ns, key) for event, key in held if event is not None))
+    assert order == tuple(key for _, key in expected)
+    assert len(order) > 1000
