@@ -27,6 +27,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import BaseModel, ConfigDict, Field
 
 import registry
+import registry.schemas
 from api import mcp_documents as docs
 from api.context import StoredObjects
 from api.service import QueryService
@@ -481,10 +482,9 @@ class Tools:
 
     @_tool(description="The JSON Schema of a manifest kind (e.g. BenchmarkRun, OperationSpec, WorkloadCase).")
     async def get_manifest_schema(self, kind: Annotated[str, Field(min_length=1, max_length=80)]) -> str:
-        info = KINDS.get(kind)
-        if info is None:
+        if KINDS.get(kind) is None:
             raise ToolError(f"no schema for kind {kind!r}; kinds: {', '.join(sorted(KINDS))}")
-        return json.dumps(info.model.model_json_schema(by_alias=True), indent=1)
+        return registry.schemas.schema_text(kind)  # the shipped JSON Schema (registry/schemas)
 
     @_tool(
         description="Model coverage: every served model revision with its serving run and cohort counts (kernel "

@@ -68,7 +68,11 @@ class Server:
         self.load_error: str | None = None
         self.saved: str | None = None  # the commit the warm-start cache describes
         # A replica's canonical repository, fetched on a poll and on the refresh hook (docs/deploy.md).
-        self.mirror = Mirror(settings.mirror_url, settings.repo_path) if settings.mirror_url else None
+        self.mirror = (
+            Mirror(settings.mirror_url, settings.repo_path, pull_requests=settings.mirror_pull_requests)
+            if settings.mirror_url
+            else None
+        )
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

@@ -72,6 +72,7 @@ class Settings:
     hook_secret: str | None = None
     trust_root: Path | None = None
     mirror_url: str | None = None  # serve a mirror of this canonical repository (registry/mirror.py)
+    mirror_pull_requests: bool = False  # the mirror also fetches refs/pull/*/head, for previews of forks' PRs
     listen_fd: int | None = None  # a listening socket handed over by the process this one replaces (api/handover.py)
     handover_from: int | None = None  # that process, told to drain once this one is warm
     watch: bool = True
@@ -137,6 +138,7 @@ class Settings:
             hook_secret=env.get("KERNELINDEX_HOOK_SECRET") or None,
             trust_root=Path(env["KERNELINDEX_TRUST_ROOT"]) if env.get("KERNELINDEX_TRUST_ROOT") else None,
             mirror_url=env.get("KERNELINDEX_MIRROR_URL") or None,
+            mirror_pull_requests=env.get("KERNELINDEX_MIRROR_PULL_REQUESTS", "0") not in ("", "0"),
             # set by a server for the successor it starts (api/handover.py), never by hand
             listen_fd=_integer(env, "KERNELINDEX_LISTEN_FD", -1, 0, 2**31 - 1)
             if env.get("KERNELINDEX_LISTEN_FD")

@@ -3,6 +3,8 @@
 - `cold`: manifests at main's head to a ready graph (publication record included).
 - `floor`: `git cat-file --batch` of every blob at head, and `orjson.loads` of each.
 - `integrity`: the full integrity check of main's head, as a registry's first start runs it.
+- `integrity_remembered`: the same once an earlier check's fan-out trees are remembered.
+- `history`: the append-only check of main's whole first-parent history (a first start's other check).
 - `incremental`: a server's snapshots at head, then a commit adding 100 manifests to main and
   the refresh that serves it (validation included); main is put back afterwards.
 """
@@ -42,17 +44,50 @@ def cold(repo: Path) -> dict[str, float]:
 
 
 def integrity(repo: Path) -> dict[str, float]:
-    """The full integrity check of main's head (each blob's hash, JSON, kind, RFC 8785 digest)."""
-    from registry.integrity import check_commit
+    """The full integrity check of main's head (each blob's hash, JSON, kind, RFC 8785 digest), as a
+    registry's first start runs it: nothing remembered."""
+    from registry.integrity import verify_commit
     from registry.store import GitStore
 
     store = GitStore(repo)
     head = store.head()
     assert head is not None
     started = time.perf_counter()
-    problems = check_commit(store, head)
+    check = verify_commit(store, head)
     done = time.perf_counter()
-    assert not problems, problems[:3]
+    assert not check.problems, check.problems[:3]
+    return {"seconds": done - started, "read": check.read}
+
+
+def integrity_remembered(repo: Path) -> dict[str, float]:
+    """The same check when the fan-out trees verified before are remembered: what a start costs on
+    a main rewritten to the same content, whose record names a commit main no longer has."""
+    from registry.integrity import verify_commit
+    from registry.store import GitStore
+
+    store = GitStore(repo)
+    head = store.head()
+    assert head is not None
+    known = verify_commit(store, head).trees
+    started = time.perf_counter()
+    check = verify_commit(store, head, known)
+    done = time.perf_counter()
+    assert not check.problems, check.problems[:3]
+    return {"seconds": done - started, "read": check.read}
+
+
+def history(repo: Path) -> dict[str, float]:
+    """The append-only check of main's whole first-parent history, as a registry's first start runs it."""
+    from registry.append_only import first_violation
+    from registry.store import GitStore
+
+    store = GitStore(repo)
+    head = store.head()
+    assert head is not None
+    started = time.perf_counter()
+    violation = first_violation(store, None, head)
+    done = time.perf_counter()
+    assert violation is None, violation
     return {"seconds": done - started}
 
 
@@ -133,7 +168,15 @@ def incremental(repo: Path) -> dict[str, float]:
 
 def main() -> None:
     what, repo = sys.argv[1], Path(sys.argv[2])
-    result = {"cold": cold, "floor": floor, "incremental": incremental, "integrity": integrity}[what](repo)
+    probes = {
+        "cold": cold,
+        "floor": floor,
+        "incremental": incremental,
+        "integrity": integrity,
+        "integrity_remembered": integrity_remembered,
+        "history": history,
+    }
+    result = probes[what](repo)
     print(json.dumps(result))
 
 

@@ -14,6 +14,7 @@ from registry.errors import (
     StoreBusy,
     StoreCorrupt,
     StoreNotFound,
+    UnknownKind,
 )
 from registry.kinds import KINDS, KindInfo
 from registry.manifest import Manifest, load_manifest, manifest_from_document, manifest_path
@@ -44,6 +45,7 @@ __all__ = [
     "StoreCorrupt",
     "StoreNotFound",
     "TrustChain",
+    "UnknownKind",
     "canonical_json",
     "json_digest",
     "load_manifest",

@@ -10,6 +10,7 @@ __all__ = [
     "CommitNotOnMain",
     "CommitNotYetAvailable",
     "IncomparableKinds",
+    "InvalidCommit",
     "InvalidConstraint",
     "InvalidManifest",
     "ManifestNotFound",
@@ -18,9 +19,11 @@ __all__ = [
     "RegistryError",
     "RejectedChange",
     "RevisionNotFound",
+    "SearchTooLarge",
     "StoreBusy",
     "StoreCorrupt",
     "StoreNotFound",
+    "UnknownKind",
     "UnknownMetric",
     "UnsupportedOperator",
     "WrongUnit",
@@ -81,6 +84,12 @@ class RejectedChange(_ProblemsError, ValueError):
     operation mismatches, conflicts with what is already published."""
 
 
+class InvalidCommit(RejectedChange):
+    """A commit cannot be written as described: its message, trailers or people hold what a new
+    contribution may not (a `Source-URL` that is not an http(s) link, a character XML cannot carry).
+    Each problem's `source` is `commit` and its `path` the part (`Source-URL`, `subject`, `author`)."""
+
+
 class ManifestNotFound(RegistryError, LookupError):
     def __init__(self, name: str, at: str | None = None, hint: str = "") -> None:
         self.name = name
@@ -97,11 +106,31 @@ class AmbiguousName(RegistryError, LookupError):
         super().__init__(f"name {name!r} is ambiguous: {len(self.candidates)} manifests match ({shown}); use a digest")
 
 
+class UnknownKind(RegistryError, LookupError):
+    """A name that is no manifest kind (by name, slug or folder)."""
+
+    def __init__(self, kind: str, known: Sequence[str]) -> None:
+        self.kind = kind
+        self.known = tuple(known)
+        super().__init__(f"unknown kind: {kind!r}; expected one of {', '.join(self.known)}")
+
+
 class RevisionNotFound(RegistryError, LookupError):
     def __init__(self, rev: str, reason: str = "no such commit, branch or tag") -> None:
         self.rev = rev
         self.reason = reason
         super().__init__(f"revision not found: {rev!r}: {reason}")
+
+
+class SearchTooLarge(RegistryError, ValueError):
+    """A search query longer than its limit, in `unit`s (characters, or terms: words, phrases and
+    facets). Refused before any work: a search costs in proportion to its terms."""
+
+    def __init__(self, unit: str, size: int, limit: int) -> None:
+        self.unit = unit
+        self.size = size
+        self.limit = limit
+        super().__init__(f"a search query holds at most {limit} {unit} (this one holds {size}); shorten it")
 
 
 class StoreNotFound(RegistryError, FileNotFoundError):

@@ -1,6 +1,6 @@
 """The catalog export of one commit: KernelIndex's `catalog-<date>-<sha8>.jsonl.zst`, streamed.
 
-The format is upstream's (`../shared/corpus/`): zstd-compressed JSON lines `{"table": T, "row": {...}}`,
+The format is upstream's (`data/corpus/` holds one): zstd-compressed JSON lines `{"table": T, "row": {...}}`,
 the same tables and row shapes, manifests carried as upstream carries them (a `benchmark_runs` row
 holds the bundle `{run, protocol, environment}`). The derived columns are ours, computed by the graph
 of the exported commit: each run's comparison key and primary value, and the `record_events` table.

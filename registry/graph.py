@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Collection, Iterable, Mapping, MutableMapping, Sequence
+import time
+from collections.abc import Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple, TypeVar
@@ -136,6 +137,7 @@ class Cohort:
 
     __slots__ = (
         "_events",
+        "_holder_ns",
         "_places",
         "_ranked",
         "correctness_key",
@@ -162,6 +164,7 @@ class Cohort:
         metric_key: str,
         gpu: tuple[str, ...],
         members: tuple[str, ...],
+        holder_ns: int | None = -1,
     ) -> None:
         self.key = key
         self.profile = profile
@@ -176,6 +179,9 @@ class Cohort:
         self._ranked: tuple[Ranked, ...] | None = None
         self._places: dict[str, Ranked] | None = None
         self._events: tuple[RecordEvent, ...] | None = None
+        # When the current record holder took the record (ns; None: no record), known without the
+        # ledger when no member is retracted (`Graph._cohort`); -1: ask the ledger.
+        self._holder_ns = holder_ns
 
     def restore(self, ranked: list[Ranked], events: list[RecordEvent]) -> None:
         """Set what `ranked` and `events` compute (from a warm cache that saved them)."""
@@ -235,6 +241,14 @@ class Cohort:
         events = self.events(graph)
         return events[-1] if events else None
 
+    def holder_ns(self, graph: Graph) -> int | None:
+        """When the current record holder took the record (None: the cohort has no record): what
+        orders the records ledger, without replaying this cohort's ledger when it need not be."""
+        if self._events is None and self._holder_ns != -1:
+            return self._holder_ns
+        holder = self.holder(graph)
+        return None if holder is None else holder.at_ns
+
 
 def gpu_keys(environment: Node | None) -> tuple[str, ...]:
     """How a GPU filter can name an environment: its product or its architecture, lower case."""
@@ -284,6 +298,9 @@ class Graph:
     # graph it was derived from and are copied before their first change (copy on write).
     _owned: set[int] = field(default_factory=set, repr=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False)  # per change: cohort keys, GPU keys
+    # The records ledger's order as (-holder time, cohort key), sorted: made with the cohorts, then
+    # edited by each change (a first `records` query after a start or a refresh waits for nothing).
+    _record_order: list[tuple[int, str]] | None = field(default=None, repr=False)
 
     # Building -------------------------------------------------------------------------------------
 
@@ -359,6 +376,7 @@ class Graph:
             for index, value in self._cohort_index_keys(cohort):
                 index.setdefault(value, set()).add(key)
         self._memo.clear()
+        self._record_order = sorted(self._record_entries(self.cohorts.values()))
 
     def apply(
         self,
@@ -392,6 +410,7 @@ class Graph:
             children={k: layered_over(v) for k, v in self.children.items()},
             overlays={k: layered_over(v) for k, v in self.overlays.items()},
             unpublished=set(self.unpublished),
+            _record_order=self._record_order,
         )
         touched: list[str] = []
         if honoured != self.honoured_commits:
@@ -421,10 +440,23 @@ class Graph:
             self.nodes[node.digest] = node
             self._index(node)
             runs.update(self._runs_depending_on(node))
-        self._recompute(runs)
+        recomputed = self._recompute(runs)
         self._owned.clear()
         self._memo.clear()
+        if self._record_order is not None and recomputed:
+            cohorts = self.cohorts
+            order = [entry for entry in self._record_order if entry[1] not in recomputed]
+            order.extend(self._record_entries(cohorts[k] for k in recomputed if k in cohorts))
+            order.sort()  # a sorted run and a short tail: timsort merges them in one pass (heapq.merge: 10x slower)
+            self._record_order = order
         self.__dict__.pop("records", None)
+
+    def _record_entries(self, cohorts: Iterable[Cohort]) -> Iterator[tuple[int, str]]:
+        """(-holder time, key) of the cohorts that have a record holder."""
+        for cohort in cohorts:
+            at = cohort.holder_ns(self)
+            if at is not None:
+                yield -at, cohort.key
 
     def _runs_depending_on(self, node: Node) -> list[str]:
         """Runs whose derived facts may change when `node` comes or goes."""
@@ -542,7 +574,8 @@ class Graph:
         position = self.published_in.get(node.digest, -1)
         return position >= 0 and self.mainline.commits[position] in self.honoured_commits
 
-    def _recompute(self, runs: set[str]) -> None:
+    def _recompute(self, runs: set[str]) -> set[str]:
+        """Facts of `runs`, and the cohorts they leave or join, again; the keys of those cohorts."""
         cohorts: set[str] = set()
         joining: dict[str, list[str]] = {}
         for digest in runs:
@@ -569,6 +602,7 @@ class Graph:
                 cohort = self._cohort(key, sorted(members))
                 self.cohorts[key] = cohort
                 self._index_cohort(cohort)
+        return cohorts
 
     def _facts(self, run: Run) -> RunFacts:
         """A run's facts except its rank (which needs its whole cohort)."""
@@ -671,6 +705,27 @@ class Graph:
         assert isinstance(workload, Workload)
         nodes = self.nodes
         source_native = any(nodes[d].source is not None for d in members)  # type: ignore[union-attr]
+        # The record holder without the ledger: with no retracted member, the ledger's last event is
+        # the first run, in (observedAt, id) order, with the lowest value: the least of
+        # (value, observed_ns, id). A retracted member can hand the record over: ask the ledger then.
+        facts = self.facts
+        best: tuple[float, int, str] | None = None
+        holder_ns: int | None = None
+        for digest in members:
+            run = nodes[digest]
+            primary = run.primary  # type: ignore[union-attr]
+            if primary is None:
+                continue
+            found = facts[digest]
+            if not found.reasons:
+                candidate = (primary.value, run.observed_ns, digest)  # type: ignore[union-attr]
+                if best is None or candidate < best:
+                    best = candidate
+            elif found.retraction is not None and found.reasons == ("RETRACTED",):
+                holder_ns = -1
+                break
+        else:
+            holder_ns = None if best is None else best[1]
         return Cohort(
             key,
             SOURCE_NATIVE if source_native else STRICT_EXACT,
@@ -682,6 +737,7 @@ class Graph:
             metric_key(first.primary),
             self._gpu(first.environment, nodes.get(first.environment)),
             tuple(members),
+            holder_ns,
         )
 
     # Queries --------------------------------------------------------------------------------------
@@ -711,9 +767,13 @@ class Graph:
     def prepare(self) -> None:
         """Compute every cohort's ranking and ledger now (they are otherwise computed on first use):
         before saving a warm cache, or in the background after a server starts."""
-        for cohort in list(self.cohorts.values()):
+        for index, cohort in enumerate(list(self.cohorts.values())):
             cohort.place(self, "")
             cohort.events(self)
+            if index % 16 == 15:
+                # Let a waiting request thread take the GIL now rather than after the switch interval:
+                # a server prepares in the background while it answers its first queries.
+                time.sleep(0)
         _ = self.records
 
     def find(self, kinds: Collection[str], ident: str) -> Node | None:
@@ -778,10 +838,9 @@ class Graph:
     @cached_property
     def records(self) -> tuple[str, ...]:
         """Cohort keys with a record holder, newest holder first (then by key)."""
-        held = [(c.holder(self), c.key) for c in self.cohorts.values()]
-        held = [(event, key) for event, key in held if event is not None]
-        held.sort(key=lambda item: (-item[0].at_ns, item[1]))  # type: ignore[union-attr]
-        return tuple(key for _, key in held)
+        if self._record_order is None:  # a graph from the warm cache sets this property itself
+            self._record_order = sorted(self._record_entries(self.cohorts.values()))
+        return tuple(key for _, key in self._record_order)
 
 
 def _edit_name(index: MutableMapping[str, str | tuple[str, ...]], key: str, value: str, remove: bool) -> None:

@@ -6,6 +6,11 @@ pull-request check and descend from the served commit; `registry.snapshots.Snaps
 canonical repository that rewrites its history or publishes a bad head moves the mirror's `main`,
 and the replica keeps serving its last good commit, saying why in `/healthz`.
 
+With `pull_requests`, a mirror also fetches the heads of pull requests as a forge keeps them
+(`refs/pull/<n>/head`, GitHub's and Gitea's layout): a pull request from a fork has no branch in the
+canonical repository, only that ref, and a preview of it needs its commits. They are served only as
+previews, which pass the pull-request check first (`api/previews.py`); main is never taken from them.
+
 Fetches are plain `git fetch` over whatever transport git speaks (`git://` from `git daemon`,
 `http(s)://` from `git http-backend`, ssh, a path), with a time limit, and one at a time per
 repository: the processes of one server share a lock file, and a fetch that finds it taken is
@@ -30,6 +35,7 @@ FETCH_SECONDS = 60.0
 """The longest a fetch may take before it is abandoned (a hung server must not stall refreshes)."""
 
 _REFSPECS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+_PULL_REQUESTS = "+refs/pull/*/head:refs/pull/*/head"
 _QUIET_GIT = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
 
 
@@ -50,14 +56,17 @@ class Fetched:
 class Mirror:
     """The canonical repository at `url`, mirrored into the bare repository at `path`."""
 
-    def __init__(self, url: str, path: Path, *, timeout: float = FETCH_SECONDS) -> None:
-        """Raises:
-        MirrorFailed: the URL could be read as an option by git."""
+    def __init__(self, url: str, path: Path, *, timeout: float = FETCH_SECONDS, pull_requests: bool = False) -> None:
+        """`pull_requests`: also fetch `refs/pull/*/head` (the heads of pull requests, forks' included).
+
+        Raises:
+            MirrorFailed: the URL could be read as an option by git."""
         if not url or url.startswith("-"):
             raise MirrorFailed(url, "not a repository URL (it must not start with '-')")
         self.url = url
         self.path = path
         self.timeout = timeout
+        self.refspecs = (*_REFSPECS, _PULL_REQUESTS) if pull_requests else _REFSPECS
         self.last: Fetched | None = None
         self.error: str | None = None
 
@@ -81,8 +90,8 @@ class Mirror:
         return True
 
     def fetch(self) -> Fetched:
-        """Bring the canonical repository's branches and tags here (forced: the server decides
-        what to serve); skipped when another process of this server is fetching.
+        """Bring the canonical repository's branches and tags (and pull requests' heads, when asked) here
+        (forced: the server decides what to serve); skipped when another process of this server is fetching.
 
         Raises:
             MirrorFailed: the fetch failed or took longer than the time limit (the refs are unchanged).
@@ -108,7 +117,8 @@ class Mirror:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
     def _fetch_into(self, repository: Path) -> None:
-        self._git("fetch", "--quiet", "--prune", "--no-write-fetch-head", "--", self.url, *_REFSPECS, cwd=repository)
+        fetch = ("fetch", "--quiet", "--prune", "--no-write-fetch-head", "--", self.url)
+        self._git(*fetch, *self.refspecs, cwd=repository)
 
     def _main(self, repository: Path) -> str | None:
         found = subprocess.run(

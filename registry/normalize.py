@@ -21,12 +21,13 @@ from decimal import Decimal
 from typing import Any
 
 from registry.errors import InvalidManifest, Problem
+from registry.kinds import DURATION_SPACE
 from registry.parse import json_path
 
 __all__ = ["SET_LIKE_SUPPORT_FIELDS", "duration_ns", "normalize"]
 
 _MAX_SAFE_INTEGER = 2**53 - 1
-_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s?(ns|us|µs|ms|s)")
+_DURATION = re.compile(rf"([0-9]+(?:\.[0-9]+)?){DURATION_SPACE}?(ns|us|µs|ms|s)")
 _NS_PER_UNIT = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 
 SET_LIKE_SUPPORT_FIELDS = ("hardwareArchitectures", "productsTested", "axes", "dtypes", "layouts")

@@ -22,11 +22,13 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_DOCUMENT_BYTES",
     "MAX_NODES",
+    "MAX_STREAM_NODES",
     "Format",
     "JSONValue",
     "guess_format",
     "json_path",
     "load_document",
+    "load_documents",
 ]
 
 Format = Literal["json", "yaml"]
@@ -39,6 +41,10 @@ MAX_DEPTH = 64
 MAX_NODES = 20_000
 """Values in one document (after YAML alias expansion): the largest upstream manifest holds 543, and
 this bounds alias bombs (a few hundred bytes that expand to 10^9 values) and key floods alike."""
+
+MAX_STREAM_NODES = 100_000
+"""Values in one file of several manifests (a bundle, or a YAML stream): five times a manifest's budget,
+about what the 1 MiB a file may hold can spell; the reader refuses a larger one in under a second."""
 
 _SAFE_INTEGER = 2**53 - 1  # I-JSON (RFC 7493): larger integers do not survive a trip through a double
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -87,6 +93,37 @@ def load_document(data: bytes, source: str, fmt: Format | None = None) -> JSONVa
     """
     if len(data) > MAX_DOCUMENT_BYTES:
         raise _fail(source, "", f"document is {len(data):,} bytes; the limit is {MAX_DOCUMENT_BYTES:,} (1 MiB)")
+    text = _text(data, source)
+    fmt = fmt or guess_format(source, data)
+    value = _load_json(text, source) if fmt == "json" else _load_yaml(text, source)[0]
+    _check_values(value, source)
+    return value
+
+
+def load_documents(data: bytes, source: str, fmt: Format | None = None) -> list[JSONValue]:
+    """Parse a file that may hold several documents (a YAML stream separated by `---`; JSON holds one),
+    each as strictly as `load_document` reads one, within `MAX_STREAM_NODES` values in all.
+    Empty (null) documents, as a leading or trailing `---` makes, are skipped.
+
+    Raises:
+        InvalidManifest: as `load_document`, or the file holds no document.
+    """
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise _fail(source, "", f"file is {len(data):,} bytes; the limit is {MAX_DOCUMENT_BYTES:,} (1 MiB)")
+    text = _text(data, source)
+    if (fmt or guess_format(source, data)) == "json":
+        values = [_load_json(text, source)]
+    else:
+        # An empty document reads as null: a leading or trailing `---`, never a manifest.
+        values = [value for value in _load_yaml(text, source, stream=True) if value is not None]
+    for value in values:
+        _check_values(value, source, MAX_STREAM_NODES)
+    if not values:
+        raise _fail(source, "", "empty document")
+    return values
+
+
+def _text(data: bytes, source: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -94,10 +131,7 @@ def load_document(data: bytes, source: str, fmt: Format | None = None) -> JSONVa
     text = text.removeprefix("\ufeff")
     if not text.strip():
         raise _fail(source, "", "empty document")
-    fmt = fmt or guess_format(source, data)
-    value = _load_json(text, source) if fmt == "json" else _load_yaml(text, source)
-    _check_values(value, source)
-    return value
+    return text
 
 
 def _fail(source: str, path: str, reason: str) -> InvalidManifest:
@@ -263,18 +297,22 @@ def _scalar(tag: str, value: str, style: str | None) -> tuple[bool, Any]:
     return False, f"tag {shown} is not allowed (manifests use plain JSON values)"
 
 
-def _load_yaml(text: str, source: str) -> JSONValue:
+def _load_yaml(text: str, source: str, *, stream: bool = False) -> list[JSONValue]:
+    """The documents of a YAML text: exactly one (refusing a second), or with `stream`, every non-empty one."""
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+    limit = MAX_STREAM_NODES if stream else MAX_NODES
     # The pure-Python composer costs ~90 µs a token: a 600 KB file of 60k keys took 5.5 s to refuse.
     # Lines plus flow separators bound the values a document can hold without aliases: refuse first.
     items = text.count("\n") + text.count(",")
-    if items > MAX_NODES:
-        raise _fail(source, "", f"{items:,} lines and flow items; a manifest holds at most {MAX_NODES:,} values")
+    if items > limit:
+        what = "a file of manifests" if stream else "a manifest"
+        raise _fail(source, "", f"{items:,} lines and flow items; {what} holds at most {limit:,} values")
 
     try:
-        root = _yaml_loader().compose(text)
+        loader = _yaml_loader()
+        roots = [node for node in loader.compose_all(text) if node is not None] if stream else [loader.compose(text)]
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -283,16 +321,16 @@ def _load_yaml(text: str, source: str) -> JSONValue:
         raise _fail(source, "", f"invalid YAML: {exc}") from None
     except RecursionError:
         raise _fail(source, "", f"nesting deeper than {MAX_DEPTH} levels") from None
-    if root is None:
+    if not stream and roots[0] is None:
         raise _fail(source, "", "empty document")
 
-    budget = [MAX_NODES]
+    budget = [limit]
     active: set[int] = set()
 
     def build(node: Any, path: tuple[str | int, ...]) -> Any:
         budget[0] -= 1
         if budget[0] < 0:
-            raise _fail(source, json_path(path), f"more than {MAX_NODES:,} values after expanding aliases")
+            raise _fail(source, json_path(path), f"more than {limit:,} values after expanding aliases")
         if len(path) > MAX_DEPTH:
             raise _fail(source, _deep(path), f"nesting deeper than {MAX_DEPTH} levels")
         if id(node) in active:
@@ -322,7 +360,7 @@ def _load_yaml(text: str, source: str) -> JSONValue:
         finally:
             active.discard(id(node))
 
-    return build(root, ())
+    return [build(root, ()) for root in roots]
 
 
 def _mapping_key(node: Any, source: str, path: tuple[str | int, ...]) -> str:
@@ -341,17 +379,17 @@ def _mapping_key(node: Any, source: str, path: tuple[str | int, ...]) -> str:
 # Both formats -------------------------------------------------------------------------------------
 
 
-def _check_values(value: JSONValue, source: str) -> None:
+def _check_values(value: JSONValue, source: str, limit: int = MAX_NODES) -> None:
     """Refuse what JSON cannot carry exactly: deep nesting, unsafe integers, non-finite numbers,
     lone surrogates. Iterative, so hostile input cannot exhaust the stack."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     reason: Callable[[Any], str | None] = _scalar_problem
-    budget = MAX_NODES
+    budget = limit
     while stack:
         item, path = stack.pop()
         budget -= 1
         if budget < 0:
-            raise _fail(source, json_path(path), f"more than {MAX_NODES:,} values")
+            raise _fail(source, json_path(path), f"more than {limit:,} values")
         if len(path) > MAX_DEPTH:
             raise _fail(source, _deep(path), f"nesting deeper than {MAX_DEPTH} levels")
         if isinstance(item, dict):

@@ -23,7 +23,9 @@ from typing import Any
 __all__ = [
     "CITATION_FORMATS",
     "Citation",
+    "bibtex_value",
     "cite",
+    "date_parts",
     "format_value",
     "source_native_summary",
     "workload_label",
@@ -134,7 +136,7 @@ def cite(citation: Citation, fmt: str = "TEXT") -> str:
             "note": f"KernelIndex registry, run {c.digest}" + (f". Accessed {c.accessed}" if c.accessed else ""),
         }
         body = ",\n".join(
-            f"  {name} = {{{_bibtex(value, name)}}}" for name, value in fields.items() if value is not None
+            f"  {name} = {{{bibtex_value(value, name)}}}" for name, value in fields.items() if value is not None
         )
         return f"@misc{{{key},\n{body}\n}}"
     if fmt == "CSL_JSON":
@@ -148,20 +150,22 @@ def cite(citation: Citation, fmt: str = "TEXT") -> str:
             "note": f"Run {c.digest}",
         }
         if c.accessed:
-            record["accessed"] = {"date-parts": [_date_parts(c.accessed)]}
+            record["accessed"] = {"date-parts": [date_parts(c.accessed)]}
         if c.published:
-            record["issued"] = {"date-parts": [_date_parts(c.published)]}
+            record["issued"] = {"date-parts": [date_parts(c.published)]}
         return json.dumps(record, ensure_ascii=False, sort_keys=True)
     raise ValueError(f"unknown citation format {fmt!r}; expected one of {', '.join(CITATION_FORMATS)}")
 
 
-def _bibtex(value: str, name: str) -> str:
+def bibtex_value(value: str, name: str) -> str:
+    """A BibTeX field's value: LaTeX specials escaped, except in URL fields (which BibTeX keeps verbatim)."""
     if name in ("url", "howpublished"):
         return value
     escaped = "".join("\\" + ch if ch in "&%$#_{}" else ch for ch in value)
     return escaped.replace("~", "\\textasciitilde{}").replace("^", "\\textasciicircum{}")
 
 
-def _date_parts(day: str) -> list[int]:
+def date_parts(day: str) -> list[int]:
+    """CSL-JSON's `date-parts` of a `YYYY-MM-DD` day."""
     year, month, date = day.split("-")
     return [int(year), int(month), int(date)]

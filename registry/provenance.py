@@ -13,20 +13,27 @@ Signed-off-by: A <a@x>
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 
+from registry.errors import InvalidCommit, Problem
+
 __all__ = [
+    "LINK_TRAILERS",
     "CommitInfo",
     "CommitMeta",
     "Person",
     "SignatureCheck",
+    "commit_problems",
     "format_message",
     "parse_trailers",
     "trailer_pairs",
     "utc_instant",
 ]
+
+LINK_TRAILERS = ("Source-URL",)
+"""Trailers the pages show as links: a new commit's must be http(s) links (`registry.kinds.content`)."""
 
 _TRAILER = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]*): (.*)")
 _TRAILER_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
@@ -76,6 +83,21 @@ class CommitMeta:
     body: str = ""
     trailers: tuple[tuple[str, str], ...] = ()
 
+    def __post_init__(self) -> None:
+        """A new commit is a new contribution: refused here, before anything is written.
+
+        Raises:
+            InvalidCommit: a `Source-URL` that is not an http(s) link, or a character XML cannot carry.
+        """
+        problems = commit_problems(
+            "commit",
+            [("subject", self.subject), ("body", self.body)],
+            self.trailers,
+            {"author": self.author, "committer": self.committer},
+        )
+        if problems:
+            raise InvalidCommit(problems)
+
     @property
     def message(self) -> str:
         return format_message(self.subject, self.body, self.trailers)
@@ -104,6 +126,39 @@ class CommitInfo:
 
     def trailer_values(self, key: str) -> list[str]:
         return [value for k, value in self.trailers if k.lower() == key.lower()]
+
+
+def commit_problems(
+    where: str,
+    texts: Iterable[tuple[str, str]],
+    trailers: Iterable[tuple[str, str]],
+    people: Mapping[str, Person],
+) -> list[Problem]:
+    """What a new commit may not hold, each problem at `where` (`commit`, `commit 1a2b3c4d5e6f`) and the
+    part concerned: a link trailer (`Source-URL`) that is not an http(s) link, and a character XML
+    cannot carry in a text (`subject`, `body`, `message`), a trailer, or a person's name or email."""
+    from registry.kinds.content import link_problem, text_problem  # a server that only reads never needs it
+
+    problems: list[Problem] = []
+    for part, text in texts:
+        reason = text_problem(text)
+        if reason is not None:
+            problems.append(Problem(where, part, reason))
+    for key, value in trailers:
+        reason = text_problem(key) or text_problem(value)
+        if reason is None and ("\n" in value or "\r" in value):
+            reason = "a trailer is one line"
+        if reason is None and key.lower() in (name.lower() for name in LINK_TRAILERS):
+            reason = link_problem(value.strip())
+            if reason is not None:
+                reason = f"{reason} (got {value.strip()!r})"
+        if reason is not None:
+            problems.append(Problem(where, key, reason))
+    for part, who in people.items():
+        reason = text_problem(who.name) or text_problem(who.email)
+        if reason is not None:
+            problems.append(Problem(where, part, reason))
+    return problems
 
 
 def format_message(subject: str, body: str, trailers: Iterable[tuple[str, str]]) -> str:

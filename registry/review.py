@@ -10,7 +10,12 @@ Everything wrong is reported at once, each problem with the path it concerns:
 - overlays that need a maintainer (Retraction, Supersession, Verification) added only by
   commits signed by a maintainer of the policy in force at base; a change to
   `policy/maintainers` only as `registry.trust` allows (never the first policy, never by a
-  stranger, removals by two maintainers); commits that claim a registered source signed too.
+  stranger, removals by two maintainers); commits that claim a registered source signed too;
+- the repository's own files (`registry.repofiles`: `.github/`, README, licence...) may be added,
+  changed or deleted, each change named in the report, and only by commits signed by a maintainer
+  of the policy in force at base, as a policy change.
+- each commit a new contribution may hold (`provenance.commit_problems`): a `Source-URL` that is an
+  http(s) link, and no character XML cannot carry in its message or people.
 """
 
 from __future__ import annotations
@@ -22,12 +27,14 @@ from registry.errors import InvalidManifest, Problem, RegistryError
 from registry.kinds import KIND_BY_FOLDER, KINDS
 from registry.manifest import Manifest, load_manifest
 from registry.parse import MAX_DOCUMENT_BYTES
+from registry.provenance import commit_problems
+from registry.repofiles import is_repository_file
 from registry.signatures import POLICY_PATH
 from registry.store import GitStore, TreeChange
 from registry.trust import TrustChain, parse_policy
 from registry.validate import Existing, check_additions
 
-__all__ = ["MAX_FILES", "RangeReport", "check_range"]
+__all__ = ["MAX_FILES", "RangeReport", "RepositoryFileChange", "check_range"]
 
 MAX_FILES = 10_000
 """More files than this in one change is refused: split the pull request (bulk imports are commits
@@ -35,8 +42,21 @@ made by the importer, not pull requests)."""
 
 _MANIFEST_PATH = re.compile(r"([a-z-]+)/([0-9a-f]{2})/([0-9a-f]{64})\.json")
 _REGULAR = 0o100644
+_EXECUTABLE = 0o100755
 _OPEN_SOURCE = "community"
 _SIGNED_FOLDERS = frozenset(info.folder for info in KINDS.values() if info.lifecycle and info.name != "Attestation")
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryFileChange:
+    """A change to one of the repository's own files (`registry.repofiles`), which only a maintainer may make.
+
+    `signed_by` is the maintainer whose signed commits made every change to it in the range; None when
+    signatures were not checked, or a commit was not signed by a maintainer (then a problem says so)."""
+
+    path: str
+    status: str  # added, modified, deleted, mode-changed
+    signed_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +66,7 @@ class RangeReport:
     added: tuple[Manifest, ...]
     problems: tuple[Problem, ...]
     commits: int = 0
+    repository_files: tuple[RepositoryFileChange, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -79,10 +100,14 @@ def check_range(
         changes = changes[:max_files]
     renamed = _renames(changes)
     additions: list[tuple[str, Manifest]] = []
+    repository_files: dict[str, str] = {}
     for change in changes:
         problem = _shape_problem(change, renamed)
         if problem:
             problems.append(Problem(change.path, "", problem))
+            continue
+        if is_repository_file(change.path):
+            repository_files[change.path] = change.status
             continue
         if change.path == POLICY_PATH:
             if change.new is not None and not signatures:
@@ -116,10 +141,18 @@ def check_range(
         additions.append((change.path, manifest))
     problems.extend(check_additions(additions, existing or _AtCommit(store, base)))
     commits = store.commits_between(base, head)
+    signers: dict[str, str | None] = {}
+    for commit in commits:
+        info = store.commit_info(commit)
+        people = {"author": info.author, "committer": info.committer}
+        problems.extend(commit_problems(f"commit {commit[:12]}", [("message", info.message)], info.trailers, people))
     if signatures:
         chain = chain or TrustChain(store, trust_root)
-        problems.extend(_unsigned_changes(store, base, head, commits, chain))
-    return RangeReport(base, head, tuple(m for _, m in additions), tuple(problems), len(commits))
+        problems.extend(_unsigned_changes(store, base, head, commits, chain, signers))
+    named = tuple(
+        RepositoryFileChange(path, status, signers.get(path)) for path, status in sorted(repository_files.items())
+    )
+    return RangeReport(base, head, tuple(m for _, m in additions), tuple(problems), len(commits), named)
 
 
 def _policy_file_problems(data: bytes) -> list[Problem]:
@@ -141,6 +174,11 @@ def _renames(changes: list[TreeChange]) -> dict[str, str]:
 def _shape_problem(change: TreeChange, renamed: dict[str, str]) -> str | None:
     if change.path == POLICY_PATH and change.status in ("modified", "deleted", "added"):
         return None if change.new is None or change.mode == _REGULAR else "the policy must be a regular file (100644)"
+    if is_repository_file(change.path):
+        # The repository's own files change over time (a README is edited); a maintainer signs for each.
+        if change.new is None or change.mode in (_REGULAR, _EXECUTABLE):
+            return None
+        return f"file mode {change.mode:o}: a repository file is a regular file (100644, or 100755 for a script)"
     if change.status == "deleted":
         return "deleted: published files never change (a correction is a new manifest)"
     if change.status == "modified":
@@ -166,11 +204,17 @@ def _shape_problem(change: TreeChange, renamed: dict[str, str]) -> str | None:
 
 
 def _unsigned_changes(
-    store: GitStore, base: str | None, head: str, commits: list[str], chain: TrustChain
+    store: GitStore,
+    base: str | None,
+    head: str,
+    commits: list[str],
+    chain: TrustChain,
+    signers: dict[str, str | None],
 ) -> list[Problem]:
     """The maintainers' acts in the range must come from maintainers of the policy in force at base:
-    overlays from commits they signed, a policy change as `TrustChain.judge` says, and commits that
-    claim a registered source's name (`Source:` of main's history) signed too."""
+    overlays and changes to the repository's own files from commits they signed (`signers` gets who
+    signed for each repository file, or None), a policy change as `TrustChain.judge` says, and commits
+    that claim a registered source's name (`Source:` of main's history) signed too."""
     problems: list[Problem] = []
     before = chain.policy_after(base) if base is not None else chain.pinned_root
     if base is None:
@@ -187,19 +231,38 @@ def _unsigned_changes(
     for commit in commits:
         info = store.commit_info(commit)
         parent = info.parents[0] if info.parents else None
+        commit_changes = store.diff(parent, commit)
         overlays = [
             change.path
-            for change in store.diff(parent, commit)
+            for change in commit_changes
             if change.path.split("/", 1)[0] in _SIGNED_FOLDERS and change.new is not None
         ]
+        # A whole history's root commit is the operator's, like the first policy: its own files stand.
+        own = (
+            [c.path for c in commit_changes if is_repository_file(c.path)]
+            if parent is not None or base is not None
+            else []
+        )
         source = info.trailer("Source")
         claims = source is not None and source in registered
-        if not overlays and not claims:
+        if not overlays and not claims and not own:
             continue
         verdict = chain.verify(commit, before) if base is not None else chain.verify(commit)
+        for path in own:
+            signer = verdict.signer if verdict.verified else None
+            signers[path] = signer if signers.get(path, signer) == signer else None
         if verdict.verified:
             continue
         why = verdict.reason or "not signed"
+        problems.extend(
+            Problem(
+                path,
+                "",
+                "a repository file (not a manifest); a change to it needs a commit signed by a maintainer listed in "
+                f"the {POLICY_PATH} in force, as a policy change does; commit {commit[:12]}: {why}",
+            )
+            for path in own
+        )
         problems.extend(
             Problem(
                 path,

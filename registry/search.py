@@ -1,466 +1,374 @@
-"""Search: KernelIndex's query grammar (`op:rmsnorm gpu:b200 dtype:bf16 ...`) parsed and matched against runs.
-
-The grammar is upstream's (`apps/web/src/lib/search-query.ts`, DESIGN section 12.2): `key:value` or
-`key=value` facets with 15 keys (op, family, gpu, arch, dtype, shape, layout, framework, language,
-cuda, license, source, installable, trust; `tech` and `model`, whose facts manifests here do not
-carry, are refused as issues), dtype/framework/layout aliases, bare words that mean a GPU, a dtype, an
-architecture, a language, a framework, a trust level or a shape (`4096x4096`, `[2048, 4096]`), `name=int`
-axis bindings, quoted phrases, and the rest as text. Unknown keys and bad values are issues with a
-hint, never silent text. Values may be quoted (`gpu:"NVIDIA B200"`).
+"""Search: the runs a query (`registry.search_query`) matches, from an index built once per snapshot.
 
 Matching (ours): text is case-insensitive and tokenized on `_`, `-` and spaces, so "fused attention"
-finds `fused_attention_*`; each term must match a run's operation or implementation (name or title).
-A GPU word matches a product as a whole word ("b200" is NVIDIA B200, not GB200) or an architecture.
-Results are ranked by relevance: operation name hits before title hits before implementation hits,
-then eligible runs by rank, then newest.
+finds `fused_attention_*`; each term must match a run's operation or implementation (name or title),
+as a run of whole words. A GPU word matches a product as a whole word ("b200" is NVIDIA B200, not
+GB200) or an architecture. Results are ranked by relevance (per term: 3 for the operation's name, 2 for
+its title, 1 for the implementation; summed), then eligible runs by rank, then newest, then digest.
+
+What it costs: a term's score depends only on the run's operation and implementation, so the index
+tokenizes each name and title once per snapshot, maps every word to the operations and
+implementations holding it, and groups the runs by (operation, implementation) pair (4,291 pairs for
+9,508 runs in the embedded registry). A query scores each term once per candidate pair, the most
+selective term first, and drops a pair at its first missing term. Each facet value is a set of runs
+(`registry.search_facets`), so filters are intersections. Large answers sort by every run's place in
+the order of answers, computed once. The index lives as long as its snapshot's graph, and what it keeps
+grows with the registry, never with the queries (the phrase cache is bounded).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+import threading
+import weakref
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any, NamedTuple
 
 from registry import nodes as n
-from registry.cohorts import Trust
 from registry.graph import Graph
-
-__all__ = ["DTYPE_ALIASES", "Facet", "Intent", "Issue", "gpu_keys_matching", "parse_query", "search_runs", "tokens"]
-
-DTYPE_ALIASES = {
-    "bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "f16": "fp16", "half": "fp16", "float16": "fp16",
-    "fp32": "fp32", "f32": "fp32", "float32": "fp32", "float": "fp32", "tf32": "tf32", "fp64": "fp64",
-    "fp8": "fp8", "e4m3": "e4m3", "e5m2": "e5m2", "fp8_e4m3": "fp8_e4m3", "fp8_e4m3fnuz": "fp8_e4m3fnuz",
-    "fp8_e8m0": "fp8_e8m0", "fp4": "fp4", "nvfp4": "nvfp4", "mxfp4": "mxfp4", "int8": "int8", "int4": "int4",
-    "uint8": "uint8", "int32": "int32", "int64": "int64",
-}  # fmt: skip
-GPU_WORDS = frozenset(
-    {"b100", "b200", "gb200", "h100", "h200", "h800", "a100", "a800", "l40s", "l4", "mi300x", "mi325x", "mi355x"}
+from registry.search_facets import FACETS, Facets
+from registry.search_query import (
+    DTYPE_ALIASES,
+    MAX_QUERY_CHARS,
+    MAX_TERMS,
+    Facet,
+    Intent,
+    Issue,
+    gpu_keys_matching,
+    parse_query,
+    search_cost,
+    tokens,
 )
-LANGUAGE_WORDS = frozenset({"triton", "cuda", "cutlass", "ptx", "tilelang"})
-FRAMEWORK_ALIASES = {"pytorch": "pytorch", "torch": "pytorch"}
-LAYOUT_ALIASES = {
-    "row_major": "row_major", "row-major": "row_major", "col_major": "col_major", "col-major": "col_major",
-    "contiguous": "contiguous", "strided": "strided",
-}  # fmt: skip
-TRUST_WORDS = {t.name.lower(): t for t in Trust}
-KEYS = {
-    "op": "op", "operation": "op", "family": "family", "gpu": "gpu", "hardware": "gpu", "arch": "arch",
-    "dtype": "dtype", "shape": "shape", "layout": "layout", "framework": "framework", "language": "language",
-    "lang": "language", "cuda": "cuda", "trust": "trust", "evidence": "trust", "license": "license",
-    "source": "source", "source_available": "source", "installable": "installable",
-}  # fmt: skip
-_UNSUPPORTED_KEYS = {"tech": "techniques", "technique": "techniques", "model": "workload model provenance"}
-_TOKEN = re.compile(r'[A-Za-z_]+[:=]"[^"]*"|"[^"]*"|\S*\[[^\]]*\]|\S+')
-_WORD = re.compile(r"[a-z0-9.]+")
+
+__all__ = [
+    "DTYPE_ALIASES",
+    "MAX_QUERY_CHARS",
+    "MAX_TERMS",
+    "Facet",
+    "Intent",
+    "Issue",
+    "gpu_keys_matching",
+    "parse_query",
+    "prepare",
+    "search_cost",
+    "search_runs",
+    "search_scored",
+    "tokens",
+]
+
+Document = Callable[[str], Mapping[str, Any]]
+Pair = tuple[str, str]  # (operation digest, implementation digest): what a run's text score depends on
+
+SMALL_ANSWER = 256
+"""Answers up to this many runs sort by each run's (rank, newest, digest); larger ones by every run's
+place in that order, computed once per snapshot (it ranks every cohort)."""
+TERM_CACHE = 256
+"""Phrases whose scores an index keeps (each holds at most every operation and implementation)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Facet:
-    token: str
-    field: str
-    display: str
-
-
-@dataclass(frozen=True, slots=True)
-class Issue:
-    token: str
-    message: str
-
-
-@dataclass(slots=True)
-class Intent:
-    """What a query asks for."""
-
-    text: list[str] = field(default_factory=list)
-    operations: list[str] = field(default_factory=list)  # op: terms (the operation only)
-    family: str | None = None
-    gpu: str | None = None
-    architecture: str | None = None
-    dtypes: list[str] = field(default_factory=list)
-    shape: tuple[int, ...] | None = None
-    axes: dict[str, int] = field(default_factory=dict)
-    layout: str | None = None
-    framework: str | None = None
-    language: str | None = None
-    cuda_major: int | None = None
-    minimum_trust: Trust | None = None
-    license: str | None = None
-    require_source: bool = False
-    require_installable: bool = False
-    facets: list[Facet] = field(default_factory=list)
-    issues: list[Issue] = field(default_factory=list)
-
-
-def tokens(text: str) -> tuple[str, ...]:
-    """Words of a name or title, lower case, split on `_`, `-`, spaces and punctuation.
-
-    >>> tokens("fused_attention-QK Matmul")
-    ('fused', 'attention', 'qk', 'matmul')
-    """
-    return tuple(_WORD.findall(text.lower().replace("_", " ")))
-
-
-def _shape(value: str) -> tuple[int, ...] | None:
-    inner = value[1:-1] if value.startswith("[") and value.endswith("]") else value
-    parts = inner.split("x") if "x" in inner else inner.split(",")
-    try:
-        dims = tuple(int(part.strip()) for part in parts)
-    except ValueError:
-        return None
-    return dims if dims and all(d >= 0 for d in dims) else None
-
-
-def _flag(value: str) -> bool | None:
-    return {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}.get(value)
-
-
-def _nearest(key: str) -> str | None:
-    return next((k for k in KEYS if k.startswith(key[:3]) or key.startswith(k)), None)
-
-
-def parse_query(query: str) -> Intent:
-    """The intent of a search query: its facets, its text, and the issues of what it could not read.
-
-    >>> intent = parse_query("rmsnorm B200 bf16 [2048, 4096]")
-    >>> intent.text, intent.gpu, intent.dtypes, intent.shape, intent.issues
-    (['rmsnorm'], 'b200', ['bf16'], (2048, 4096), [])
-    """
-    intent = Intent()
-
-    def facet(token: str, name: str, display: str) -> None:
-        intent.facets.append(Facet(token, name, display))
-
-    def issue(token: str, message: str) -> None:
-        intent.issues.append(Issue(token, message))
-
-    def keyed(token: str, raw_key: str, value: str) -> None:
-        key = KEYS.get(raw_key.lower())
-        lower = value.lower()
-        if key is None:
-            if re.fullmatch(r"[a-z][a-z0-9_]*", raw_key) and re.fullmatch(r"\d+", value):
-                intent.axes[raw_key] = int(value)
-                facet(token, "axis", f"{raw_key} = {int(value)}")
-                return
-            if raw_key.lower() in _UNSUPPORTED_KEYS:
-                issue(
-                    token,
-                    f"'{raw_key}:' is not searchable here: manifests carry no {_UNSUPPORTED_KEYS[raw_key.lower()]}",
-                )
-                return
-            hint = _nearest(raw_key.lower())
-            issue(token, f"unknown filter '{raw_key}'" + (f". Did you mean '{hint}:'?" if hint else ""))
-            return
-        if re.match(r"(>=|<=|>|<)", value):
-            issue(token, "range filters are not supported yet; use an exact value")
-            return
-        if key == "op":
-            intent.operations.append(lower)
-            facet(token, "op", f"operation {lower}")
-        elif key == "family":
-            intent.family = lower
-            facet(token, "family", f"family {lower}")
-        elif key == "gpu":
-            intent.gpu = lower
-            facet(token, "gpu", f"gpu {value}")
-        elif key == "arch":
-            match = re.fullmatch(r"sm_?(\d+)", lower) or re.fullmatch(r"(gfx\d+)", lower)
-            if not match:
-                issue(token, f"unrecognized architecture '{value}'")
-                return
-            intent.architecture = match.group(1) if lower.startswith("gfx") else f"sm_{match.group(1)}"
-            facet(token, "arch", f"arch {intent.architecture}")
-        elif key == "dtype":
-            if lower not in DTYPE_ALIASES:
-                issue(token, f"unknown dtype '{value}'")
-                return
-            _add(intent.dtypes, DTYPE_ALIASES[lower])
-            facet(token, "dtype", f"dtype {DTYPE_ALIASES[lower]}")
-        elif key == "shape":
-            shape = _shape(lower)
-            if shape is None:
-                issue(token, f"unparseable shape '{value}'")
-                return
-            intent.shape = shape
-            facet(token, "shape", f"shape [{', '.join(map(str, shape))}]")
-        elif key == "layout":
-            if lower not in LAYOUT_ALIASES:
-                issue(token, f"unknown layout '{value}'")
-                return
-            intent.layout = LAYOUT_ALIASES[lower]
-            facet(token, "layout", f"layout {intent.layout}")
-        elif key == "framework":
-            intent.framework = FRAMEWORK_ALIASES.get(lower, lower)
-            facet(token, "framework", f"framework {intent.framework}")
-        elif key == "language":
-            intent.language = lower
-            facet(token, "language", f"language {lower}")
-        elif key == "cuda":
-            major = re.match(r"\d+", lower)
-            if major is None:
-                issue(token, f"unparseable CUDA version '{value}'")
-                return
-            intent.cuda_major = int(major.group())
-            facet(token, "cuda", f"cuda {lower}")
-        elif key == "trust":
-            if lower not in TRUST_WORDS:
-                issue(token, f"unknown trust level '{value}': one of verified, replicated, reproducible, reported")
-                return
-            intent.minimum_trust = TRUST_WORDS[lower]
-            facet(token, "trust", f"trust ≥ {lower}")
-        elif key == "license":
-            intent.license = lower
-            facet(token, "license", f"license {lower}")
-        else:  # source, installable
-            flag = _flag(lower)
-            if flag is None:
-                issue(token, f"'{raw_key}' expects true or false, got '{value}'")
-                return
-            if key == "source":
-                intent.require_source = flag
-                facet(token, "source", f"source {'required' if flag else 'optional'}")
-            else:
-                intent.require_installable = flag
-                facet(token, "installable", "installable" if flag else "any install state")
-
-    for token in _TOKEN.findall(query.strip()):
-        if len(token) >= 2 and token.startswith('"') and token.endswith('"'):
-            term = token[1:-1].strip().lower()
-            if term:
-                intent.text.append(term)
-            continue
-        pair = re.fullmatch(r"([A-Za-z_]+)[:=](.+)", token)
-        if pair:
-            value = pair.group(2)
-            if len(value) >= 2 and value.startswith('"') and value.endswith('"'):
-                value = value[1:-1]
-            keyed(token, pair.group(1), value)
-            continue
-        lower = token.lower()
-        arch = re.fullmatch(r"sm_?(\d+)", lower)
-        if re.fullmatch(r"\[.*\]", token) or re.fullmatch(r"\d+x[\dx]+", lower):
-            shape = _shape(lower)
-            if shape is None:
-                issue(token, f"unparseable shape '{token}'")
-            else:
-                intent.shape = shape
-                facet(token, "shape", f"shape [{', '.join(map(str, shape))}]")
-        elif lower in DTYPE_ALIASES:
-            _add(intent.dtypes, DTYPE_ALIASES[lower])
-            facet(token, "dtype", f"dtype {DTYPE_ALIASES[lower]}")
-        elif lower in GPU_WORDS:
-            intent.gpu = lower
-            facet(token, "gpu", f"gpu {token.upper()}")
-        elif arch:
-            intent.architecture = f"sm_{arch.group(1)}"
-            facet(token, "arch", f"arch {intent.architecture}")
-        elif lower in FRAMEWORK_ALIASES:
-            intent.framework = FRAMEWORK_ALIASES[lower]
-            facet(token, "framework", f"framework {intent.framework}")
-        elif lower in LANGUAGE_WORDS:
-            intent.language = lower
-            facet(token, "language", f"language {lower}")
-        elif lower in TRUST_WORDS:
-            intent.minimum_trust = TRUST_WORDS[lower]
-            facet(token, "trust", f"trust ≥ {lower}")
-        else:
-            intent.text.append(lower)
-    return intent
-
-
-def _add(values: list[str], value: str) -> None:
-    if value not in values:
-        values.append(value)
-
-
-def gpu_keys_matching(query: str, keys: Iterable[str]) -> set[str]:
-    """The GPU index keys (lower-case products and architectures) a user's GPU text names.
-
-    >>> sorted(gpu_keys_matching("B200", ["nvidia b200", "nvidia gb200", "sm_100"]))
-    ['nvidia b200']
-    >>> sorted(gpu_keys_matching("sm100", ["nvidia b200", "sm_100"]))
-    ['sm_100']
-    >>> sorted(gpu_keys_matching("NVIDIA B200", ["nvidia b200"]))
-    ['nvidia b200']
-    """
-    wanted = " ".join(query.lower().split())
-    arch = re.fullmatch(r"sm_?(\d+)", wanted)
-    if arch:
-        wanted = f"sm_{arch.group(1)}"
-    words = wanted.split()
-    found = set()
-    for key in keys:
-        if key == wanted:
-            found.add(key)
-            continue
-        parts = key.split()
-        if any(parts[i : i + len(words)] == words for i in range(len(parts) - len(words) + 1)):
-            found.add(key)
-    return found
-
-
-def _walk(value: Any, key: str) -> Iterable[Any]:
-    """Every value under `key` anywhere in a JSON document."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if k == key:
-                yield v
-            yield from _walk(v, key)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _walk(item, key)
-
-
-def _term_score(term: str, run: n.Run, graph: Graph, words: Callable[[str], tuple[str, ...]], operation: str) -> int:
-    """How well one text term matches a run: 3 operation name, 2 operation title, 1 implementation."""
-    needle = tokens(term)
-    if not needle:
-        return 0
-
-    def contains(haystack: tuple[str, ...]) -> bool:
-        return any(haystack[i : i + len(needle)] == needle for i in range(len(haystack) - len(needle) + 1))
-
-    op = graph.nodes.get(operation)
-    if op is not None:
-        if contains(words(op.name)):
-            return 3
-        if op.title and contains(words(op.title)):
-            return 2
-    implementation = graph.nodes.get(run.implementation)
-    if implementation is not None and (
-        contains(words(implementation.name)) or (implementation.title and contains(words(implementation.title)))
-    ):
-        return 1
-    return 0
-
-
-def search_runs(graph: Graph, intent: Intent, document: Callable[[str], Mapping[str, Any]]) -> list[str]:
+def search_runs(graph: Graph, intent: Intent, document: Document) -> list[str]:
     """The runs an intent matches, most relevant first. `document(digest)` reads a stored manifest
-    (for the facets the graph does not keep: dtypes, shapes, layouts, frameworks, CUDA, licences)."""
-    candidates: set[str] | None = None
-
-    def narrow(found: Iterable[str]) -> None:
-        nonlocal candidates
-        candidates = set(found) if candidates is None else candidates.intersection(found)
-
-    gpu_index = graph.runs_by["gpu"]
-    if intent.gpu is not None:
-        narrow(d for key in gpu_keys_matching(intent.gpu, gpu_index) for d in gpu_index[key])
-    if intent.architecture is not None:
-        narrow(gpu_index.get(intent.architecture, ()))
-    pool: Iterable[str] = candidates if candidates is not None else graph.facts.keys()
-    memo: dict[tuple[str, str], Any] = {}
-
-    def cached(kind: str, digest: str, compute: Callable[[], Any]) -> Any:
-        key = (kind, digest)
-        if key not in memo:
-            memo[key] = compute()
-        return memo[key]
-
-    word_memo: dict[str, tuple[str, ...]] = {}
-
-    def words(text: str) -> tuple[str, ...]:
-        found = word_memo.get(text)
-        if found is None:
-            found = word_memo[text] = tokens(text)
-        return found
-
-    def doc(digest: str) -> Mapping[str, Any]:
-        found: Mapping[str, Any] = cached("doc", digest, lambda: document(digest) if digest in graph.nodes else {})
-        return found
-
-    scored: list[tuple[int, int, int, str]] = []
-    for digest in pool:
-        run = graph.nodes[digest]
-        facts = graph.facts[digest]
-        assert isinstance(run, n.Run)
-        operation = facts.operation or ""
-        op = graph.nodes.get(operation)
-        implementation = graph.nodes.get(run.implementation)
-        if intent.family is not None and not (isinstance(op, n.Operation) and op.family.lower() == intent.family):
-            continue
-        if intent.minimum_trust is not None and facts.trust < intent.minimum_trust:
-            continue
-        if intent.language is not None and not (
-            isinstance(implementation, n.Implementation) and implementation.language.lower() == intent.language
-        ):
-            continue
-        if intent.require_source and not (
-            isinstance(implementation, n.Implementation) and implementation.source_available
-        ):
-            continue
-        if any(_term_score(term, run, graph, words, operation) < 2 for term in intent.operations):
-            continue  # op: names the operation (its name or title), not an implementation
-        hits = [_term_score(term, run, graph, words, operation) for term in intent.text]
-        if 0 in hits or not _document_facets_hold(intent, run, doc, cached):
-            continue
-        rank = graph.rank(digest)
-        scored.append((-sum(hits), rank if rank is not None else 1 << 30, -run.observed_ns, digest))
-    scored.sort()
-    return [entry[3] for entry in scored]
+    (for the facets the graph does not keep: dtypes, shapes, layouts, frameworks, CUDA, licences);
+    it is called at most once per manifest per snapshot (and not at all for one already read)."""
+    return _index_of(graph).search(intent, document).digests
 
 
-def _document_facets_hold(
-    intent: Intent,
-    run: n.Run,
-    doc: Callable[[str], Mapping[str, Any]],
-    cached: Callable[[str, str, Callable[[], Any]], Any],
-) -> bool:
-    if intent.dtypes:
-        have = cached("dtypes", run.digest, lambda: _dtypes(doc(run.workload), doc(run.implementation)))
-        if not set(intent.dtypes) <= have:
-            return False
-    if intent.shape is not None:
-        shapes = cached(
-            "shapes", run.workload, lambda: {tuple(s) for s in _walk(doc(run.workload), "shape") if _ints(s)}
-        )
-        if intent.shape not in shapes:
-            return False
-    if intent.axes:
-        axes = doc(run.workload).get("spec", {}).get("axes") or {}
-        if any(axes.get(name) != value for name, value in intent.axes.items()):
-            return False
-    if intent.layout is not None:
-        layouts = cached(
-            "layouts",
-            run.digest,
-            lambda: (
-                {str(v).lower() for v in _walk(doc(run.workload), "layout")}
-                | {str(v).lower() for lst in _walk(doc(run.implementation), "layouts") for v in (lst or ())}
-            ),
-        )
-        if intent.layout not in layouts:
-            return False
-    if intent.framework is not None or intent.cuda_major is not None:
-        software = (doc(run.environment).get("spec") or {}).get("software") or {}
-        if intent.framework is not None:
-            name = str((software.get("framework") or {}).get("name") or "").lower()
-            interface = str(((doc(run.implementation).get("spec") or {}).get("callable") or {}).get("interface") or "")
-            if intent.framework not in {FRAMEWORK_ALIASES.get(name, name), FRAMEWORK_ALIASES.get(interface, interface)}:
-                return False
-        if intent.cuda_major is not None:
-            major = re.match(r"\d+", str(software.get("cudaToolkit") or ""))
-            if major is None or int(major.group()) != intent.cuda_major:
-                return False
-    if intent.license is not None or intent.require_installable:
-        spec = doc(run.implementation).get("spec") or {}
-        if intent.license is not None:
-            licensing = spec.get("licensing") or {}
-            declared = {str(licensing.get(k) or "").lower() for k in ("declared", "concluded")}
-            if intent.license not in declared:
-                return False
-        if intent.require_installable and not any(v.get("install") for v in spec.get("buildVariants") or ()):
-            return False
-    return True
+def search_scored(graph: Graph, intent: Intent, document: Document) -> list[tuple[str, int]]:
+    """The same runs in the same order, each with its relevance: the sum over the query's text terms
+    of 3 (the operation's name holds it), 2 (its title does) or 1 (the implementation's name or title)."""
+    answer = _index_of(graph).search(intent, document)
+    return list(zip(answer.digests, answer.scores(), strict=True))
 
 
-def _ints(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+def prepare(graph: Graph, document: Document) -> None:
+    """Build now what searching `graph` may need, rather than on the first search that needs it: the
+    index, every run's place in the order of answers (which ranks every cohort), and every facet (which
+    reads each manifest the runs name, once per blob). For a server preparing a new snapshot in the
+    background, beside `Graph.prepare`."""
+    index = _index_of(graph)
+    index._positions()
+    for kind in FACETS:
+        index.facets.runs(kind, None, document)
 
 
-def _dtypes(workload: Mapping[str, Any], implementation: Mapping[str, Any]) -> set[str]:
-    found = {DTYPE_ALIASES.get(str(v).lower(), str(v).lower()) for v in _walk(workload, "dtype")}
-    for listed in _walk(implementation, "dtypes"):
-        found.update(DTYPE_ALIASES.get(str(v).lower(), str(v).lower()) for v in listed or ())
+# The per-snapshot index ------------------------------------------------------------------------------
+
+_INDEXES: weakref.WeakKeyDictionary[Graph, _Index] = weakref.WeakKeyDictionary()
+_INDEXES_LOCK = threading.Lock()
+
+
+def _index_of(graph: Graph) -> _Index:
+    found = _INDEXES.get(graph)
+    if found is None:
+        with _INDEXES_LOCK:  # built once per snapshot, however many searches arrive together
+            found = _INDEXES.get(graph)
+            if found is None:
+                found = _INDEXES[graph] = _Index(graph)
     return found
+
+
+class _Answer(NamedTuple):
+    """The runs of an answer in order, and what gives their scores: the scores themselves, or the sort
+    keys they are encoded in (`-score * size + place`), or None when every score is 0."""
+
+    digests: list[str]
+    encoded: list[int] | None
+    size: int  # 0: `encoded` holds the scores as they are
+
+    def scores(self) -> list[int]:
+        if self.encoded is None:
+            return [0] * len(self.digests)
+        if not self.size:
+            return self.encoded
+        return [-(key // self.size) for key in self.encoded]
+
+
+class _Words(NamedTuple):
+    name: tuple[str, ...]
+    title: tuple[str, ...] | None  # None without a title
+
+
+class _Term(NamedTuple):
+    """One distinct text term of a query: how each operation and implementation scores on it."""
+
+    operations: dict[str, int]  # operation -> 3 (name) or 2 (title)
+    implementations: Collection[str]  # implementations whose name or title holds it (score 1); read only
+    times: int  # how many times the query says it (each counts)
+
+
+class _Index:
+    """What searching one snapshot needs, computed from its graph once."""
+
+    def __init__(self, graph: Graph) -> None:
+        # Weakly: the index is the value of its graph's entry in a weak mapping, and must not keep it alive.
+        self._graph = weakref.ref(graph)
+        self.runs_by_pair: dict[Pair, list[str]] = {}
+        self.pairs_by_operation: dict[str, list[Pair]] = {}
+        self.pairs_by_implementation: dict[str, list[Pair]] = {}
+        self.operation_words: dict[str, _Words] = {}
+        self.implementation_words: dict[str, _Words] = {}
+        self.operations_by_word: dict[str, set[str]] = {}  # in the name or the title
+        self.operations_by_name_word: dict[str, set[str]] = {}
+        self.implementations_by_word: dict[str, set[str]] = {}
+        self._terms: dict[tuple[str, ...], _Term] = {}  # phrase -> how it scores, at most TERM_CACHE
+        self.facets = Facets(graph)
+        self._orders: dict[str, tuple[int, int, str]] = {}  # run -> (rank, -observed, digest), as asked
+        self._position: dict[str, int] = {}  # run -> its place in that order, for large answers
+        self._in_order: list[str] | None = None
+        nodes = graph.nodes
+        for digest, facts in graph.facts.items():
+            run = nodes[digest]
+            assert isinstance(run, n.Run)
+            pair = (facts.operation or "", run.implementation)
+            found = self.runs_by_pair.get(pair)
+            if found is None:
+                found = self.runs_by_pair[pair] = []
+                self.pairs_by_operation.setdefault(pair[0], []).append(pair)
+                self.pairs_by_implementation.setdefault(pair[1], []).append(pair)
+            found.append(digest)
+        for operation in self.pairs_by_operation:
+            words = self._words(operation, self.operation_words, self.operations_by_word)
+            for word in words.name if words else ():
+                self.operations_by_name_word.setdefault(word, set()).add(operation)
+        for implementation in self.pairs_by_implementation:
+            self._words(implementation, self.implementation_words, self.implementations_by_word)
+
+    @property
+    def graph(self) -> Graph:
+        graph = self._graph()
+        assert graph is not None, "an index is only used through its live graph"
+        return graph
+
+    def _words(self, digest: str, words: dict[str, _Words], by_word: dict[str, set[str]]) -> _Words | None:
+        node = self.graph.nodes.get(digest)
+        if node is None:
+            return None
+        found = words[digest] = _Words(tokens(node.name), tokens(node.title) if node.title else None)
+        for word in {*found.name, *(found.title or ())}:
+            by_word.setdefault(word, set()).add(digest)
+        return found
+
+    # Text --------------------------------------------------------------------------------------------
+
+    def _term(self, needle: tuple[str, ...], times: int) -> _Term:
+        if len(needle) == 1:  # one word: the index answers without reading any name again
+            word = needle[0]
+            operations = dict.fromkeys(self.operations_by_word.get(word, ()), 2)
+            operations.update(dict.fromkeys(self.operations_by_name_word.get(word, ()), 3))
+            return _Term(operations, self.implementations_by_word.get(word, frozenset()), times)
+        found = self._terms.get(needle)
+        if found is None:
+            found = self._phrase(needle)
+            if len(self._terms) >= TERM_CACHE:
+                self._terms.clear()
+            self._terms[needle] = found
+        return found._replace(times=times)
+
+    def _phrase(self, needle: tuple[str, ...]) -> _Term:
+        """Several words (or none): the names holding every word, read again for the words' order."""
+        operations: dict[str, int] = {}
+        implementations: set[str] = set()
+        if needle:
+            for digest in _holding(self.operations_by_word, needle):
+                words = self.operation_words[digest]
+                if _contains(words.name, needle):
+                    operations[digest] = 3
+                elif words.title is not None and _contains(words.title, needle):
+                    operations[digest] = 2
+            for digest in _holding(self.implementations_by_word, needle):
+                words = self.implementation_words[digest]
+                if _contains(words.name, needle) or (words.title is not None and _contains(words.title, needle)):
+                    implementations.add(digest)
+        return _Term(operations, frozenset(implementations), 1)
+
+    def _pairs(self, text: list[str], operation_terms: list[str]) -> dict[Pair, int] | None:
+        """Each (operation, implementation) pair every term matches, with its summed score; None
+        without terms (every pair, score 0)."""
+        if not text and not operation_terms:
+            return None
+        # A term scores by its words alone: "Fused-Attention" and "fused attention" are one term, said twice.
+        terms = [self._term(needle, times) for needle, times in Counter(tokens(term) for term in text).items()]
+        # `op:` terms name the operation (its name or title), never the implementation; they only filter.
+        named = [
+            _Term(self._term(needle, 1).operations, frozenset(), 0)
+            for needle in dict.fromkeys(tokens(term) for term in operation_terms)
+        ]
+        everything = terms + named
+        if any(not term.operations and not term.implementations for term in everything):
+            return {}  # a term that matches nothing matches no run
+        if len(everything) == 1 and terms:  # one term: its scores are the answer (an operation's first)
+            term = terms[0]
+            alone = {pair: term.times for d in term.implementations for pair in self.pairs_by_implementation[d]}
+            for d, score in term.operations.items():
+                alone.update(dict.fromkeys(self.pairs_by_operation[d], score * term.times))
+            return alone
+
+        # The most selective term first (fewest operations and implementations, about as few pairs):
+        # pairs drop out soonest. The order changes no score.
+        everything.sort(key=lambda term: len(term.operations) + len(term.implementations))
+        first = everything[0]
+        pool = {pair for d in first.operations for pair in self.pairs_by_operation[d]}
+        pool.update(pair for d in first.implementations for pair in self.pairs_by_implementation[d])
+        scored: dict[Pair, int] = {}
+        for pair in pool:
+            operation, implementation = pair
+            total = 0
+            for term in everything:
+                score = term.operations.get(operation, 0)
+                if not score and implementation in term.implementations:
+                    score = 1
+                if not score:
+                    break  # a pair stops at its first missing term
+                total += score * term.times
+            else:
+                scored[pair] = total
+        return scored
+
+    # Runs --------------------------------------------------------------------------------------------
+
+    def search(self, intent: Intent, document: Document) -> _Answer:
+        graph = self.graph
+        pairs = self._pairs(intent.text, intent.operations)
+        candidates: set[str] | None = None
+
+        def narrow(found: Iterable[str]) -> None:
+            nonlocal candidates
+            candidates = set(found) if candidates is None else candidates.intersection(found)
+
+        gpu_index = graph.runs_by["gpu"]
+        if intent.gpu is not None:
+            narrow(d for key in gpu_keys_matching(intent.gpu, gpu_index) for d in gpu_index[key])
+        if intent.architecture is not None:
+            narrow(gpu_index.get(intent.architecture, ()))
+        allowed = self._allowed(intent, document)
+        if allowed is not None:
+            candidates = set(allowed) if candidates is None else candidates.intersection(allowed)
+        groups: list[tuple[int, Collection[str]]]  # (score, runs), unfiltered by `candidates`
+        if pairs is None:
+            if candidates is None:
+                _, in_order = self._positions()
+                return _Answer(list(in_order), None, 0)  # every run, in its place
+            groups, candidates = [(0, candidates)], None
+        else:
+            groups = [(score, self.runs_by_pair[pair]) for pair, score in pairs.items()]
+        return self._sorted(groups, candidates)
+
+    def _sorted(self, groups: list[tuple[int, Collection[str]]], kept: set[str] | None) -> _Answer:
+        """Most relevant first; among equals, ranked runs by rank, then newest, then by digest."""
+        if sum(len(runs) for _, runs in groups) <= SMALL_ANSWER:
+            order = self._order
+            found = sorted((-score, order(d)) for score, runs in groups for d in runs if kept is None or d in kept)
+            return _Answer([entry[1][2] for entry in found], [-entry[0] for entry in found], 0)
+        # A large answer sorts integers: every run's place in that order, computed once per snapshot.
+        position, in_order = self._positions()
+        size = len(in_order)
+        keys: list[int] = []
+        for score, runs in groups:
+            base = -score * size
+            if kept is None:
+                keys.extend([position[d] + base for d in runs])
+            else:
+                keys.extend([position[d] + base for d in runs if d in kept])
+        keys.sort()
+        return _Answer([in_order[key % size] for key in keys], keys, size)
+
+    def _order(self, digest: str) -> tuple[int, int, str]:
+        found = self._orders.get(digest)
+        if found is None:
+            graph = self.graph
+            rank = graph.rank(digest)
+            run = graph.nodes[digest]
+            assert isinstance(run, n.Run)
+            found = self._orders[digest] = (rank if rank is not None else 1 << 30, -run.observed_ns, digest)
+        return found
+
+    def _positions(self) -> tuple[dict[str, int], list[str]]:
+        if self._in_order is None:
+            # Every run's rank: the cohorts' rankings, which a server computes after it starts anyway.
+            in_order = sorted(self.graph.facts, key=self._order)
+            self._position = {digest: place for place, digest in enumerate(in_order)}
+            self._in_order = in_order
+        return self._position, self._in_order
+
+    def _allowed(self, intent: Intent, document: Document) -> frozenset[str] | None:
+        """The runs every filter of the intent but text and GPU admits; None when there is no filter."""
+        facets = self.facets
+        wanted: list[tuple[str, Any]] = []
+        if intent.family is not None:
+            wanted.append(("family", intent.family))
+        if intent.minimum_trust is not None:
+            wanted.append(("trust", intent.minimum_trust))
+        if intent.language is not None:
+            wanted.append(("language", intent.language))
+        if intent.require_source:
+            wanted.append(("source", True))
+        wanted.extend(("dtype", dtype) for dtype in intent.dtypes)
+        if intent.shape is not None:
+            wanted.append(("shape", intent.shape))
+        wanted.extend(("axis", item) for item in intent.axes.items())
+        if intent.layout is not None:
+            wanted.append(("layout", intent.layout))
+        if intent.framework is not None:
+            wanted.append(("framework", intent.framework))
+        if intent.cuda_major is not None:
+            wanted.append(("cuda", intent.cuda_major))
+        if intent.license is not None:
+            wanted.append(("license", intent.license))
+        if intent.require_installable:
+            wanted.append(("installable", True))
+        if not wanted:
+            return None
+        sets = sorted((facets.runs(kind, value, document) for kind, value in wanted), key=len)
+        return sets[0].intersection(*sets[1:]) if len(sets) > 1 else sets[0]
+
+
+def _holding(by_word: Mapping[str, set[str]], needle: tuple[str, ...]) -> set[str]:
+    """The digests whose words hold every word of `needle` (a superset of those holding the phrase)."""
+    sets = sorted((by_word.get(word, set()) for word in set(needle)), key=len)
+    return set(sets[0]).intersection(*sets[1:]) if sets[0] else set()
+
+
+def _contains(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
+    """Whether `needle` appears in `haystack` as consecutive words."""
+    size = len(needle)
+    return any(haystack[i : i + size] == needle for i in range(len(haystack) - size + 1))

@@ -16,12 +16,21 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from sys import intern
 
 import orjson
 
-from registry.errors import RegistryError, RevisionNotFound, StoreCorrupt
+from registry.append_only import first_violation
+from registry.errors import RegistryError, RevisionNotFound
 from registry.graph import Graph, Mainline
-from registry.integrity import IntegrityFailure, IntegrityRecord, check_commit, check_entries, record_path
+from registry.integrity import (
+    IntegrityCheck,
+    IntegrityFailure,
+    IntegrityRecord,
+    check_entries,
+    record_path,
+    verify_commit,
+)
 from registry.kinds import KIND_BY_FOLDER
 from registry.members import layered_over
 from registry.nodes import Node, Retraction, Supersession, Verification, extract
@@ -126,7 +135,8 @@ def publication_of(
                 names[key] = current
                 for name in current - previous_names if previous_names else current:
                     if len(name) == 69 and name.endswith(b".json"):
-                        first.setdefault("sha256:" + name[:64].decode(), offset + index)
+                        # Interned: the nodes' digests are the same strings (120 bytes a manifest saved).
+                        first.setdefault(intern("sha256:" + name[:64].decode()), offset + index)
     return Publication(mainline.extended(new, times, sources), first)
 
 
@@ -214,6 +224,7 @@ def build_graph(
             own = GitStore(store.path)
             head = own.head()
             replay.append(publication_of(own, head if head is not None else commit))
+            own.release()
         except BaseException as exc:
             replay.append(exc)
 
@@ -316,6 +327,7 @@ class Snapshots:
         self._publication: Publication | None = None
         self._record = IntegrityRecord(record_path(repo_path))
         self._verified: str | None = None
+        self._known: dict[str, str] = {}  # fan-out trees verified sound (`registry.integrity`)
         self._verify_seconds = 0.0
         self.status = HeadStatus(None, None, "not loaded yet")
 
@@ -421,33 +433,57 @@ class Snapshots:
                     self.refresh()
                 return
             built, replayed = build_graph(store, target, None, self.honour)
+            store.release()
             self._install(built, replayed, head, started, reason)
         except (RegistryError, ValueError, KeyError, OSError) as exc:  # orjson.JSONDecodeError is a ValueError
             self.status = HeadStatus(None, head, f"cannot load commit {head[:12]}: {_why(exc)}", time.time())
 
     def _verified_target(self, store: GitStore, head: str) -> tuple[str | None, str | None]:
-        """The commit to serve at a start (head, or the last good one) and why it is not head."""
+        """The commit to serve at a start (head, or the last good one) and why it is not head.
+
+        Two checks, each run in full once per registry and recorded, then only over what changed
+        since the record: main's first-parent history never modified or deleted a published file
+        (`registry.append_only`; a head whose history did is not served, its last good ancestor
+        is), and every manifest of the commit to serve is intact (`registry.integrity`).
+        """
         started = time.perf_counter()
-        recorded = self._record.read()
+        recorded, known = self._record.load()
         try:
-            if recorded is not None and recorded != head and store.is_ancestor(recorded, head):
-                entries = [e for e in (_entry_of(c.path, c.new) for c in store.diff(recorded, head)) if e is not None]
-                problems = check_entries(store, entries)
-            elif recorded == head:
-                problems = []
-            else:
-                problems = check_commit(store, head)
-        except StoreCorrupt as exc:
-            problems_text = f"commit {head[:12]} cannot be read: {exc}"
+            if recorded == head:
+                self._verify_seconds = time.perf_counter() - started
+                self._verified, self._known = head, known or store.fan_out_trees(head)
+                if not known:
+                    self._record.write(head, self._known)
+                return head, None
+            base = recorded if recorded is not None and store.is_ancestor(recorded, head) else None
+            violation = first_violation(store, base, head)
+            target = head if violation is None else violation.parent
+            check = self._check(store, target, recorded if base is not None else None, known)
+        except RegistryError as exc:  # StoreCorrupt, or a commit of the history that cannot be read
             self._verify_seconds = time.perf_counter() - started
-            return self._fallback(store, recorded, head, problems_text)
+            return self._fallback(store, recorded, head, f"commit {head[:12]} cannot be read: {exc}")
         self._verify_seconds = time.perf_counter() - started
-        if problems:
-            return self._fallback(store, recorded, head, str(IntegrityFailure(head, problems)))
-        self._verified = head
-        if recorded != head:
-            self._record.write(head)
-        return head, None
+        if check.problems:
+            failed = str(IntegrityFailure(target, check.problems))
+            return self._fallback(store, recorded, head, failed if violation is None else f"{violation}; {failed}")
+        self._verified, self._known = target, check.trees
+        self._record.write(target, check.trees)
+        return target, None if violation is None else f"main {head[:12]} is not served: {violation}"
+
+    @staticmethod
+    def _check(store: GitStore, target: str, base: str | None, known: dict[str, str]) -> IntegrityCheck:
+        """The integrity check of `target`, given the recorded commit when `target` descends from
+        it and the fan-out trees remembered sound."""
+        if base == target:
+            return IntegrityCheck([], known or store.fan_out_trees(target))
+        if known or base is None:
+            return verify_commit(store, target, known)
+        # A record without remembered trees: check what changed since the recorded commit.
+        entries = [e for e in (_entry_of(c.path, c.new) for c in store.diff(base, target)) if e is not None]
+        problems = check_entries(store, entries)
+        bad = {problem.source.rpartition("/")[0] for problem in problems}
+        trees = {key: tree for key, tree in store.fan_out_trees(target).items() if key not in bad}
+        return IntegrityCheck(problems, trees, len(entries))
 
     def _fallback(self, store: GitStore, recorded: str | None, head: str, why: str) -> tuple[str | None, str]:
         if recorded is not None and recorded != head and store.is_ancestor(recorded, head):
@@ -508,9 +544,13 @@ class Snapshots:
                     *self._verification(),
                 )
                 return self.status
-            # check_range read every new manifest through libgit2 (hash-verified) at its digest path
-            self._verified = main
-            self._record.write(main)
+            if self._validate:
+                # check_range read every new manifest through libgit2 (hash-verified) at its digest
+                # path, and the served commit was verified: every fan-out tree of main is sound.
+                # (Unvalidated, nothing checked main: the record stays at the last verified commit.)
+                self._known = store.fan_out_trees(main)
+                self._verified = main
+                self._record.write(main, self._known)
             self._install(graph, publication, main, started)
             return self.status
 
@@ -535,7 +575,13 @@ class Snapshots:
             max_files=max(len(changes), 1),
         )
         if report.ok:
-            return None
+            # The range's diff shows what main holds now; a commit inside it may still have edited a
+            # published file that a later one restored. (One commit whose first parent is the served
+            # one: its diff is the range's, which check_range just judged.)
+            if store.commit_info(main).parents[:1] == (served,):
+                return None
+            violation = first_violation(store, served, main)
+            return None if violation is None else f"main {main[:12]} fails validation: {violation}"
         shown = "; ".join(str(p) for p in report.problems[:5])
         more = f" (and {len(report.problems) - 5} more)" if len(report.problems) > 5 else ""
         return f"main {main[:12]} fails validation: {shown}{more}"

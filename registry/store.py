@@ -17,6 +17,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -71,6 +72,7 @@ _WRITER_LOCK = "kernelindex-writer.lock"
 _WRITER_WAIT_SECONDS = 120.0  # a bulk import holds the lock for seconds; past this, report who holds it
 _STALE_GIT_LOCKS = ("HEAD.lock", "packed-refs.lock", "index.lock", "config.lock")
 _STALE_LOCK_SECONDS = 2.0  # git's own commands hold a ref lock for milliseconds
+_PULL_HEAD = re.compile(r"refs/pull/[0-9]+/head")  # a forge's pull request (registry/mirror.py fetches them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,10 +230,11 @@ class GitStore:
         return str(obj.id)
 
     def branches(self) -> dict[str, str]:
-        """Every branch and tag of the repository and the commit it reaches: `refs/...` -> id."""
+        """Every branch and tag of the repository, and every pull request's head a mirror fetched
+        (`refs/pull/<n>/head`), with the commit it reaches: `refs/...` -> id."""
         found = {}
         for name in self._repo.references:
-            if name.startswith(("refs/heads/", "refs/tags/")):
+            if name.startswith(("refs/heads/", "refs/tags/")) or _PULL_HEAD.fullmatch(name):
                 try:
                     found[name] = self._peel_commit(self._repo.references[name].resolve().target, name)
                 except (RevisionNotFound, pygit2.GitError, KeyError):  # a dangling symbolic ref
@@ -311,6 +314,51 @@ class GitStore:
         if len(data) % size == 0 and data[:7] == b"100644 " and data[size - 21 : size - 20] == b"\0":
             return {data[i + 7 : i + 76] for i in range(0, len(data), size)}
         return {name.encode() for _, name, _ in _parse_tree(data)}
+
+    def release(self) -> None:
+        """Close the object database's files and memory maps (libgit2 opens them again on the next
+        read). After a bulk read: libgit2 keeps every pack window it touched mapped, and a tree read
+        here and there faults in much of a pack around it (15 MB of resident memory at 1x)."""
+        self._repo.free()
+
+    def tree_items(self, tree: str) -> frozenset[bytes]:
+        """A tree's entries as raw items, `<mode> <name>\\0<20-byte id>` each: two trees' items
+        compare as sets (what one has that the other lacks) without parsing either. Fan-out trees,
+        whose items all have the same size, are sliced without a parse loop.
+
+        Raises:
+            StoreCorrupt: no such tree.
+        """
+        try:
+            data = self._repo.odb.read(tree)[1]
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise StoreCorrupt(tree, f"cannot read the tree: {exc}") from None
+        size = 97  # len("100644 ") + 64 + len(".json") + 1 + 20
+        count, rest = divmod(len(data), size)
+        # Every entry `100644 <64>.json\0<20>`: checked by strided slices (C loops), not per entry.
+        if not rest and data[6::size].count(32) == data[71::size].count(46) == data[76::size].count(0) == count:
+            return frozenset([data[i : i + size] for i in range(0, len(data), size)])
+        found = []
+        position, end = 0, len(data)
+        while position < end:
+            nul = data.index(b"\0", position)
+            found.append(data[position : nul + 21])
+            position = nul + 21
+        return frozenset(found)
+
+    def fan_out_trees(self, commit: str) -> dict[str, str]:
+        """`<kind-folder>/<hh>` -> tree id of every fan-out folder of the manifest folders at `commit`.
+
+        Raises:
+            RevisionNotFound: not a commit of this repository.
+        """
+        found: dict[str, str] = {}
+        for mode, folder, folder_tree in self.tree_entries(str(self._commit(commit).tree_id)):
+            if mode == _TREE_MODE and folder in KIND_BY_FOLDER:
+                for fan_mode, fan, fan_tree in self.tree_entries(folder_tree):
+                    if fan_mode == _TREE_MODE:
+                        found[folder + "/" + fan] = fan_tree
+        return found
 
     # Reading manifests ----------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import EMBEDDED_REPO, SHARED, basic_scenario, commit_manifests
+from helpers import DATA, EMBEDDED_REPO, basic_scenario, commit_manifests
 from signing import Key, make_key
 from typer.testing import CliRunner
 
@@ -15,10 +15,10 @@ import registry
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The tests read the shared data (upstream schemas, examples, seed pages, the corpus export)
-    that every checkout has at ../shared: say so plainly when it is not there."""
-    if not (SHARED / "kernelindex" / "examples").is_dir() or not (SHARED / "seeds").is_dir():
-        raise pytest.UsageError(f"the tests need the shared data beside the project, at {SHARED} (not found)")
+    """The tests read the project's data (upstream examples and fixtures, seed pages, the corpus export)
+    under data/: say so plainly when a checkout lacks it (a sparse or partial clone)."""
+    if not (DATA / "kernelindex" / "examples").is_dir() or not (DATA / "seeds").is_dir():
+        raise pytest.UsageError(f"the tests need the project's data at {DATA} (not found)")
 
 
 def _fingerprint(root: Path) -> dict[str, tuple[int, int]]:

@@ -1,4 +1,4 @@
-"""Plain functions for tests: valid manifests on demand, committing them, and the shared data's whereabouts.
+"""Plain functions for tests: valid manifests on demand, committing them, and where the project's data is.
 
 The `make_*` functions return plain dicts (the authoring form of a manifest) that pass
 `registry.load_manifest`; they take the digests they reference either as strings or as the
@@ -34,13 +34,15 @@ import registry
 __all__ = [
     "API_VERSION",
     "DATA",
+    "DOC_EXAMPLES",
     "EMBEDDED_REPO",
     "EXAMPLES",
     "EXPORT",
     "PROJECT_ROOT",
     "SEEDS",
-    "SHARED",
+    "TEST_DATA",
     "TEST_TIME",
+    "UPSTREAM_SCHEMAS",
     "BasicScenario",
     "basic_scenario",
     "commit_manifests",
@@ -72,17 +74,22 @@ TEST_TIME = 1_700_000_000
 """The fixed instant of every test commit (2023-11-14T22:13:20Z): stable commit ids."""
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DATA = PROJECT_ROOT / "tests" / "data"
+DATA = PROJECT_ROOT / "data"
+"""Upstream data the project carries, each folder with its licence and origin (data/SOURCES.md)."""
+TEST_DATA = PROJECT_ROOT / "tests" / "data"
+"""The tests' own scenarios and the expected values extracted from upstream (scripts/extract-*)."""
 EMBEDDED_REPO = PROJECT_ROOT / "manifests.git"
 """The committed registry. Tests only ever read it, and pass its path explicitly."""
-SHARED = PROJECT_ROOT.parent / "shared"
-EXAMPLES = SHARED / "kernelindex" / "examples"
-SEEDS = SHARED / "seeds"
+EXAMPLES = DATA / "kernelindex" / "examples"
+UPSTREAM_SCHEMAS = DATA / "kernelindex" / "schemas"
+DOC_EXAMPLES = PROJECT_ROOT / "docs" / "examples"
+"""Our own examples: `kinds/` (one per kind, digest-chained), `invalid/`, `bundles/`."""
+SEEDS = DATA / "seeds"
 
 
 def _export() -> Path:
-    found = sorted((SHARED / "corpus").glob("kernelindex-catalog-*.jsonl.zst"))
-    return found[0] if found else SHARED / "corpus" / "missing.jsonl.zst"
+    found = sorted((DATA / "corpus").glob("kernelindex-catalog-*.jsonl.zst"))
+    return found[0] if found else DATA / "corpus" / "missing.jsonl.zst"
 
 
 EXPORT = _export()
@@ -350,7 +357,7 @@ def load_scenario(name: str) -> list[Doc]:
     """The manifests of `tests/data/<name>/` (*.json and *.yaml), parsed, in file-name order."""
     from registry.parse import load_document
 
-    folder = DATA / name
+    folder = TEST_DATA / name
     files = sorted(p for p in folder.iterdir() if p.suffix in (".json", ".yaml", ".yml"))
     return [load_document(p.read_bytes(), p.name) for p in files]
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from helpers import EMBEDDED_REPO, SHARED
+from helpers import DATA, EMBEDDED_REPO
 from typer.testing import CliRunner, Result
 
 import registry
@@ -26,7 +26,7 @@ __all__ = [
     "validate_out",
 ]
 
-FIXTURES = SHARED / "kernelindex" / "fixtures"
+FIXTURES = DATA / "kernelindex" / "fixtures"
 BEFORE_LIGER = "e775d39b6768675ff8eb086da76420493425c1a4"  # main after the seed records, before Liger's import
 
 

@@ -18,7 +18,18 @@ EXPECTED = {
     "rss_1x",
     "warm_start_1x",
     "incremental_100_1x",
+    "integrity_check_1x",
+    "integrity_remembered_1x",
+    "history_check_1x",
+    "records_first_1x",
     "leaderboard_vs_datasette_1x",
+    "leaderboard_first_vs_datasette_1x",
+    "dossier_vs_datasette_1x",
+    "dossier_first_vs_datasette_1x",
+    "leaderboard_vs_postgraphile_1x",
+    "leaderboard_first_vs_postgraphile_1x",
+    "dossier_vs_postgraphile_1x",
+    "dossier_first_vs_postgraphile_1x",
     "dossier_p50",
     "leaderboard_p50",
     "dossier_first_p50",
@@ -28,6 +39,8 @@ EXPECTED = {
     "leaderboard_page_p50",
     "run_page_first_p50",
     "leaderboard_page_first_p50",
+    "search_worst_p50",
+    "search_refusal_255_words",
 }
 
 

@@ -7,7 +7,9 @@ import json
 import struct
 from typing import Any
 
+import orjson
 import pytest
+import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -296,3 +298,134 @@ def test_floats_round_trip_exactly(value: float) -> None:
 def test_public_surface() -> None:
     assert registry.canonical_json is canonical_json
     assert registry.json_digest is json_digest
+
+
+# The fast path (orjson, repaired) against the reference implementation --------------------------------
+#
+# `canonical_json` serializes through orjson when the value holds nothing orjson prints otherwise
+# than RFC 8785, and through the `rfc8785` package when it does. Every expected value below comes
+# from `rfc8785` (or RFC 8785's own examples above), never from the code under test.
+
+EDGE_VALUES: list[Any] = [
+    1e21,
+    1e-7,
+    1e-6,
+    1e20,
+    1e16,
+    -0.0,
+    0.0,
+    5e-324,
+    -5e-324,
+    1.7976931348623157e308,
+    1.0,
+    100.0,
+    -1.5,
+    0.1 + 0.2,
+    123456789012345680000.0,
+    9007199254740991,
+    -9007199254740991,
+    [1.5, "1.5", "a:1.0,b", 2e-9, "x1.0e+5", 3],  # float-like text inside strings stays text
+    {"v": "1.2.3", "w": 1.25e-5, "x": [0.5, {"y": 7e22}]},
+    {"\ue000": 1, "\U0001f600": 2},  # UTF-16 order differs from code point order
+    {"\ufb01": 1.0, "\U0001f600": [1e21]},
+    {"€": 1, "\r": 2, "\ufb33": 3, "1": 4, "\U0001f600": 5, "\x80": 6, "ö": 7},
+    "\U0001f600",
+    '"\\/\b\f\n\r\t\x00\x1f\x7f\u2028\u2029',
+    {'a"1.5': '\\"2.5', "b": 2.5},  # escapes and floats together
+    {"null": None, "nullable": "null", "n": 1.5},
+    [True, False, None, [], {}],
+    {"d": "sha256:" + "0123456789" * 6 + "0e+1", "e": 0e5},  # digits then e+ inside a digest-like string
+]
+
+
+@pytest.mark.parametrize("value", EDGE_VALUES, ids=repr)
+def test_edge_values_match_the_reference(value: Any) -> None:
+    assert canonical_json(value) == rfc8785.dumps(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [float("nan"), float("inf"), [float("-inf")], 2**53, -(2**53), {"a": 2**64}, "\ud800", {"\udfff": 1}],
+    ids=repr,
+)
+def test_what_the_reference_refuses_is_refused(value: Any) -> None:
+    with pytest.raises((rfc8785.CanonicalizationError, UnicodeError)):
+        rfc8785.dumps(value)
+    with pytest.raises(ValueError, match="cannot canonicalize"):
+        canonical_json(value)
+
+
+def test_integers_at_the_safe_limit() -> None:
+    """2^53 - 1 is the largest integer RFC 8785 prints; one past it is refused."""
+    assert canonical_json(2**53 - 1) == rfc8785.dumps(2**53 - 1) == b"9007199254740991"
+    with pytest.raises(ValueError, match="cannot canonicalize"):
+        canonical_json(2**53)
+
+
+json_text = st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from('"\\.e+-0123456789'), max_size=10)
+wide_values: st.SearchStrategy[Any] = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-_SAFE, max_value=_SAFE)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | json_text,
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(json_text, children, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(wide_values)
+def test_any_value_matches_the_reference(value: Any) -> None:
+    assert canonical_json(value) == rfc8785.dumps(value)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_any_double_prints_as_the_reference_does(value: float) -> None:
+    assert canonical_json([value, {"x": value}]) == rfc8785.dumps([value, {"x": value}])
+
+
+@pytest.mark.slow
+def test_every_embedded_manifest_matches_the_references(embedded: registry.GitStore) -> None:
+    """Each manifest of the embedded registry (the real corpus): its digest input byte for byte as
+    `rfc8785` prints it, and its stored form as the standard library does (and as it is stored:
+    each blob was written by that definition)."""
+    head = embedded.head()
+    assert head is not None
+    entries = list(embedded.entries(head))
+    with_floats = 0
+    for data in embedded.read_blobs([e.oid for e in entries]):
+        document = orjson.loads(data)
+        value = {"apiVersion": document["apiVersion"], "kind": document["kind"], "spec": document["spec"]}
+        assert canonical_json(value) == rfc8785.dumps(value), document["metadata"]["name"]
+        assert stored_json(document) == data == _stored_reference(document), document["metadata"]["name"]
+        with_floats += _has_float(value)
+    assert len(entries) > 20_000
+    assert with_floats > 8_000  # the corpus's floats are the risky part; they must be there to be checked
+
+
+def _has_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(_has_float(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_float(item) for item in value)
+    return False
+
+
+def _stored_reference(value: Any) -> bytes:
+    """The stored form's definition, from the standard library."""
+    return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
+
+
+@pytest.mark.parametrize("value", EDGE_VALUES, ids=repr)
+def test_stored_form_of_edge_values_matches_its_definition(value: Any) -> None:
+    assert stored_json({"v": value}) == _stored_reference({"v": value})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(json_text, wide_values, max_size=5))
+def test_stored_form_of_any_value_matches_its_definition(value: dict[str, Any]) -> None:
+    assert stored_json(value) == _stored_reference(value)

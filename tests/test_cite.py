@@ -1,8 +1,8 @@
 """`kernelindex cite` in each format, for seed record 000 of the embedded registry.
 
 Every expected value comes from outside the code under test: the seed page
-(`../shared/seeds/000_e2385c33f2609bf3.txt`: workload label, value, statistic, source, published
-date), the seed's implementation manifest (`../shared/seeds/manifests/…implementation.json`: its
+(`data/seeds/000_e2385c33f2609bf3.txt`: workload label, value, statistic, source, published
+date), the seed's implementation manifest (`data/seeds/manifests/…implementation.json`: its
 title), DESIGN section 7 (the citation text and the permalink's shape) and a pinned commit."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import json
 import re
 
 import pytest
-from helpers import EMBEDDED_REPO, SHARED
+from helpers import DATA, EMBEDDED_REPO
 from typer.testing import CliRunner
 
 from api.cli import app as cli
 
-SEEDS = SHARED / "seeds"
+SEEDS = DATA / "seeds"
 RUN = "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308"  # seed 000's run
 PINNED = "e775d39b6768675ff8eb086da76420493425c1a4"  # the commit that added the seed records
 BASE = "https://registry.example.org"
@@ -133,7 +133,7 @@ def test_cite_csl_json() -> None:
     ],
 )
 def test_cite_refuses_clearly(args: list[str], code: int, message: str) -> None:
-    """Before commit 314f4d2's child added the seeds, their run did not exist (README, "Pinning")."""
+    """Before commit 314f4d2's child added the seeds, their run did not exist (docs/api.md, "Pinning")."""
     result = CliRunner().invoke(cli, ["cite", *args, "--repo", str(EMBEDDED_REPO)])
     assert result.exit_code == code, result.output
     assert message in result.output

@@ -1,6 +1,6 @@
 """The `cohorts` list in each order and the filters of `cohorts` and `runs` on a registry of several
 cohorts, worked out by hand: three GPUs with 3, 2 and 2 runs (one timed out) of one workload case, one run on a
-workload suite, an operation and a workload that exist but have no runs (README, API guide:
+workload suite, an operation and a workload that exist but have no runs (docs/api.md:
 `cohorts(order: LARGEST | NEWEST_RECORD | KEY)`; LARGEST is the default, largest first then key)."""
 
 from __future__ import annotations

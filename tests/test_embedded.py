@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EMBEDDED_REPO, EXPORT, SEEDS, SHARED
+from helpers import DATA, EMBEDDED_REPO, EXPORT, SEEDS
 
 import registry
 from registry import lookup
@@ -25,7 +25,7 @@ from registry.validate import operation_mismatch
 
 pytestmark = pytest.mark.slow
 
-# shared/corpus/SOURCES.md ("Distinct manifests: 19,765 (...)") plus the seed commit: two runs and
+# data/corpus/README.md ("Distinct manifests: 19,765 (...)") plus the seed commit: two runs and
 # the two implementations the corpus lacks.
 CORPUS_KINDS = {
     "BenchmarkRun": 7857,
@@ -43,7 +43,7 @@ CORPUS_KINDS = {
     "ModelRevision": 6,
 }
 SEED_KINDS = {"BenchmarkRun": 2, "ImplementationRevision": 2}
-# The Liger-Kernel CSV (shared/sources/liger, SOURCES.md: 2,448 rows, 1,649 of them speed rows): one run per
+# The Liger-Kernel CSV (data/sources/liger/README.md: 2,448 rows, 1,649 of them speed rows): one run per
 # speed row, as KernelIndex publishes; the other kinds are what those rows bind (tests/test_importers_liger.py).
 LIGER_KINDS = {
     "BenchmarkRun": 1649,
@@ -54,8 +54,8 @@ LIGER_KINDS = {
     "SoftwareProject": 5,
     "BenchmarkProtocol": 3,
 }
-LIGER_CSV = SHARED / "sources" / "liger" / "all_benchmark_data.csv"
-LIGER_REVISION = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c"  # shared/sources/SOURCES.md
+LIGER_CSV = DATA / "sources" / "liger" / "all_benchmark_data.csv"
+LIGER_REVISION = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c"  # data/sources/liger/README.md
 TOTAL = 19_765 + 4 + 1_994
 CORPUS_SOURCES = ["sol-execbench", "gpumode-kernelbot", "flashinfer-bench", "mlperf-inference"]  # oldest first
 
@@ -293,7 +293,7 @@ def test_the_liger_commit_carries_its_provenance(embedded: registry.GitStore, ch
     ]
     assert liger.trailer("Source-Revision") == LIGER_REVISION
     assert (liger.trailer("License") or "").startswith("BSD-2-Clause")
-    assert "LinkedIn Corporation" in (liger.trailer("Attribution") or "")  # shared/sources/liger/LICENSE
+    assert "LinkedIn Corporation" in (liger.trailer("Attribution") or "")  # data/sources/liger/LICENSE
     assert liger.trailer("Signed-off-by") == "KernelIndex registry importer <importer@registry.kernelindex.invalid>"
     # Dated by the data: authored at the latest timestamp of the CSV, committed no earlier than its parent.
     assert datetime.fromtimestamp(liger.author.time, UTC).isoformat() == "2026-07-26T00:09:58+00:00"

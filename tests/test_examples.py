@@ -1,5 +1,5 @@
 """The upstream examples are valid and digest-chained: every reference equals the digest of the example
-it names (shared/kernelindex/examples, DESIGN section 2)."""
+it names (data/kernelindex/examples, DESIGN section 2)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,16 @@ from typing import Any
 import orjson
 import pytest
 import zstandard
-from helpers import DATA, EMBEDDED_REPO, EXPORT, PROJECT_ROOT, TEST_TIME, basic_scenario, commit_meta, make_operation
+from helpers import (
+    EMBEDDED_REPO,
+    EXPORT,
+    PROJECT_ROOT,
+    TEST_DATA,
+    TEST_TIME,
+    basic_scenario,
+    commit_meta,
+    make_operation,
+)
 
 import registry
 from registry.export import TAR_FORMAT, export_name, plan_export, write_export
@@ -60,7 +69,7 @@ def upstream() -> dict[str, list[dict[str, Any]]]:
 
 @pytest.fixture(scope="module")
 def expected() -> dict[str, Any]:
-    raw = (DATA / "upstream" / "expectations.json.zst").read_bytes()
+    raw = (TEST_DATA / "upstream" / "expectations.json.zst").read_bytes()
     return json.loads(zstandard.ZstdDecompressor().stream_reader(raw).read())  # type: ignore[no-any-return]
 
 
@@ -163,7 +172,7 @@ def test_sources_are_the_publications_of_main_with_their_terms(corpus_export: Pa
         "mlperf-inference",
     ]
     assert sources[-1]["commit"] == CORPUS_ONLY
-    assert sources[1]["policy"]["attribution"] == "GPU Mode and the KernelBot dataset"  # shared/corpus/SOURCES.md
+    assert sources[1]["policy"]["attribution"] == "GPU Mode and the KernelBot dataset"  # data/corpus/README.md
 
 
 # Small registries --------------------------------------------------------------------------------

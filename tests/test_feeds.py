@@ -13,7 +13,7 @@ from typing import Any
 import feedparser
 import pytest
 import zstandard
-from helpers import DATA, EMBEDDED_REPO, basic_scenario, commit_meta, digest_of, make_retraction, to_manifest
+from helpers import EMBEDDED_REPO, TEST_DATA, basic_scenario, commit_meta, digest_of, make_retraction, to_manifest
 from starlette.testclient import TestClient
 
 import registry
@@ -25,7 +25,7 @@ from registry.signatures import POLICY_PATH, ssh_signer
 
 BASE = "https://registry.example.org"
 SEEDED = "e775d39b6768675ff8eb086da76420493425c1a4"  # the embedded registry's commit with the seed records
-SEED_COHORT = "92bc0be5b5ce9f52"  # seed 000's cohort (DESIGN section 5; README "records ledger")
+SEED_COHORT = "92bc0be5b5ce9f52"  # seed 000's cohort (docs/api.md, "The records ledger")
 
 
 def _parse(body: bytes) -> Any:
@@ -42,7 +42,7 @@ def embedded() -> Iterator[TestClient]:
 
 @pytest.fixture(scope="module")
 def upstream_events() -> list[list[Any]]:
-    raw = (DATA / "upstream" / "expectations.json.zst").read_bytes()
+    raw = (TEST_DATA / "upstream" / "expectations.json.zst").read_bytes()
     events: list[list[Any]] = json.loads(zstandard.ZstdDecompressor().stream_reader(raw).read())["recordEvents"]
     return events
 
@@ -87,13 +87,13 @@ def test_pinned_feeds_take_full_commits_of_main_only(embedded: TestClient) -> No
     # At the seeds' commit the publication record ends with the seeds.
     feed = _parse(embedded.get(f"/at/{SEEDED}/feeds/publications.atom").content)
     assert feed.entries[0].id == f"urn:uuid:{row_id(SEEDED)}"
-    assert len(feed.entries) == 5  # README "Data": the corpus's four sources, then the seeds
+    assert len(feed.entries) == 5  # docs/data.md: the corpus's four sources, then the seeds
 
 
 @pytest.mark.slow
 def test_a_cohort_feed_is_its_history_and_an_operation_feed_its_cohorts(embedded: TestClient) -> None:
     feed = _parse(embedded.get(f"/feeds/cohorts/{SEED_COHORT}.atom").content)
-    # README: sol-submission-6709 (2026-06-07, 144.6 µs), then sol-submission-16043 (2026-06-30, 144.5 µs).
+    # docs/api.md: sol-submission-6709 (2026-06-07, 144.6 µs), then sol-submission-16043 (2026-06-30, 144.5 µs).
     assert [(e.title.split(" (")[0], e.updated) for e in feed.entries] == [
         ("New record: sol-submission-16043", "2026-06-30T18:04:39.080Z"),
         ("New record: sol-submission-6709", "2026-06-07T12:03:35.566Z"),

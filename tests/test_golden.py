@@ -30,8 +30,8 @@ import pygit2
 import pytest
 import zstandard
 from helpers import (
-    DATA,
     EMBEDDED_REPO,
+    TEST_DATA,
     TEST_TIME,
     basic_scenario,
     commit_manifests,
@@ -47,7 +47,7 @@ from server import Running, serve
 import registry
 from api.graphiql import GraphiQL
 
-GOLDEN = DATA / "golden"
+GOLDEN = TEST_DATA / "golden"
 RECORDING = os.environ.get("KERNELINDEX_GOLDEN") == "record"
 
 HTML = (("accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"),)  # Chromium's

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import zstandard
 from helpers import (
-    DATA,
     EMBEDDED_REPO,
+    TEST_DATA,
     basic_scenario,
     commit_manifests,
     digest_of,
@@ -36,7 +36,7 @@ SEED_004 = "sha256:fa2cdd25d5d22ec080b8e6fcabbd2acc51a3c2ab3bcff1cfc9a5be97cdd4e
 
 @pytest.fixture(scope="module")
 def expected() -> dict[str, Any]:
-    raw = (DATA / "upstream" / "expectations.json.zst").read_bytes()
+    raw = (TEST_DATA / "upstream" / "expectations.json.zst").read_bytes()
     return json.loads(zstandard.ZstdDecompressor().stream_reader(raw).read())  # type: ignore[no-any-return]
 
 
@@ -313,3 +313,18 @@ def test_runs_on_a_branch_are_unpublished(store: registry.GitStore, tmp_path: Pa
     assert facts.reasons == ("UNPUBLISHED",)
     assert graph.rank(manifest.digest) is None
     assert graph.position is None
+
+
+def test_the_records_order_is_known_without_replaying_any_ledger() -> None:
+    """`records` orders cohorts by when their holder took the record, read off each cohort's
+    members at build time; replaying every ledger (the definition) must give the same order."""
+    store = registry.GitStore(EMBEDDED_REPO)
+    head = store.head()
+    assert head is not None
+    graph = build_graph(store, head)[0]
+    order = graph.records  # first: before any ledger was replayed
+    assert all(c._events is None for c in graph.cohorts.values())
+    held = [(c.holder(graph), key) for key, c in graph.cohorts.items()]
+    expected = sorted(((-event.at_ns, key) for event, key in held if event is not None))
+    assert order == tuple(key for _, key in expected)
+    assert len(order) > 1000

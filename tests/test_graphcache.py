@@ -56,6 +56,7 @@ def _assert_same(graph: Graph, again: Graph) -> None:
     assert again.records == graph.records
 
 
+@pytest.mark.slow  # the whole embedded registry, built then read back
 def test_the_embedded_registry_reads_back_as_the_same_graph(embedded: registry.GitStore) -> None:
     graph, publication = _built(embedded)
     again, republished = graphcache.decode(graphcache.encode(graph, publication))

@@ -23,8 +23,8 @@ pytestmark = pytest.mark.slow
 
 GQL = "application/graphql-response+json"
 SEEDS = "314f4d24fd889fc1048942a520881d7750ef542c"  # before the seed records: seed 000's cohort held one run
-COHORT = "92bc0be5b5ce9f52"  # seed 000's cohort: 2 runs at the head, 1 at SEEDS (README, "Pinning")
-LARGEST = "39d43c1992795178"  # the largest corpus cohort: 260 runs (README)
+COHORT = "92bc0be5b5ce9f52"  # seed 000's cohort: 2 runs at the head, 1 at SEEDS (docs/api.md, "Pinning")
+LARGEST = "39d43c1992795178"  # the largest corpus cohort: 260 runs (docs/api.md)
 
 
 @pytest.fixture(scope="module")

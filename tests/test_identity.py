@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import DATA, EXAMPLES, make_operation, make_protocol, make_workload_suite
+from helpers import EXAMPLES, TEST_DATA, make_operation, make_protocol, make_workload_suite
 
 import registry
 from registry.parse import load_document
@@ -274,7 +274,7 @@ def test_yaml_and_json_spellings_agree(name: str) -> None:
 
 def test_hand_written_yaml_equals_its_canonical_json_twin() -> None:
     """tests/data/authoring: units, hex integers, unquoted timestamps, flow style, `no`, 1.0 and 1e0."""
-    folder: Path = DATA / "authoring"
+    folder: Path = TEST_DATA / "authoring"
     authored = registry.load_manifest((folder / "run-authored.yaml").read_bytes(), "run-authored.yaml")
     canonical = registry.load_manifest((folder / "run-canonical.json").read_bytes(), "run-canonical.json")
     assert authored.digest == canonical.digest

@@ -1,4 +1,4 @@
-"""The FlashInfer-Bench importer against upstream's fixtures (../shared/kernelindex/fixtures/flashinfer, whose
+"""The FlashInfer-Bench importer against upstream's fixtures (data/kernelindex/fixtures/flashinfer, whose
 README says where each file comes from: the dataset at da915083, a definition, a baseline solution and its first
 3 traces, a model's solution and 2 of its traces; the facts are those KernelIndex's flashinfer.test.ts asserts),
 the corpus export's digests for the same rows, malformed variants, and the command's outputs."""

@@ -1,4 +1,4 @@
-"""The GPU MODE KernelBot importer against upstream's fixtures (../shared/kernelindex/fixtures/gpumode: the
+"""The GPU MODE KernelBot importer against upstream's fixtures (data/kernelindex/fixtures/gpumode: the
 three curated AMD boards, and amd-fp8-mm's top two successful submissions, both user 44's, to pin the
 per-user dedupe; the facts are those KernelIndex's gpumode.test.ts asserts), the corpus digests of the
 same board, malformed variants, and the command's outputs."""

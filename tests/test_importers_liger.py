@@ -1,4 +1,4 @@
-"""The Liger-Kernel CSV importer against upstream's golden slice (../shared/kernelindex/fixtures/liger, whose
+"""The Liger-Kernel CSV importer against upstream's golden slice (data/kernelindex/fixtures/liger, whose
 README and KernelIndex's liger.test.ts state the facts asserted here), malformed variants of it, and the
 command's outputs (report, branch, directory). Expected values come from the CSV rows, worked by hand."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EMBEDDED_REPO, SHARED
+from helpers import DATA, EMBEDDED_REPO
 from typer.testing import CliRunner, Result
 
 import registry
@@ -21,7 +21,7 @@ from registry.importers.liger import plan_liger
 from registry.importers.liger_kernels import KERNELS, Binding
 from registry.importers.plan import commit_plan, reconcile
 
-SLICE = SHARED / "kernelindex" / "fixtures" / "liger" / "all-benchmark-data-slice.csv"
+SLICE = DATA / "kernelindex" / "fixtures" / "liger" / "all-benchmark-data-slice.csv"
 HEADER = SLICE.read_text().splitlines()[0]
 LINES = SLICE.read_text().splitlines()
 
@@ -36,7 +36,7 @@ def _variant(tmp_path: Path, lines: list[str]) -> Path:
     return path
 
 
-LIGER_REVISION = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c"  # shared/sources/SOURCES.md
+LIGER_REVISION = "ead96b618e5c67bddc6a6e9bcb99bfe6b5ab661c"  # data/sources/liger/README.md
 BEFORE_LIGER = "e775d39b6768675ff8eb086da76420493425c1a4"  # the seed records' commit, main before Liger's import
 
 
@@ -169,6 +169,7 @@ def test_against_the_embedded_registry_the_slice_is_already_there(runner: CliRun
 # Malformed variants: refused with a located error, nothing written --------------------------------------
 
 
+@pytest.mark.slow  # each imports into a copy of the embedded registry, twice
 @pytest.mark.parametrize(
     ("edit", "located", "reason", "runs"),
     [
@@ -277,8 +278,8 @@ def test_a_dry_run_outside_a_clone_writes_nothing(runner: CliRunner, embedded_co
 
 
 def test_the_full_csv_is_already_in_the_embedded_registry() -> None:
-    """The real import: every speed row a run (SOURCES.md: 2,448 rows, 1,649 speed), all already published."""
-    plan = plan_liger(SHARED / "sources" / "liger" / "all_benchmark_data.csv", revision=LIGER_REVISION)
+    """The real import: every speed row a run (data/sources/liger/README.md: 2,448 rows, 1,649 speed), all already published."""
+    plan = plan_liger(DATA / "sources" / "liger" / "all_benchmark_data.csv", revision=LIGER_REVISION)
     assert (len(plan.rows), plan.runs, plan.problems) == (2_448, 1_649, [])
     assert sum(plan.skipped.values()) == 799
     store = registry.GitStore(EMBEDDED_REPO)

@@ -1,4 +1,4 @@
-"""The MLPerf Inference importer against upstream's fixtures (../shared/kernelindex/fixtures/mlperf: 13 rows of
+"""The MLPerf Inference importer against upstream's fixtures (data/kernelindex/fixtures/mlperf: 13 rows of
 v6.0's summary_results.json with one open-division, one edge and two non-LLM rows, and 4 rows of v5.1; the
 facts are those KernelIndex's mlperf.test.ts asserts), the corpus export's digests for the same rows,
 malformed variants, and the command's outputs."""

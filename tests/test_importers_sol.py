@@ -1,4 +1,4 @@
-"""The SOL-ExecBench importer against upstream's fixtures (../shared/kernelindex/fixtures/sol, whose README
+"""The SOL-ExecBench importer against upstream's fixtures (data/kernelindex/fixtures/sol, whose README
 says where each file comes from; the facts are those KernelIndex's sol.test.ts asserts), the corpus
 export's digests for the same kernel, malformed variants, and the command's outputs."""
 

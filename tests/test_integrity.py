@@ -14,7 +14,8 @@ from server import serve
 from signing import commit_raw
 
 import registry
-from registry.integrity import IntegrityRecord, check_commit, record_path
+from registry.integrity import IntegrityRecord, check_commit, record_path, verify_commit
+from registry.snapshots import Snapshots
 
 T1 = 1_700_000_000
 
@@ -46,12 +47,13 @@ def test_a_head_edited_in_place_is_never_served(basic_store: registry.GitStore) 
     assert [p.source for p in problems] == [to_manifest(run).path]
     assert "edited in place" in problems[0].reason
     with serve(basic_store.path) as api:  # a first start: nothing was ever recorded good
-        health = api.client.get("/healthz")
-        answer = api.graphql('{ run(id: "run-a1") { title } }')
-    assert health.status_code == 503 and health.json()["serving"] is None
-    assert "edited in place" in health.json()["reason"]
-    assert answer.status_code == 503 and answer.json()["errors"][0]["extensions"]["code"] == "NOT_READY"
-    assert _record(basic_store.path) is None
+        health = api.client.get("/healthz").json()
+        answer = api.graphql('{ run(id: "run-a1") { title } commit { id } }').json()["data"]
+    # The history check finds the edit before the integrity check would: the last good commit is served.
+    assert health["serving"] == good and health["main"] == tampered and health["status"] == "degraded"
+    assert f"commit {tampered[:12]} (the head of main) edited {to_manifest(run).path} in place" in health["reason"]
+    assert answer["commit"]["id"] == good and answer["run"]["title"] != "EDITED"
+    assert _record(basic_store.path) == good
     TALLY["tampered head: not served"][0] += 1
     TALLY["tampered head: not served"][1] += 1
 
@@ -67,9 +69,10 @@ def test_the_last_good_commit_is_served_when_main_goes_bad(basic_store: registry
     with serve(basic_store.path) as api:  # restart: checks only what changed since the record
         health = api.client.get("/healthz").json()
         title = api.graphql('{ run(id: "run-a1") { title } commit { id } }').json()["data"]
-    assert health["serving"] == good and health["main"] == tampered and health["status"] == "degraded"
-    assert "is not served" in health["reason"] and "edited in place" in health["reason"]
-    assert title["commit"]["id"] == good and title["run"]["title"] != "EDITED"
+    # The newest commit before the edit is served: it adds a manifest, and its history is append-only.
+    assert health["serving"] == more and health["main"] == tampered and health["status"] == "degraded"
+    assert "is not served" in health["reason"] and "in place" in health["reason"]
+    assert title["commit"]["id"] == more and title["run"]["title"] != "EDITED"
     assert more != good
 
 
@@ -145,3 +148,78 @@ def test_an_object_tampered_while_served_answers_the_error_shape(basic_store: re
     assert answer.status_code == 503, answer.text
     assert answer.json()["errors"][0]["extensions"]["code"] == "STORE_CORRUPT"
     assert b"run-ZZ" not in answer.content
+
+
+# Remembered fan-out trees: each manifest canonicalized once per registry ---------------------------------
+
+
+def test_a_second_check_reads_nothing_and_a_change_reads_what_it_added(basic_store: registry.GitStore) -> None:
+    head = basic_store.head()
+    assert head is not None
+    first = verify_commit(basic_store, head)
+    assert first.problems == [] and first.read == len(list(basic_store.entries(head))) == 9
+    assert verify_commit(basic_store, head, first.trees).read == 0
+    later = commit_manifests(basic_store, [make_operation("one"), make_operation("two")], T1 + 10)
+    again = verify_commit(basic_store, later, first.trees)
+    assert again.problems == [] and again.read == 2
+    assert again.trees == basic_store.fan_out_trees(later)
+
+
+def test_a_remembered_tree_vouches_for_its_own_entries_only(basic_store: registry.GitStore) -> None:
+    """An edit in place makes a new fan-out tree: the remembered one says nothing about the new blob."""
+    head = basic_store.head()
+    assert head is not None
+    known = verify_commit(basic_store, head).trees
+    run = basic_scenario().runs[0]
+    tampered = _edit_in_place(basic_store, run, "EDITED")
+    check = verify_commit(basic_store, tampered, known)
+    assert check.read == 1
+    assert [p.source for p in check.problems] == [to_manifest(run).path]
+    assert to_manifest(run).path.rpartition("/")[0] not in check.trees  # never remembered as sound
+
+
+def test_remembered_trees_survive_a_restart_and_a_rewritten_main(basic_store: registry.GitStore) -> None:
+    base = basic_store.head()
+    assert base is not None
+    head = commit_manifests(basic_store, [make_operation("later")], T1 + 10)
+    Snapshots(basic_store.path).load()
+    commit, trees = IntegrityRecord(record_path(basic_store.path)).load()
+    assert commit == head and trees == basic_store.fan_out_trees(head)
+    # main rewritten: head's content plus one manifest, on head's parent (the record's commit is gone from main)
+    operation = to_manifest(make_operation("rewritten"))
+    rewritten = commit_raw(basic_store, base, {operation.path: operation.stored_bytes()}, base_tree=head, when=T1 + 30)
+    assert basic_store._compare_and_swap(registry.store.MAIN, head, rewritten)
+    assert not basic_store.is_ancestor(head, rewritten)
+    assert verify_commit(basic_store, rewritten, trees).read == 1
+    snapshots = Snapshots(basic_store.path)
+    snapshots.load()
+    assert snapshots.status.serving == rewritten and snapshots.status.verified == rewritten
+    assert IntegrityRecord(record_path(basic_store.path)).load() == (rewritten, basic_store.fan_out_trees(rewritten))
+
+
+def test_a_damaged_record_counts_as_absent(basic_store: registry.GitStore) -> None:
+    head = basic_store.head()
+    assert head is not None
+    record = IntegrityRecord(record_path(basic_store.path))
+    trees = basic_store.fan_out_trees(head)
+    assert record.write(head, trees) and record.load() == (head, trees)
+    data = record.path.read_bytes()
+    record.path.write_bytes(data[:-10])  # truncated
+    assert record.load() == (None, {})
+    record.path.write_bytes(data.replace(b"tree ", b"tree x", 1))  # edited without its checksum
+    assert record.load() == (None, {})
+    record.path.write_bytes(b"kernelindex-integrity-1 " + head.encode() + b"\n")  # an older format
+    assert record.load() == (None, {})
+    record.path.write_bytes(data)
+    assert record.load() == (head, trees)
+
+
+def test_a_forged_record_can_only_skip_work_never_fail_sound_manifests(basic_store: registry.GitStore) -> None:
+    """Whoever writes the record can name trees as sound (as naming a verified commit always
+    allowed); naming a wrong tree for a folder only makes the check read that folder's manifests."""
+    head = basic_store.head()
+    assert head is not None
+    trees = basic_store.fan_out_trees(head)
+    forged = dict.fromkeys(trees, "0" * 40)  # trees git does not have
+    check = verify_commit(basic_store, head, forged)
+    assert check.problems == [] and check.read == 9 and check.trees == trees

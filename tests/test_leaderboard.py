@@ -11,7 +11,7 @@ from helpers import EMBEDDED_REPO
 from server import Running, serve
 
 SEEDED = "e775d39b6768675ff8eb086da76420493425c1a4"  # main after the seed records (tests/test_export.py)
-LARGEST = "39d43c1992795178"  # the largest corpus cohort, 260 runs (README's API guide)
+LARGEST = "39d43c1992795178"  # the largest corpus cohort, 260 runs (docs/api.md)
 
 PINNED = '{ registry(at: "' + SEEDED + '") '
 ROWS = (

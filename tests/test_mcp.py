@@ -19,6 +19,7 @@ from mcp_types import TextContent
 from server import serve
 
 from api.mcp_server import TOOLS
+from registry.schemas import schema_of
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +44,7 @@ UPSTREAM_TOOLS = {  # apps/mcp/src/server.ts in SamMausberg/KernelIndex, as the 
     "validate_manifest",
     "get_manifest_schema",
 }
-# shared/corpus: the first serving_runs row and its serving_measurements row.
+# data/corpus: the first serving_runs row and its serving_measurements row.
 MLPERF_RUN = "sha256:cf776f5ecc9fb9ba277b1d29e9edc322fb8f87d6b5880b9c4cfcc8244cd8d206"
 
 
@@ -69,7 +70,7 @@ async def _exercise(client: Client) -> None:
     dossier = _json(await client.call_tool("get_benchmark_evidence", {"idOrDigest": "sol-submission-6709", **at}))
     assert dossier["commit"] == SEEDED
     run = dossier["run"]
-    assert (run["digest"], run["rank"], run["primary"]["display"]) == (SEED_000, 2, "144.6 µs")  # README "Query"
+    assert (run["digest"], run["rank"], run["primary"]["display"]) == (SEED_000, 2, "144.6 µs")  # the README's query
     assert run["cohort"]["key"].startswith(SEED_000_COHORT)
     assert dossier["permalinks"] == [f"/at/{SEEDED}/runs/{SEED_000}"]
     operation_name = run["operation"]["name"]
@@ -79,7 +80,7 @@ async def _exercise(client: Client) -> None:
         await client.call_tool("compare_runs", {"runs": ["sol-submission-6709", "sol-submission-16043"], **at})
     )
     comparison = compared["comparison"]
-    assert comparison["sameCohort"] and comparison["material"] == []  # README "Compare": ranks 2 and 1
+    assert comparison["sameCohort"] and comparison["material"] == []  # docs/api.md "Compare": ranks 2 and 1
     assert sorted((e["run"]["name"], e["rank"]) for e in comparison["entries"]) == [
         ("sol-submission-16043", 1),
         ("sol-submission-6709", 2),
@@ -95,7 +96,7 @@ async def _exercise(client: Client) -> None:
     request = {"operation": operation_name, "hardware": "NVIDIA B200"}
     decision = _json(await client.call_tool("resolve_kernel", {"request": request, **at}))
     best = {b["cohort"]: b["run"]["name"] for b in decision["decision"]["bestPerCohort"]}
-    assert best[cohort_key] == "sol-submission-16043"  # the cohort's #1 (README: 144.5 µs)
+    assert best[cohort_key] == "sol-submission-16043"  # the cohort's #1 (docs/api.md: 144.5 µs)
     assert decision["decision"]["comparableAcrossCohorts"] is False
     batch = _json(await client.call_tool("resolve_kernels", {"requests": [request, {"operation": "no-such-op"}], **at}))
     assert [d["found"] for d in batch["decisions"]] == [True, False]
@@ -115,9 +116,9 @@ async def _exercise(client: Client) -> None:
     assert "source" in got["implementation"] and got["implementation"]["manifest"]["permalink"].startswith("/at/")
 
     records = _json(await client.call_tool("list_records", {"limit": 3, **at}))["records"]
-    assert records["total"] == 1829  # README "The records ledger" at the seeds' commit
+    assert records["total"] == 1829  # docs/api.md "The records ledger" at the seeds' commit
     assert len(records["items"]) == 3 and records["nextCursor"]
-    assert records["items"][0]["holder"]["name"] == "sol-submission-36835"  # README: the newest holder
+    assert records["items"][0]["holder"]["name"] == "sol-submission-36835"  # docs/api.md: the newest holder
     second = _json(await client.call_tool("list_records", {"limit": 3, "cursor": records["nextCursor"], **at}))
     assert {i["cohort"]["key"] for i in second["records"]["items"]}.isdisjoint(
         i["cohort"]["key"] for i in records["items"]
@@ -138,12 +139,12 @@ async def _exercise(client: Client) -> None:
     assert runs["runs"]["total"] >= 2  # at least the two seed-000 cohort runs
 
     hardware = _json(await client.call_tool("list_hardware", at))["hardware"]
-    assert sum(h["kernelRuns"] for h in hardware) == 7857 + 2  # shared/corpus/SOURCES.md's runs plus the two seeds
+    assert sum(h["kernelRuns"] for h in hardware) == 7857 + 2  # data/corpus/README.md's runs plus the two seeds
     assert hardware[0]["kernelRuns"] >= hardware[-1]["kernelRuns"]
 
     example = (PROJECT_ROOT / "docs" / "examples" / "my-implementation.yaml").read_text()
     valid = _json(await client.call_tool("validate_manifest", {"content": example, **at}))
-    # CONTRIBUTING.md: `kernelindex digest my-implementation.yaml` prints this digest.
+    # docs/contributing.md: `kernelindex digest my-implementation.yaml` prints this digest.
     assert (
         valid["valid"]
         and valid["specDigest"] == "sha256:65b9def4e5602f05924cffa7d052115c36d1a7e15a9bea0b712feb449efba5bd"
@@ -157,7 +158,7 @@ async def _exercise(client: Client) -> None:
     assert invalid["valid"] is False and invalid["errors"]
 
     schema = _json(await client.call_tool("get_manifest_schema", {"kind": "BenchmarkRun"}))
-    assert {"apiVersion", "kind", "metadata", "spec"} <= set(schema["properties"])
+    assert schema == schema_of("BenchmarkRun")  # the shipped schema: durations constrained
 
     stored = subprocess.run(
         ["git", "--git-dir", str(EMBEDDED_REPO), "cat-file", "blob", f"{SEEDED}:benchmark-runs/7f/{SEED_000[7:]}.json"],
@@ -174,7 +175,7 @@ async def _exercise(client: Client) -> None:
     assert serving["model"]["name"] == "mlperf-llama2-70b"
 
     models = _json(await client.call_tool("list_models", at))["models"]
-    assert sum(m["servingRuns"] for m in models) == 722  # shared/corpus/SOURCES.md: serving_runs (722)
+    assert sum(m["servingRuns"] for m in models) == 722  # data/corpus/README.md: serving_runs (722)
     assert len(models) == 6 and "mlperf-llama2-70b" in {m["name"] for m in models}  # model_revisions (6)
 
     request = {

@@ -21,7 +21,7 @@ GRAPH = cast(Graph, SimpleNamespace(commit=COMMIT))
 
 
 def cursor(offset: int, commit: str = COMMIT) -> str:
-    """A cursor as the README's example shows one: base64url of `<commit>:<offset>`, unpadded."""
+    """A cursor as docs/api.md's example shows one: base64url of `<commit>:<offset>`, unpadded."""
     return base64.urlsafe_b64encode(f"{commit}:{offset}".encode()).decode().rstrip("=")
 
 

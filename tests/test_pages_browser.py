@@ -387,7 +387,7 @@ def test_pages_print_without_their_controls(browser: Browser, name: str) -> None
 
 
 def test_a_serving_cohort_page_draws_its_frontier(browser: Browser) -> None:
-    """llama2-70b Interactive on 8 MI300X: two runs, one axis (throughput), AMD's 8840.42 tokens/s first (README)."""
+    """llama2-70b Interactive on 8 MI300X: two runs, one axis (throughput), AMD's 8840.42 tokens/s first (docs/api.md)."""
     page = browser.open(f"/at/{SEEDED}/serving/cohorts/17713b9e814d10ad")
     rows = page.locator("table tbody tr")
     assert rows.count() == 2 and "AMD" in rows.first.inner_text() and "8840.42 tokens/s" in rows.first.inner_text()

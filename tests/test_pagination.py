@@ -17,7 +17,7 @@ import zstandard
 from helpers import (
     DATA,
     EMBEDDED_REPO,
-    SHARED,
+    TEST_DATA,
     commit_meta,
     digest_of,
     make_environment,
@@ -39,8 +39,8 @@ from registry.snapshots import Snapshots
 
 TODAY = dt.date(2026, 11, 29)
 PINNED = "e775d39b6768675ff8eb086da76420493425c1a4"  # the embedded registry with the seed records
-BEFORE_SEEDS = "314f4d24fd889fc1048942a520881d7750ef542c"  # the corpus alone (README, "Pinning")
-LARGEST = "39d43c1992795178"  # the largest corpus cohort (README: 260 runs)
+BEFORE_SEEDS = "314f4d24fd889fc1048942a520881d7750ef542c"  # the corpus alone (docs/api.md, "Pinning")
+LARGEST = "39d43c1992795178"  # the largest corpus cohort (docs/api.md: 260 runs)
 
 ENTRIES = """query($key: String!, $first: Int!, $after: String, $min: Trust, $at: String) {
   registry(at: $at) { cohort(key: $key) { entries(first: $first, after: $after, minTrust: $min) {
@@ -227,7 +227,7 @@ def test_a_page_past_the_end_is_empty(mixed: tuple[Snapshots, str]) -> None:
 
 def _upstream_cohort(prefix: str) -> dict[str, float]:
     """Run digest -> primary value of upstream's passed runs whose comparison key starts with `prefix`."""
-    export = sorted((SHARED / "corpus").glob("kernelindex-catalog-*.jsonl.zst"))[0]
+    export = sorted((DATA / "corpus").glob("kernelindex-catalog-*.jsonl.zst"))[0]
     found: dict[str, float] = {}
     with export.open("rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
         for line in io.TextIOWrapper(stream, encoding="utf-8"):
@@ -275,7 +275,7 @@ RECORDS = """query($first: Int!, $after: String, $at: String) { registry(at: $at
 def test_the_records_ledger_paged_to_the_end_is_upstreams() -> None:
     """Before the seed records (commit 314f4d2) the registry is upstream's corpus: its ledger is one
     entry per cohort of upstream's record_events table, held by the cohort's last event, since then."""
-    raw = (DATA / "upstream" / "expectations.json.zst").read_bytes()
+    raw = (TEST_DATA / "upstream" / "expectations.json.zst").read_bytes()
     events = json.loads(zstandard.ZstdDecompressor().stream_reader(raw).read())["recordEvents"]
     last: dict[str, tuple[str, str]] = {}
     for key, run, _previous, _cause, at in sorted(events, key=lambda e: e[4]):

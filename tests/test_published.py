@@ -166,11 +166,11 @@ def test_kind_narrows_and_an_unknown_kind_is_refused_with_its_code(small: tuple[
 # The embedded registry -----------------------------------------------------------------------------------
 
 SEEDED = "e775d39b6768675ff8eb086da76420493425c1a4"  # main after the seed records (tests/test_embedded.py)
-LIGER = "667fb1b393371afe7b1663540a73b8bc9ee41f9b"  # the Liger-Kernel import (README)
-# The digest prefixes the seed pages 000 and 003 show (shared/seeds/*.txt, line 29); the seed commit adds
+LIGER = "667fb1b393371afe7b1663540a73b8bc9ee41f9b"  # the Liger-Kernel import (docs/api.md)
+# The digest prefixes the seed pages 000 and 003 show (data/seeds/*.txt, line 29); the seed commit adds
 # those two runs and the two implementations the corpus lacks (tests/test_embedded.py, SEED_KINDS).
 SEED_RUN_PREFIXES = {"7f6df4bbbdbeb0960fc8acc", "1b9cb94ec711c4943cd8d77"}
-# shared/sources/SOURCES.md: 1,649 speed rows, one run each, and what they bind (tests/test_embedded.py).
+# data/sources/liger/README.md: 1,649 speed rows, one run each, and what they bind (tests/test_embedded.py).
 LIGER_KINDS = {
     "BenchmarkProtocol": 3,
     "BenchmarkRun": 1649,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from helpers import EMBEDDED_REPO, SHARED
+from helpers import DATA, EMBEDDED_REPO
 
 import registry
 from registry.cohorts import (
@@ -108,7 +108,7 @@ def test_the_correctness_key_of_a_new_policy_is_its_digest() -> None:
 
 def _upstream_runs(limit: int) -> list[tuple[str, str]]:
     """(run digest, upstream comparisonKey) of the first `limit` runs of each source in the export."""
-    export = sorted((SHARED / "corpus").glob("kernelindex-catalog-*.jsonl.zst"))[0]
+    export = sorted((DATA / "corpus").glob("kernelindex-catalog-*.jsonl.zst"))[0]
     by_source: dict[str, list[tuple[str, str]]] = {}
     with export.open("rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
         for line in io.TextIOWrapper(stream, encoding="utf-8"):

@@ -53,5 +53,5 @@ def _ours() -> dict[str, bool]:
 @pytest.mark.slow
 def test_raw_evidence_is_upstreams_for_every_corpus_run() -> None:
     upstream = _upstream()
-    assert len(upstream) == 7857 and sum(upstream.values()) == 175  # shared/corpus: FlashInfer-Bench's traces
+    assert len(upstream) == 7857 and sum(upstream.values()) == 175  # data/corpus: FlashInfer-Bench's traces
     assert _ours() == upstream

@@ -1,5 +1,5 @@
 """The pull-request report (`kernelindex validate --base --head --format markdown|json`, registry/report.py):
-what a branch's new runs would do at merge. The cohort is seed 000's (README: sol-submission-6709 at 144.6 µs,
+what a branch's new runs would do at merge. The cohort is seed 000's (docs/api.md: sol-submission-6709 at 144.6 µs,
 then sol-submission-16043 at 144.5 µs, the record holder); new runs are made from seed 000's own manifest."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The pull-request check at the edges of its rules: the stored form, byte for byte, and the file-count
-limit at exactly 10,000 and 10,001 files (CONTRIBUTING.md: "more than 10,000 files" is refused)."""
+limit at exactly 10,000 and 10,001 files (docs/contributing.md: "more than 10,000 files" is refused)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from registry.errors import Problem
 from registry.review import MAX_FILES, check_range
 from registry.signatures import POLICY_PATH, ssh_signer
 
-NOT_STORED_REASON = (  # CONTRIBUTING.md's stored form, and the command that writes it
+NOT_STORED_REASON = (  # docs/contributing.md's stored form, and the command that writes it
     "not in the stored form (sorted keys, 2-space indent, normalized values, trailing newline); "
     "write it with `kernelindex add`"
 )
@@ -87,7 +87,7 @@ def _bulk_commit(store: registry.GitStore, base: str, count: int) -> str:
 
 @pytest.mark.parametrize(("count", "refused"), [(10_000, False), (10_001, True)])
 def test_the_file_count_limit_sits_at_10000(basic_store: registry.GitStore, count: int, refused: bool) -> None:
-    assert MAX_FILES == 10_000  # CONTRIBUTING.md, "more than 10,000 files"
+    assert MAX_FILES == 10_000  # docs/contributing.md, "more than 10,000 files"
     base = basic_store.head()
     assert base is not None
     head = _bulk_commit(basic_store, base, count)

@@ -1,6 +1,6 @@
 """The pull-request check's shape rules, each problem compared whole (path, JSON path, reason): what
 may be added where, the 1 MiB limit at exactly 1,048,576 and 1,048,577 bytes, and the rules for the
-policy file (CONTRIBUTING.md: additions of regular files only, at `<kind-folder>/<hh>/<sha256-hex>.json`;
+policy file (docs/contributing.md: additions of regular files only, at `<kind-folder>/<hh>/<sha256-hex>.json`;
 the policy a regular file, its content an allowed-signers file)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ LINK = pygit2.enums.FileMode.LINK
 SUBMODULE = pygit2.enums.FileMode.COMMIT
 NEVER_CHANGE = "published files never change (a correction is a new manifest)"
 LAYOUT = "outside the layout: manifests live at <kind-folder>/<hh>/<sha256-hex>.json"
-MIB = 1024 * 1024  # CONTRIBUTING.md and parse.MAX_DOCUMENT_BYTES: 1 MiB
+MIB = 1024 * 1024  # docs/contributing.md and parse.MAX_DOCUMENT_BYTES: 1 MiB
 
 
 def _new_run(name: str, latency: int) -> dict[str, Any]:

@@ -95,6 +95,7 @@ def _refused(host: str, port: int) -> bool:
     return False
 
 
+@pytest.mark.slow  # a real server process with two workers, followed through its poll
 def test_the_environment_configures_the_server(store: registry.GitStore) -> None:
     head = commit_manifests(store, basic_scenario().docs)
     port = _free_port("127.0.0.2")
@@ -155,7 +156,7 @@ def test_the_options_beat_the_environment(store: registry.GitStore) -> None:
 
 
 def test_settings_are_read_from_the_environment(tmp_path: Path) -> None:
-    """Each variable, and the defaults the README states (127.0.0.1, 8000, 1 worker, main polled every 2 s)."""
+    """Each variable, and the defaults the docs state (127.0.0.1, 8000, 1 worker, main polled every 2 s)."""
     given = {
         "KERNELINDEX_HOST": "0.0.0.0",
         "KERNELINDEX_PORT": "9123",

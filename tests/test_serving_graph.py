@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from helpers import DATA, EMBEDDED_REPO, TEST_TIME
+from helpers import EMBEDDED_REPO, TEST_DATA, TEST_TIME
 
 import registry
 from registry import serving as policy
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def upstream() -> dict[str, dict[str, Any]]:
-    raw = (DATA / "upstream" / "serving.json.zst").read_bytes()
+    raw = (TEST_DATA / "upstream" / "serving.json.zst").read_bytes()
     runs: dict[str, dict[str, Any]] = json.loads(zstandard.ZstdDecompressor().stream_reader(raw).read())["servingRuns"]
     return runs
 

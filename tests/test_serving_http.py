@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import zstandard
-from helpers import DATA, EMBEDDED_REPO
+from helpers import EMBEDDED_REPO, TEST_DATA
 from server import Running, serve
 from typer.testing import CliRunner
 
@@ -43,7 +42,7 @@ query($key: String!, $constraints: [ServingConstraintInput!], $objective: Servin
 
 @pytest.fixture(scope="module")
 def upstream() -> dict[str, Any]:
-    raw = (DATA / "upstream" / "serving.json.zst").read_bytes()
+    raw = (TEST_DATA / "upstream" / "serving.json.zst").read_bytes()
     return json.loads(zstandard.ZstdDecompressor().stream_reader(raw).read())  # type: ignore[no-any-return]
 
 
@@ -292,11 +291,3 @@ def test_the_cli_cites_a_serving_run(runner: CliRunner) -> None:
     assert result.exit_code == 0, result.output
     assert result.output.startswith("AMD · Supermicro AS-8125GS-TNMR2, llama2-70b-99 · Interactive. 8840.42 tokens/s")
     assert "https://example.org/at/" in result.output and f"/runs/{AMD_INTERACTIVE}." in result.output
-
-
-def test_the_readme_serving_example_is_a_real_answer(api: Running) -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme.split("### Serving results (serving-v1)", 1)[1].split("\n### ", 1)[0]
-    query = section.split("```graphql\n", 1)[1].split("```", 1)[0]
-    answer = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
-    assert data(api.graphql(query)) == answer

@@ -30,6 +30,7 @@ import orjson
 
 from registry.errors import InvalidManifest, Problem
 from registry.importers.sourcefiles import Progress
+from registry.kinds.content import link_problem, text_problem
 from registry.manifest import Manifest, manifest_from_document
 from registry.provenance import CommitMeta, Person, trailer_pairs
 from registry.store import AddResult, GitStore
@@ -49,7 +50,7 @@ IMPORTER = Person("KernelIndex registry importer", "importer@registry.kernelinde
 """The committer of every import commit; the time is set per commit from the export."""
 
 # Terms for sources whose `policy` the export leaves empty, from upstream's source policy
-# (shared/corpus/SOURCES.md): the data keeps its licence, so every commit must say which.
+# (data/corpus/README.md): the data keeps its licence, so every commit must say which.
 _FALLBACK_POLICY: dict[str, dict[str, str]] = {
     "sol-execbench": {
         "license": "NVIDIA website terms (SOL-ExecBench leaderboard results, shown with attribution)",
@@ -236,7 +237,7 @@ def plan_import(export: Export, progress: Progress | None = None) -> list[Source
 
     rows = list(_manifest_rows(export))
     placed: dict[str, tuple[int, str, Manifest]] = {}  # digest -> (source rank, where, manifest)
-    problems: list[Problem] = []
+    problems: list[Problem] = _source_problems(export)
     for done, (table, index, row, key, document, claimed) in enumerate(rows, start=1):
         if progress and done % 500 == 0:
             progress("validate", done, len(rows))
@@ -321,6 +322,24 @@ def _batch(source: dict[str, Any], position: int) -> SourceBatch:
         created=created,
         last_row=created,
     )
+
+
+def _source_problems(export: Export) -> list[Problem]:
+    """What a source row may not put in its commit's trailers and message: a `Source-URL` that is not an
+    http(s) link, a character XML cannot carry."""
+    problems = []
+    for index, source in enumerate(export.tables.get("sources", [])):
+        where = f"{export.name}: sources[{index}]"
+        policy = source.get("policy") or {}
+        url = policy.get("url")
+        if isinstance(url, str) and (reason := link_problem(url)) is not None:
+            problems.append(Problem(where, "$.policy.url", f"{reason} (got {url!r})"))
+        texts = [("$.slug", source.get("slug")), ("$.name", source.get("name"))]
+        texts += [(f"$.policy.{key}", policy.get(key)) for key in ("license", "terms", "attribution")]
+        for path, text in texts:
+            if isinstance(text, str) and (reason := text_problem(text)) is not None:
+                problems.append(Problem(where, path, reason))
+    return problems
 
 
 def _manifest_rows(export: Export) -> Iterator[tuple[str, int, dict[str, Any], str, Any, str | None]]:

@@ -22,6 +22,7 @@ import orjson
 from registry.canonical import stored_json
 from registry.errors import Problem, RegistryError
 from registry.importers.sourcefiles import InputFile
+from registry.kinds.content import escape_forbidden
 from registry.manifest import Manifest, manifest_from_document
 from registry.nodes import instant_ns
 from registry.provenance import CommitMeta, Person, trailer_pairs
@@ -227,8 +228,10 @@ def commit_meta(
     if reconciled.unchanged:
         body += f" {len(reconciled.unchanged):,} more were already in the registry."
     if skipped:
+        # A reason may quote the row's own text: quoted with escapes, as a new commit holds only XML text.
         body += f"\n\nSkipped {sum(skipped.values()):,} rows: " + "; ".join(
-            f"{n:,} {reason}" for reason, n in sorted(skipped.items(), key=lambda item: (-item[1], item[0]))
+            f"{n:,} {escape_forbidden(reason)}"
+            for reason, n in sorted(skipped.items(), key=lambda item: (-item[1], item[0]))
         )
         body += "."
     body += f"\n\nThe data keeps its upstream licence: {terms.license.rstrip('.')}."

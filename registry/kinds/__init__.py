@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "API_VERSION",
     "DIGEST_PATTERN",
+    "DURATION_SPACE",
     "KINDS",
     "KIND_BY_FOLDER",
     "KindInfo",
@@ -27,6 +28,10 @@ __all__ = [
 
 API_VERSION = "kernelindex.dev/v1alpha1"  # registry.kinds.common checks that its own is the same
 DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
+DURATION_SPACE = "[\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+"""The optional space between a duration's number and its unit: ECMAScript's `\\s`, which upstream's
+pattern (and an editor checking our JSON Schema) means. Python's `\\s` differs (it takes U+001C-U+001F
+and U+0085, and not U+FEFF), so the class is spelled out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,38 +192,101 @@ def validate_document(document: Any, source: str) -> KindInfo:
         problems.append(Problem(source, "$.kind", f"unknown kind {kind!r}; expected one of {known}"))
     if problems or info is None:
         raise InvalidManifest(problems or [Problem(source, "$", "not a manifest")])
-    problems.extend(_nulls(document, source))
+    nulls = _nulls(document)
+    found = _text_problems(document, source)
+    problems.extend(found)
     import pydantic  # with the models, when a manifest is first validated
 
+    errors: list[Any] = []
     try:
         # JSON mode: tuples accept arrays, floats accept integers, nothing else is coerced.
         info.model.model_validate_json(orjson.dumps(document))
     except pydantic.ValidationError as exc:
-        problems.extend(_problem(source, error) for error in exc.errors(include_url=False))
+        errors = exc.errors(include_url=False)
+    except orjson.JSONEncodeError as exc:
+        # From a reader more lenient than registry.parse: an unpaired surrogate (reported above), or an
+        # integer past 64 bits.
+        if not found:
+            problems.append(Problem(source, "$", f"not representable as JSON: {exc}"))
+    problems.extend(_located(source, nulls, errors))
     if problems:
         raise InvalidManifest(_merge(problems))
     return info
 
 
-def _nulls(value: Any, source: str, path: tuple[str | int, ...] = ()) -> list[Problem]:
-    """No upstream schema admits null: an absent field is omitted, never null."""
+def _located(source: str, nulls: list[tuple[str | int, ...]], errors: list[Any]) -> list[Problem]:
+    """The problems of a document from its nulls and the model's errors, each said once, where it is.
+
+    The model reads a null as an absent optional field, so a null is reported here, as one problem: a
+    value is required (the model also refused it), or the field should be left out. Errors the model
+    derived from reading null as absent (a refinement of the object holding it) are dropped, and so
+    is a list's "too short" when its items were refused (pydantic counts only the valid ones).
+    """
+    found = [(_clean_loc(error["loc"]), error) for error in errors]
+    refused = {loc for loc, _ in found}
+    problems = [
+        Problem(
+            source,
+            json_path(loc),
+            "a value is required here (it is empty or null)"
+            if loc in refused
+            else "null is not allowed (omit the field instead)",
+        )
+        for loc in nulls
+    ]
+    null_set, holders = set(nulls), {loc[:-1] for loc in nulls}
+    for loc, error in found:
+        if loc in null_set or (error["type"] == "value_error" and loc in holders):
+            continue
+        if error["type"] == "too_short" and any(len(o) > len(loc) and o[: len(loc)] == loc for o in refused):
+            continue
+        problems.append(_problem(source, error))
+    return problems
+
+
+def _nulls(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
+    """Where the nulls are. No upstream schema admits null: an absent field is omitted, never null."""
     if value is None:
-        return [Problem(source, json_path(path), "null is not allowed (omit the field instead)")]
-    found: list[Problem] = []
+        return [path]
+    found: list[tuple[str | int, ...]] = []
     if isinstance(value, dict):
         for key, child in value.items():
-            found.extend(_nulls(child, source, (*path, key)))
+            found.extend(_nulls(child, (*path, key)))
     elif isinstance(value, list):
         for index, child in enumerate(value):
-            found.extend(_nulls(child, source, (*path, index)))
+            found.extend(_nulls(child, (*path, index)))
     return found
 
 
+def _text_problems(value: Any, source: str, path: tuple[str | int, ...] = ()) -> list[Problem]:
+    """Where a string or key holds a character XML cannot carry (`registry.kinds.content`)."""
+    from registry.kinds.content import text_problem  # with validation, as the models (a server reads only)
+
+    if isinstance(value, str):
+        reason = text_problem(value)
+        return [] if reason is None else [Problem(source, json_path(path), reason)]
+    found: list[Problem] = []
+    if isinstance(value, dict):
+        for key, child in value.items():
+            reason = text_problem(key) if isinstance(key, str) else None
+            if reason is not None:
+                found.append(Problem(source, json_path(path), f"the key {key!r} {reason}"))
+            found.extend(_text_problems(child, source, (*path, key)))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            found.extend(_text_problems(child, source, (*path, index)))
+    return found
+
+
+def _clean_loc(raw: Any) -> tuple[str | int, ...]:
+    """An error's location without the union branch labels (`int`, `constrained-str`) pydantic adds to
+    it, which mean nothing to authors."""
+    return tuple(part for part in raw if not (isinstance(part, str) and _is_branch_label(part)))
+
+
 def _problem(source: str, error: Any) -> Problem:
-    loc: tuple[str | int, ...] = tuple(error["loc"])
+    loc = _clean_loc(error["loc"])
     kind = error["type"]
-    # Unions add a branch label (`int`, `constrained-str`) to the location; it means nothing to authors.
-    loc = tuple(part for part in loc if not (isinstance(part, str) and _is_branch_label(part)))
     # A bad key of a map (`labels`, `axes`...) comes as (..., "<key>", "[key]"): point at the key.
     key_problem = bool(loc) and loc[-1] == "[key]"
     if key_problem:

@@ -10,11 +10,22 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainValidator, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StringConstraints,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
 __all__ = [
     "API_VERSION",
+    "DIGEST_DESCRIPTION",
     "DIGEST_PATTERN",
     "DURATION_PATTERN",
     "Author",
@@ -22,6 +33,7 @@ __all__ = [
     "Duration",
     "GitCommit",
     "Identifier",
+    "Link",
     "Metadata",
     "MetadataName",
     "NonNegativeFloat",
@@ -44,10 +56,12 @@ __all__ = [
     "UriDigest",
 ]
 
-from registry.kinds import API_VERSION, DIGEST_PATTERN
+from registry.kinds import API_VERSION, DIGEST_PATTERN, DURATION_SPACE
+from registry.kinds.content import ARTIFACT_URI_PATTERN, LINK_PATTERN, artifact_uri_problem, link_problem
 
 MAX_SAFE_INTEGER = 2**53 - 1
 DURATION_PATTERN = r"^[0-9]+(\.[0-9]+)?\s?(ns|us|µs|ms|s)$"
+"""As the JSON Schemas write it (ECMAScript: `\\s` is `DURATION_SPACE`); `_DURATION` is its Python twin."""
 # RFC 3339 UTC timestamps with a real calendar date (leap years included), `Z` only:
 # upstream's pattern, verbatim but for [0-9].
 TIMESTAMP_PATTERN = (
@@ -83,11 +97,29 @@ Str1000 = Annotated[str, StringConstraints(max_length=1000)]
 Str2000 = Annotated[str, StringConstraints(max_length=2000)]
 
 
-Identifier = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
-Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=100)]
-MetadataName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=200)]
-DigestStr = Annotated[str, StringConstraints(pattern=DIGEST_PATTERN)]
-GitCommit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
+# The descriptions below reach the JSON Schemas (registry/schemas), where editors show them on hover.
+Identifier = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z][a-z0-9_]*$"),
+    Field(description="An identifier: a lower-case letter, then lower-case letters, digits and _."),
+]
+Slug = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=100),
+    Field(description="A slug: lower-case letters, digits and -, at most 100 characters."),
+]
+MetadataName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=200),
+    Field(description="A name: lower-case letters, digits, '.', '_' and '-', starting with a letter or digit."),
+]
+DIGEST_DESCRIPTION = "A digest: sha256: and 64 lower-case hex digits."
+DigestStr = Annotated[str, StringConstraints(pattern=DIGEST_PATTERN), Field(description=DIGEST_DESCRIPTION)]
+GitCommit = Annotated[
+    str,
+    StringConstraints(pattern=r"^[0-9a-f]{40}$"),
+    Field(description="A full git commit id: 40 lower-case hex digits."),
+]
 _TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
 
 
@@ -101,7 +133,18 @@ def _check_timestamp(value: str) -> str:
     return value
 
 
-Timestamp = Annotated[str, AfterValidator(_check_timestamp)]
+Timestamp = Annotated[
+    str,
+    AfterValidator(_check_timestamp),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "format": "date-time",
+            "pattern": TIMESTAMP_PATTERN,
+            "description": "An RFC 3339 UTC timestamp ending in Z, e.g. 2026-08-01T12:00:00Z.",
+        }
+    ),
+]
 
 SafeInt = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 PositiveSafeInt = Annotated[int, Field(gt=0, le=MAX_SAFE_INTEGER)]
@@ -110,7 +153,7 @@ NonNegativeFloat = Annotated[float, Field(ge=0)]
 PositiveFloat = Annotated[float, Field(gt=0)]
 Ratio = Annotated[float, Field(ge=0, le=1)]
 
-_DURATION = re.compile(DURATION_PATTERN.removeprefix("^").removesuffix("$"))
+_DURATION = re.compile(DURATION_PATTERN.removeprefix("^").removesuffix("$").replace(r"\s", DURATION_SPACE))
 
 
 def _check_duration(value: object) -> int | str:
@@ -128,15 +171,62 @@ def _check_duration(value: object) -> int | str:
 
 
 # A duration as authored: integer nanoseconds, or a string such as "0.008 ms".
-# normalize.py turns both into integer nanoseconds before hashing.
-Duration = Annotated[int | str, PlainValidator(_check_duration)]
+# normalize.py turns both into integer nanoseconds before hashing. The JSON Schema is upstream's.
+Duration = Annotated[
+    int | str,
+    PlainValidator(_check_duration),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER},
+                {"type": "string", "pattern": DURATION_PATTERN},
+            ],
+            "description": "A duration: whole nanoseconds (8120), or a number and a unit: ns, us, µs, ms or s "
+            '("8.12 us", "0.008 ms").',
+        }
+    ),
+]
+
+
+def _check_link(value: str) -> str:
+    problem = link_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+# A URL the registry publishes as a link: http(s) with a host (registry.kinds.content says exactly what).
+Link = Annotated[
+    str,
+    StringConstraints(max_length=2000),
+    AfterValidator(_check_link),
+    WithJsonSchema({"type": "string", "maxLength": 2000, "pattern": LINK_PATTERN}),
+]
 
 
 class UriDigest(Strict):
     """An external artifact: where it is and what its bytes hash to."""
 
-    uri: Str2000
+    # `digest` first: the check of `uri` reads it (a kernelindex:artifact/ uri repeats it).
     digest: DigestStr
+    uri: Annotated[
+        Str2000,
+        WithJsonSchema(
+            {
+                "type": "string",
+                "maxLength": 2000,
+                "anyOf": [{"pattern": LINK_PATTERN}, {"pattern": ARTIFACT_URI_PATTERN}],
+            }
+        ),
+    ]
+
+    @field_validator("uri")
+    @classmethod
+    def _a_link_or_this_artifact(cls, value: str, info: ValidationInfo) -> str:  # refinement (kinds.content)
+        problem = artifact_uri_problem(value, info.data.get("digest"))
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class Author(Strict):
@@ -145,7 +235,7 @@ class Author(Strict):
 
 
 class SourceRef(Strict):
-    url: Str2000
+    url: Link
 
 
 class Metadata(Strict):

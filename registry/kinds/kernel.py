@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from registry.kinds.common import (
     API_VERSION,
@@ -13,6 +13,7 @@ from registry.kinds.common import (
     Duration,
     GitCommit,
     Identifier,
+    Link,
     Metadata,
     MetadataName,
     NonNegativeFloat,
@@ -52,6 +53,19 @@ assert API_VERSION == "kernelindex.dev/v1alpha1"
 
 
 class Axis(Strict):
+    # The refinement below, said to JSON Schema too (upstream's schemas leave it to the validator).
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {"properties": {"role": {"const": role}}, "required": ["role"]},
+                    "then": {"required": [needed]},
+                }
+                for role, needed in (("constant", "value"), ("derived", "expression"))
+            ]
+        }
+    )
+
     role: Literal["variable", "constant", "derived"]
     type: Literal["integer"]
     value: SignedSafeInt | None = None
@@ -79,6 +93,8 @@ class ScalarArgument(Strict):
 
 
 class Argument(Strict):
+    model_config = ConfigDict(json_schema_extra={"oneOf": [{"required": ["tensor"]}, {"required": ["scalar"]}]})
+
     name: Identifier
     tensor: TensorArgument | None = None
     scalar: ScalarArgument | None = None
@@ -209,8 +225,8 @@ class Package(Strict):
 class SoftwareProjectSpec(Strict):
     name: Str200
     kind: Literal["library", "individual", "vendor"] | None = None
-    repository: Str2000 | None = None
-    homepage: Str2000 | None = None
+    repository: Link | None = None
+    homepage: Link | None = None
     host: ProjectHost | None = None
     packages: tuple[Package, ...] | None = None
 
@@ -226,7 +242,7 @@ class SoftwareProject(Strict):
 
 
 class ProjectRevision(Strict):
-    repository: Str2000 | None = None
+    repository: Link | None = None
     commit: GitCommit | None = None
     version: Str100 | None = None
     tree_digest: DigestStr | None = None
@@ -260,7 +276,7 @@ class SourceIdentity(Strict):
 
 class Install(Strict):
     kind: Literal["git", "pip", "package", "container", "source"]
-    repository: Str2000 | None = None
+    repository: Link | None = None
     commit: GitCommit | None = None
     package: Str200 | None = None
     version: Str100 | None = None
@@ -307,7 +323,7 @@ class ImplementationRevision(Strict):
 class Harness(Strict):
     name: Str200
     version: Str100 | None = None
-    repository: Str2000 | None = None
+    repository: Link | None = None
     commit: GitCommit | None = None
 
 
@@ -433,6 +449,8 @@ class RunCorrectness(Strict):
 
 
 class LatencyNs(Strict):
+    model_config = ConfigDict(json_schema_extra={"anyOf": [{"required": ["median"]}, {"required": ["mean"]}]})
+
     median: Duration | None = None
     mean: Duration | None = None
     p05: Duration | None = None
@@ -472,7 +490,7 @@ class RunSourceNative(Strict):
 
 
 class HarnessRef(Strict):
-    repository: Str2000
+    repository: Link
     commit: GitCommit
 
 

@@ -11,19 +11,19 @@ from typing import Literal
 
 from pydantic import Field
 
-from registry.kinds.common import DigestStr, Duration, Metadata, MetadataName, Str500, Str2000, Strict
+from registry.kinds.common import DigestStr, Duration, Link, Metadata, MetadataName, Str500, Strict
 from registry.kinds.kernel import ApiVersion
 
 __all__ = ["Attestation", "Retraction", "Supersession", "Verification"]
 
 
 class AttestationSpec(Strict):
-    run_digest: DigestStr
+    run_digest: DigestStr = Field(description="The digest of the BenchmarkRun this attestation is about.")
     type: Literal["reproduced", "could_not_reproduce", "environment_note", "regression_observed"]
-    body: str = Field(min_length=1, max_length=2000)
-    evidence_url: Str2000 | None = None
-    observed_ns: Duration | None = None
-    environment_summary: Str500 | None = None
+    body: str = Field(min_length=1, max_length=2000, description="What was done and seen, in words.")
+    evidence_url: Link | None = Field(default=None, description="Where the evidence (logs, a notebook) is.")
+    observed_ns: Duration | None = Field(default=None, description="The latency the attester measured, if any.")
+    environment_summary: Str500 | None = Field(default=None, description="The attester's hardware and software.")
 
 
 class Attestation(Strict):
@@ -34,8 +34,8 @@ class Attestation(Strict):
 
 
 class RetractionSpec(Strict):
-    run_digest: DigestStr
-    reason: str = Field(min_length=1, max_length=2000)
+    run_digest: DigestStr = Field(description="The digest of the BenchmarkRun retracted.")
+    reason: str = Field(min_length=1, max_length=2000, description="Why, in words readers will see on the run.")
 
 
 class Retraction(Strict):
@@ -46,9 +46,9 @@ class Retraction(Strict):
 
 
 class SupersessionSpec(Strict):
-    run_digest: DigestStr  # the corrected run, which replaces...
-    supersedes_digest: DigestStr  # ...this one
-    reason: str = Field(min_length=1, max_length=2000)
+    run_digest: DigestStr = Field(description="The digest of the corrected BenchmarkRun, which replaces...")
+    supersedes_digest: DigestStr = Field(description="...the digest of the BenchmarkRun it corrects.")
+    reason: str = Field(min_length=1, max_length=2000, description="What was wrong, in words.")
 
 
 class Supersession(Strict):
@@ -59,9 +59,11 @@ class Supersession(Strict):
 
 
 class VerificationSpec(Strict):
-    run_digest: DigestStr  # the run being verified
-    rerun_digest: DigestStr  # a BenchmarkRun in the same cohort, measured by the registry's runner
-    runner: MetadataName  # who reran it; two different runners make a run "replicated"
+    run_digest: DigestStr = Field(description="The digest of the BenchmarkRun verified.")
+    rerun_digest: DigestStr = Field(
+        description="The digest of the rerun: a BenchmarkRun in the same cohort, measured by the registry's runner."
+    )
+    runner: MetadataName = Field(description='Who reran it; two different runners make a run "replicated".')
 
 
 class Verification(Strict):

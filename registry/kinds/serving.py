@@ -10,6 +10,7 @@ from registry.kinds.common import (
     DigestStr,
     GitCommit,
     Identifier,
+    Link,
     Metadata,
     PositiveFloat,
     PositiveSafeInt,
@@ -18,7 +19,6 @@ from registry.kinds.common import (
     Str120,
     Str200,
     Str500,
-    Str2000,
     Strict,
     Timestamp,
 )
@@ -71,7 +71,7 @@ class ModelRevision(Strict):
 
 class StackProject(Strict):
     name: Str200
-    repository: Str2000 | None = None
+    repository: Link | None = None
 
 
 class StackRevision(Strict):

@@ -1,0 +1,100 @@
+"""The JSON Schemas (Draft 2020-12) of every manifest kind, shipped with the package for editors and tools.
+
+One file per kind, `<kind-slug>.v1alpha1.schema.json` beside this module (upstream's file names, plus the
+four lifecycle kinds). They are generated from the kinds' models (`registry.schemas.generate`, run by
+`scripts/generate-schemas`) and committed; a test keeps the two equal, and another checks that the models
+and the schemas judge generated documents alike. What a schema cannot say (a duration that does not land
+on a whole nanosecond, `2048.0` where an integer goes, references that resolve) the registry still checks.
+
+Reading a schema needs neither pydantic nor the models: `schema_text` returns the shipped bytes as text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from typing import Any
+
+from registry.errors import UnknownKind
+from registry.kinds import KINDS
+
+__all__ = [
+    "SCHEMA_DIALECT",
+    "find_kind",
+    "get_kind",
+    "kind_slug",
+    "schema_file_name",
+    "schema_id",
+    "schema_of",
+    "schema_text",
+]
+
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+_VERSION = "v1alpha1"
+
+
+def kind_slug(kind: str) -> str:
+    """A kind's name in kebab case, as upstream names its schema files.
+
+    >>> kind_slug("ServingStackRevision")
+    'serving-stack-revision'
+    """
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", kind).lower()
+
+
+def schema_file_name(kind: str) -> str:
+    """The name of a kind's schema file, as upstream names it.
+
+    >>> schema_file_name("BenchmarkRun")
+    'benchmark-run.v1alpha1.schema.json'
+    """
+    return f"{kind_slug(kind)}.{_VERSION}.schema.json"
+
+
+def schema_id(kind: str) -> str:
+    """The schema's `$id`: a name, not a location (upstream's schemas, at their own URLs, are not ours; a
+    tool that wants a location is given one: a file written by `kernelindex schema`, or a served URL)."""
+    return f"urn:kernelindex-registry:schema:{_VERSION}:{kind_slug(kind)}"
+
+
+def find_kind(text: str) -> str | None:
+    """The kind a person means: its name in any case (`benchmarkrun`), its slug (`benchmark-run`) or its
+    folder (`benchmark-runs`); None when no kind is meant."""
+    wanted = text.strip().lower()
+    for name, info in KINDS.items():
+        if wanted in (name.lower(), kind_slug(name), info.folder):
+            return name
+    return None
+
+
+def get_kind(text: str) -> str:
+    """As `find_kind`.
+
+    Raises:
+        UnknownKind: no kind has that name, slug or folder.
+    """
+    kind = find_kind(text)
+    if kind is None:
+        raise UnknownKind(text, tuple(sorted(KINDS)))
+    return kind
+
+
+def schema_text(kind: str) -> str:
+    """The shipped JSON Schema of a kind (name, slug or folder), as its file holds it.
+
+    Raises:
+        UnknownKind: no such kind.
+    """
+    name = get_kind(kind)
+    return (resources.files(__name__) / schema_file_name(name)).read_text(encoding="utf-8")
+
+
+def schema_of(kind: str) -> dict[str, Any]:
+    """The shipped JSON Schema of a kind, parsed.
+
+    Raises:
+        UnknownKind: no such kind.
+    """
+    parsed: dict[str, Any] = json.loads(schema_text(kind))
+    return parsed
