@@ -1,6 +1,5 @@
-"""Caches bounded by bytes, not by entries (issue 8: 700 distinct 64 KB queries grew a server from
-130 MB to 906 MB through caches that counted entries): the serialized responses, and the parsed
-and validated documents.
+"""Caches bounded by bytes, not by entries (700 distinct 64 KB queries once grew a server from 130 MB to
+906 MB through caches that counted entries), and what the response caches keep: `Representation`s.
 
 A snapshot is immutable, so an answer for (commit, document, variables) can be served again byte
 for byte; a document parsed from the same text is the same document.
@@ -8,12 +7,22 @@ for byte; a document parsed from the same text is the same document.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from typing import Generic, TypeVar
 
-__all__ = ["ByteLRU"]
+from api.compression import Encodings
+
+__all__ = ["FOLLOW", "IMMUTABLE", "REVALIDATE", "ByteLRU", "Representation", "entity_tag"]
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+"""Cache-Control of an answer pinned to a published commit (or a file named by its digest): it never changes."""
+REVALIDATE = "public, max-age=0, must-revalidate"
+"""Cache-Control of an answer of the moving head of main: ask again (its entity tag makes that cheap)."""
+FOLLOW = "public, max-age=60"
+"""Cache-Control of feeds and pointers that move with main: a reader polls."""
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -69,3 +78,43 @@ class ByteLRU(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+def entity_tag(body: bytes) -> str:
+    """The strong entity tag of a body: its sha256, 128 bits of it, quoted."""
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+class Representation:
+    """Bytes to send again: their status, media type and headers (the entity tag among them), and their
+    coded forms once asked for (`encodings`). `key` is its place in a response cache, if it has one.
+
+    A GraphQL answer also keeps `request_error` (it never ran: 400 to clients of
+    application/graphql-response+json) and `cost` (what it was charged, against a batch's budget).
+    """
+
+    __slots__ = ("body", "cost", "encodings", "etag", "headers", "key", "media_type", "request_error", "status")
+
+    def __init__(
+        self,
+        body: bytes,
+        media_type: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        status: int = 200,
+        request_error: bool = False,
+        cost: int = 0,
+    ) -> None:
+        self.body = body
+        self.media_type = media_type
+        self.status = status
+        self.request_error = request_error
+        self.cost = cost
+        self.etag = entity_tag(body)
+        self.headers = {**(headers or {}), "etag": self.etag}
+        self.encodings = Encodings()
+        self.key: tuple[str, ...] | None = None
+
+    def weight(self) -> int:
+        """What it holds in a cache: the body and its codings, the headers, the key, the bookkeeping."""
+        return len(self.body) + self.encodings.size + 512

@@ -13,16 +13,18 @@ import orjson
 
 import registry
 from api.previews import Previews
+from api.urls import Urls
 from registry.graph import Graph
 from registry.snapshots import Snapshots
 
-__all__ = ["Context", "Documents"]
+__all__ = ["Context", "StoredObjects"]
 
 
-class Documents:
-    """Stored manifests by blob id: raw bytes from git, parsed JSON kept in a small LRU.
+class StoredObjects:
+    """Stored git objects a request reads: manifests by blob id (raw bytes, parsed JSON kept in a small
+    LRU) and commits' metadata.
 
-    Blob ids name immutable bytes, so one cache serves every snapshot.
+    Object ids name immutable bytes, so one cache serves every snapshot.
     """
 
     def __init__(self, snapshots: Snapshots, capacity: int = 4096) -> None:
@@ -64,14 +66,15 @@ class Documents:
 class Context:
     """One request's view. `seen` collects every snapshot the query touched.
 
-    `base_url` is configuration, never the request's Host (issue 8): "" makes links root-relative.
+    `base_url` is configuration, never the request's Host (a cached answer would carry one client's Host
+    to every later client): "" makes links root-relative.
     `today` is the reader's date when there is one (the CLI's); a server has none, so no answer it
     caches embeds the day it was computed. `previews`, when given, decides which pinned commits are
     published and refuses previews that fail the pull-request check.
     """
 
     snapshots: Snapshots
-    documents: Documents
+    objects: StoredObjects
     base_url: str
     today: dt.date | None
     head: Graph
@@ -107,5 +110,7 @@ class Context:
         self.seen[graph.commit] = graph
         return graph
 
-    def permalink(self, graph: Graph, kind: str, digest: str) -> str:
-        return f"{self.base_url}/at/{graph.commit}/{kind}/{digest}"
+    @property
+    def urls(self) -> Urls:
+        """Where the answer's links point (permalinks): under the configured base URL."""
+        return Urls(self.base_url)

@@ -1,10 +1,11 @@
 """Every GraphQL error gets an `extensions.code`; only unexpected faults are masked.
 
-A client's mistake keeps its message and says which mistake it is (issue 8): a document that does
+A client's mistake keeps its message and says which mistake it is: a document that does
 not parse, one that does not validate, one over a limit, variables or arguments that do not
 coerce, an operation that cannot be chosen. The registry's own expected errors carry their class
 name in SCREAMING_SNAKE_CASE (`REVISION_NOT_FOUND`). Anything else is a fault of the server: its
-message is replaced by "Unexpected error." (with `INTERNAL_SERVER_ERROR`) and it is logged.
+message is replaced by "Unexpected error." (with `INTERNAL_SERVER_ERROR`) and it is logged. The codes
+are listed, with their meaning, in `api.codes`.
 
 Where an error comes from decides its code: the parser raises `GraphQLSyntaxError`; validation
 errors are recorded as validation ends; execution errors without a path come from coercing the
@@ -21,11 +22,17 @@ from graphql import GraphQLError, GraphQLSyntaxError
 from strawberry.extensions import SchemaExtension
 
 import registry
+from api.codes import (
+    BAD_USER_INPUT,
+    INTERNAL,
+    OPERATION_RESOLUTION_FAILURE,
+    PARSE_FAILED,
+    TOO_MANY_TOKENS,
+    TOO_MANY_VALIDATION_ERRORS,
+    VALIDATION_FAILED,
+)
 
 __all__ = [
-    "BAD_USER_INPUT",
-    "CODES",
-    "INTERNAL",
     "UNEXPECTED",
     "BadUserInput",
     "ErrorCodes",
@@ -37,27 +44,6 @@ __all__ = [
 log = logging.getLogger("kernelindex")
 
 UNEXPECTED = "Unexpected error."
-INTERNAL = "INTERNAL_SERVER_ERROR"
-BAD_USER_INPUT = "BAD_USER_INPUT"
-PARSE_FAILED = "GRAPHQL_PARSE_FAILED"
-VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"
-TOO_MANY_TOKENS = "TOO_MANY_TOKENS"
-TOO_MANY_VALIDATION_ERRORS = "TOO_MANY_VALIDATION_ERRORS"
-OPERATION_RESOLUTION_FAILURE = "OPERATION_RESOLUTION_FAILURE"
-
-CODES = {
-    PARSE_FAILED: "the document is not GraphQL (a syntax error)",
-    TOO_MANY_TOKENS: "the document has more tokens than the limit (comments count)",
-    VALIDATION_FAILED: "the document does not validate against the schema",
-    TOO_MANY_VALIDATION_ERRORS: "more than 100 validation errors: validation stopped",
-    "QUERY_TOO_DEEP": "a field nested deeper than the depth limit",
-    "TOO_MANY_ALIASES": "more aliases than the limit",
-    "QUERY_TOO_COMPLEX": "the estimated cost is over the limit (extensions.cost says both)",
-    BAD_USER_INPUT: "a variable or argument value that does not fit its type",
-    OPERATION_RESOLUTION_FAILURE: "no operation to run: an unknown operationName, or a document without one",
-    INTERNAL: "a fault of the server, masked as 'Unexpected error.' and logged",
-}
-"""The codes of request errors (the registry's own errors add theirs, named after their class)."""
 
 # The fixed wording of the limits graphql-core and strawberry enforce (a test asserts each code).
 _TOKENS = "tokens. Parsing aborted."

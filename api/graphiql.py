@@ -1,4 +1,4 @@
-"""GraphiQL, served whole by the registry: its page and its vendored assets (issue 9).
+"""GraphiQL, served whole by the registry: its page and its vendored assets.
 
 Strawberry's page loads React, GraphiQL and the explorer plugin from a public CDN, so offline or in a
 locked-down deployment it stays blank. The same builds are vendored in `api/static/graphiql/` (by
@@ -11,28 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
-from api.compression import Encodings
+from api.cache import IMMUTABLE, Representation
 
-__all__ = ["ASSET_DIR", "Asset", "GraphiQL"]
+__all__ = ["ASSET_DIR", "GraphiQL"]
 
 ASSET_DIR = Path(__file__).resolve().parent / "static" / "graphiql"
 
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
-
-
-@dataclass(frozen=True, slots=True)
-class Asset:
-    body: bytes
-    media_type: str
-    etag: str
-    encodings: Encodings
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"cache-control": "public, max-age=31536000, immutable"}
 
 
 class GraphiQL:
@@ -40,12 +27,12 @@ class GraphiQL:
 
     def __init__(self, directory: Path = ASSET_DIR) -> None:
         self._directory = directory
-        self._assets: dict[str, Asset] | None = None
+        self._assets: dict[str, Representation] | None = None
         self._template: str | None = None
         self._version = ""
         self._lock = threading.Lock()
 
-    def _load(self) -> dict[str, Asset]:
+    def _load(self) -> dict[str, Representation]:
         with self._lock:
             if self._assets is None:
                 files = sorted(p for p in self._directory.iterdir() if p.suffix in _TYPES)
@@ -54,8 +41,7 @@ class GraphiQL:
                 for path in files:
                     body = path.read_bytes()
                     digest.update(path.name.encode() + b"\0" + body)
-                    etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-                    assets[path.name] = Asset(body, _TYPES[path.suffix], etag, Encodings())
+                    assets[path.name] = Representation(body, _TYPES[path.suffix], {"cache-control": IMMUTABLE})
                 self._version = digest.hexdigest()[:16]
                 self._template = (self._directory / "index.html").read_text(encoding="utf-8")
                 self._assets = assets
@@ -66,13 +52,13 @@ class GraphiQL:
         self._load()
         return self._version
 
-    def page(self, base_url: str) -> str:
-        """The HTML page; its asset links are under `base_url` ("" for root-relative)."""
+    def page(self, assets: str) -> str:
+        """The HTML page; its asset links are under `assets` (the URL of this version's folder)."""
         self._load()
         assert self._template is not None
-        return self._template.replace("{{assets}}", f"{base_url}/static/graphiql/{self._version}")
+        return self._template.replace("{{assets}}", assets)
 
-    def asset(self, version: str, name: str) -> Asset | None:
+    def asset(self, version: str, name: str) -> Representation | None:
         """A vendored file, or None when the name or the version is not ours."""
         assets = self._load()
         return assets.get(name) if version == self._version else None

@@ -1,5 +1,5 @@
 """GraphQL over HTTP as the GraphQL-over-HTTP draft specifies it: media types, request parsing, status codes,
-entity tags; Apollo's automatic persisted queries and the trusted-documents allow-list; batches (issue 9).
+entity tags; Apollo's automatic persisted queries and the trusted-documents allow-list; batches.
 
 - **Media types.** A client that accepts `application/graphql-response+json` gets it, and a request error
   (the document does not parse or validate, a variable does not coerce, a limit refuses it: nothing ran)
@@ -29,6 +29,15 @@ from typing import Any
 import orjson
 
 from api.cache import ByteLRU
+from api.codes import (
+    BAD_REQUEST,
+    BATCH_TOO_LARGE,
+    PERSISTED_QUERY_NOT_ALLOWED,
+    PERSISTED_QUERY_NOT_FOUND,
+    PERSISTED_QUERY_NOT_SUPPORTED,
+    UNSUPPORTED_MEDIA_TYPE,
+)
+from api.negotiation import qualities
 
 __all__ = [
     "GRAPHQL_RESPONSE",
@@ -95,20 +104,7 @@ def response_media_type(accept: str | None) -> str | None:
     """
     if accept is None or not accept.strip():
         return JSON  # the draft's legacy default
-    weights: dict[str, float] = {}
-    for item in accept.split(","):
-        name, _, params = item.strip().partition(";")
-        name = name.strip().lower()
-        weight = 1.0
-        for param in params.split(";"):
-            key, _, value = param.strip().partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    weight = float(value)
-                except ValueError:
-                    weight = 0.0
-        if name:
-            weights[name] = max(weight, weights.get(name, 0.0))
+    weights = qualities(accept)
 
     def weight_of(media: str) -> float:
         if media in weights:
@@ -152,22 +148,22 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
 
 def _operation(raw: Any, where: str) -> Operation | Refusal:
     if not isinstance(raw, dict):
-        return Refusal(400, f"{where}must be a JSON object with a query", "BAD_REQUEST")
+        return Refusal(400, f"{where}must be a JSON object with a query", BAD_REQUEST)
     query = raw.get("query")
     variables = raw.get("variables")
     name = raw.get("operationName")
     extensions = raw.get("extensions")
     if query is not None and not isinstance(query, str):
-        return Refusal(400, f"{where}query must be a string", "BAD_REQUEST")
+        return Refusal(400, f"{where}query must be a string", BAD_REQUEST)
     if variables is not None and not isinstance(variables, dict):
-        return Refusal(400, f"{where}variables must be a JSON object", "BAD_REQUEST")
+        return Refusal(400, f"{where}variables must be a JSON object", BAD_REQUEST)
     if name is not None and not isinstance(name, str):
-        return Refusal(400, f"{where}operationName must be a string", "BAD_REQUEST")
+        return Refusal(400, f"{where}operationName must be a string", BAD_REQUEST)
     if extensions is not None and not isinstance(extensions, dict):
-        return Refusal(400, f"{where}extensions must be a JSON object", "BAD_REQUEST")
+        return Refusal(400, f"{where}extensions must be a JSON object", BAD_REQUEST)
     operation = Operation(query, variables or {}, name, extensions or {})
     if (query is None or not query.strip()) and operation.persisted_hash is None:
-        return Refusal(400, f'{where}no query: send {{"query": "..."}}', "BAD_REQUEST")
+        return Refusal(400, f'{where}no query: send {{"query": "..."}}', BAD_REQUEST)
     return operation
 
 
@@ -182,24 +178,24 @@ def parse_operations(
                 try:
                     raw[key] = orjson.loads(params[key])
                 except orjson.JSONDecodeError:
-                    return Refusal(400, f"{key} is not valid JSON", "BAD_REQUEST")
+                    return Refusal(400, f"{key} is not valid JSON", BAD_REQUEST)
         return _operation(raw, "")
     media = (content_type or "").split(";")[0].strip().lower()
     if not media:
-        return Refusal(415, "a POST needs a Content-Type: application/json", "UNSUPPORTED_MEDIA_TYPE")
+        return Refusal(415, "a POST needs a Content-Type: application/json", UNSUPPORTED_MEDIA_TYPE)
     if media == "application/graphql":
         return Operation(body.decode("utf-8", errors="replace"), {}, None)
     if media != JSON:
-        return Refusal(415, f"unsupported Content-Type {media!r}: send application/json", "UNSUPPORTED_MEDIA_TYPE")
+        return Refusal(415, f"unsupported Content-Type {media!r}: send application/json", UNSUPPORTED_MEDIA_TYPE)
     try:
         parsed = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return Refusal(400, 'the body is not valid JSON (expected {"query": ...})', "BAD_REQUEST")
+        return Refusal(400, 'the body is not valid JSON (expected {"query": ...})', BAD_REQUEST)
     if isinstance(parsed, list):
         if not parsed:
-            return Refusal(400, "an empty batch: send at least one operation", "BAD_REQUEST")
+            return Refusal(400, "an empty batch: send at least one operation", BAD_REQUEST)
         if len(parsed) > MAX_BATCH:
-            return Refusal(400, f"a batch of {len(parsed)} operations: at most {MAX_BATCH}", "BATCH_TOO_LARGE")
+            return Refusal(400, f"a batch of {len(parsed)} operations: at most {MAX_BATCH}", BATCH_TOO_LARGE)
         batch: list[Operation] = []
         for index, item in enumerate(parsed):
             found = _operation(item, f"[{index}]: ")
@@ -256,26 +252,26 @@ class PersistedQueries:
         if digest is not None:
             version = operation.extensions["persistedQuery"].get("version")
             if version != 1:
-                return Refusal(400, "persistedQuery: only version 1 is supported", "PERSISTED_QUERY_NOT_SUPPORTED")
+                return Refusal(400, "persistedQuery: only version 1 is supported", PERSISTED_QUERY_NOT_SUPPORTED)
             if not _HASH.fullmatch(digest):
-                return Refusal(400, "persistedQuery.sha256Hash: expected 64 lowercase hex digits", "BAD_REQUEST")
+                return Refusal(400, "persistedQuery.sha256Hash: expected 64 lowercase hex digits", BAD_REQUEST)
         if query is None or not query.strip():
             assert digest is not None, "parse_operations refuses a request with neither"
             found = self.trusted.get(digest) if self.trusted is not None else self._registered.get(digest)
             if found is None:
                 if self.trusted is not None:
-                    return Refusal(403, f"no trusted document has sha256 {digest}", "PERSISTED_QUERY_NOT_ALLOWED")
-                return Refusal(200, "PersistedQueryNotFound", "PERSISTED_QUERY_NOT_FOUND")
+                    return Refusal(403, f"no trusted document has sha256 {digest}", PERSISTED_QUERY_NOT_ALLOWED)
+                return Refusal(200, "PersistedQueryNotFound", PERSISTED_QUERY_NOT_FOUND)
             return found
         actual = hashlib.sha256(query.encode()).hexdigest()
         if digest is not None and digest != actual:
-            return Refusal(400, f"persistedQuery.sha256Hash is not the document's ({actual})", "BAD_REQUEST")
+            return Refusal(400, f"persistedQuery.sha256Hash is not the document's ({actual})", BAD_REQUEST)
         if self.trusted is not None:
             if actual not in self.trusted:
                 return Refusal(
                     403,
                     f"only trusted documents run here; this one (sha256 {actual}) is not",
-                    "PERSISTED_QUERY_NOT_ALLOWED",
+                    PERSISTED_QUERY_NOT_ALLOWED,
                 )
             return query
         if digest is not None:

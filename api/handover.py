@@ -1,8 +1,9 @@
 """Zero-downtime restarts: `kernelindex serve` hands its listening socket to a successor that takes
-traffic only once warm, then drains (issue 14).
+traffic only once warm, then drains: no request is refused or lost while the code or the registry's
+cache is replaced.
 
 1. `kill -HUP <pid>` (or `kernelindex serve --pid-file F` and `kill -HUP $(cat F)`): the serving
-   process P starts a successor S, `python -m api.cli serve` with P's settings (its environment) and
+   process P starts a successor S, `python -m api.cli serve` with P's settings (in its environment) and
    P's listening socket, inherited (`KERNELINDEX_LISTEN_FD`). P keeps accepting meanwhile.
 2. S loads (uvicorn runs the lifespan, the registry's load, before it accepts), then accepts on the
    same socket. Both accept from one kernel queue for a moment: no connection is refused or lost.
@@ -29,7 +30,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -101,9 +102,11 @@ class HandoverServer(uvicorn.Server):
         predecessor: int | None = None,
         pid_file: Path | None = None,
         command: list[str] | None = None,
+        environment: Mapping[str, str] | None = None,
     ) -> None:
         """`warm`: whether this process serves a head (it takes over only then); `predecessor`: the
-        process to drain once it does; `command`: how to start a successor (default: this serve)."""
+        process to drain once it does; `command`: how to start a successor (default: this serve), with
+        `environment` over this process's (the settings this one was given on its command line)."""
         super().__init__(config)
         self.draining = draining
         self.warm = warm
@@ -111,6 +114,7 @@ class HandoverServer(uvicorn.Server):
         self.pid_file = pid_file
         pid_option = ["--pid-file", str(pid_file)] if pid_file is not None else []
         self.command = command or [sys.executable, "-m", "api.cli", "serve", *pid_option]
+        self.environment = dict(environment or {})
         self.listener: socket.socket | None = None
         self.successor: subprocess.Popen[bytes] | None = None
         self._signalled: list[int] = []
@@ -165,7 +169,12 @@ class HandoverServer(uvicorn.Server):
         if self.listener is None or (self.successor is not None and self.successor.poll() is None):
             return  # one successor at a time
         fd = self.listener.fileno()
-        env = {**os.environ, "KERNELINDEX_LISTEN_FD": str(fd), "KERNELINDEX_HANDOVER_FROM": str(os.getpid())}
+        env = {
+            **os.environ,
+            **self.environment,
+            "KERNELINDEX_LISTEN_FD": str(fd),
+            "KERNELINDEX_HANDOVER_FROM": str(os.getpid()),
+        }
         log.info("kernelindex: starting a successor on fd %d", fd)
         self.successor = subprocess.Popen(self.command, env=env, pass_fds=(fd,))
 

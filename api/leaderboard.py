@@ -1,4 +1,5 @@
-"""A cohort's leaderboard as plain rows: the fused field `Cohort.leaderboard` (issue 14).
+"""A cohort's leaderboard as plain rows: the fused field `Cohort.leaderboard`, for a first-time leaderboard's
+latency.
 
 `Cohort.entries` is a connection of entries of runs of implementations: every level is an object whose
 fields each run a resolver, ~160 of them for a page of 20. A first-time leaderboard spends most of its
@@ -10,16 +11,14 @@ implementation { displayName } } } }`) and returns objects whose fields are plai
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
-
 import strawberry
 
+from api.types.base import implementation_name
+from api.types.enums import Trust, enum_of_trust, trust_of_enum
+from api.types.pages import page_bounds
 from registry import nodes as n
 from registry.graph import Cohort, Graph
 from registry.present import format_value
-
-if TYPE_CHECKING:
-    from api.types.enums import Trust
 
 __all__ = ["LeaderboardRow", "leaderboard_rows"]
 
@@ -30,7 +29,7 @@ class LeaderboardRow:
     tied_with_previous: bool
     digest: str
     name: str
-    trust: Annotated[Trust, strawberry.lazy("api.types.enums")]
+    trust: Trust
     value: float | None = strawberry.field(description="The primary value (Run.primary.value).")
     display: str | None = strawberry.field(description="The primary value as a reader wants it: 144.6 µs.")
     unit: str | None
@@ -39,10 +38,6 @@ class LeaderboardRow:
 
 def leaderboard_rows(graph: Graph, cohort: Cohort, first: int, min_trust: Trust | None) -> list[LeaderboardRow]:
     """The first `first` ranked runs of `cohort` (those with at least `min_trust`, ranks unchanged)."""
-    from api.types.enums import enum_of_trust, trust_of_enum
-    from api.types.kinds import implementation_name
-    from api.types.pages import page_bounds
-
     size = page_bounds(first) or 0
     floor = trust_of_enum(min_trust) if min_trust is not None else None
     rows: list[LeaderboardRow] = []

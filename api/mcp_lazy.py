@@ -1,5 +1,5 @@
 """`/mcp`, made on its first request: the MCP SDK is a third of a server's memory and half its import
-time (issue 14), and most servers never meet an MCP client.
+time, and most servers never meet an MCP client.
 
 The first request imports `api.mcp_server` in a worker thread (the event loop keeps answering), builds
 the endpoint, and starts the SDK's session manager in a task of its own that lives until the

@@ -16,11 +16,10 @@ Served two ways: `kernelindex mcp` over stdio (`run_stdio`), and mounted at `/mc
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -30,13 +29,14 @@ from pydantic import BaseModel, ConfigDict, Field
 import registry
 import registry.schemas
 from api import mcp_documents as docs
-from api.context import Context, Documents
-from api.previews import Previews
-from api.schema import Query, schema
+from api.context import StoredObjects
+from api.service import QueryService
 from registry.kinds import KINDS
 from registry.snapshots import Snapshots
 
-__all__ = ["TOOLS", "Backend", "build_server", "http_app", "run_stdio"]
+__all__ = ["TOOLS", "Backend", "Tools", "build_server", "http_app", "run_stdio"]
+
+M = TypeVar("M", bound=Callable[..., Any])
 
 TOOLS = (
     "search_catalog",
@@ -121,14 +121,11 @@ class ResolveKernelRequest(BaseModel):
 
 @dataclass
 class Backend:
-    """What the tools query: the registry's snapshots, through the GraphQL schema."""
+    """What the tools query: the registry, through the query service (its schema, its pool of executors:
+    a heavy tool call waits its turn as a GraphQL request does, and never stalls /healthz)."""
 
-    snapshots: Snapshots
-    documents: Documents
-    base_url: str  # "" when none is configured: permalinks are then relative to the server's root
-    today: Callable[[], Any]  # the reader's date (stdio, a local user); a server has none: lambda: None
+    queries: QueryService
     ready: Callable[[], bool] = lambda: True
-    previews: Previews | None = None  # the server's: previews that fail the PR check are refused
 
     async def query(self, document: str, variables: Mapping[str, Any]) -> dict[str, Any]:
         """The `registry` field of a pinned query's answer.
@@ -139,23 +136,17 @@ class Backend:
         if not self.ready():
             raise ToolError("the registry is still loading; try again in a moment")
         try:
-            head = self.snapshots.head
-        except registry.RegistryError as exc:
+            answer = await self.queries.answer(document, variables)
+        except registry.RegistryError as exc:  # nothing served yet
             raise ToolError(str(exc)) from None
-        context = Context(self.snapshots, self.documents, self.base_url, self.today(), head, self.previews)
-        # Off the event loop, as /graphql runs: a heavy tool call must not stall /healthz (issue 8).
-        run = functools.partial(
-            schema.execute_sync, document, variable_values=dict(variables), context_value=context, root_value=Query()
-        )
-        result = await anyio.to_thread.run_sync(run)
-        if result.errors:
-            error = result.errors[0]
-            code = (error.extensions or {}).get("code")
-            raise ToolError(f"{error.message}" + (f" ({code})" if code else ""))
-        answer: dict[str, Any] | None = (result.data or {}).get("registry")
-        if answer is None:
+        if answer.errors:
+            error = answer.errors[0]
+            code = (error.get("extensions") or {}).get("code")
+            raise ToolError(f"{error['message']}" + (f" ({code})" if code else ""))
+        found: dict[str, Any] | None = (answer.data or {}).get("registry")
+        if found is None:
             raise ToolError(f"revision not found: {variables.get('at')!r}")
-        return answer
+        return found
 
 
 def _answer(found: dict[str, Any], data: dict[str, Any]) -> str:
@@ -199,36 +190,52 @@ def _required(value: Any, what: str, ident: str, commit: str) -> Any:
     return value
 
 
-def build_server(backend: Backend) -> MCPServer:
-    """The MCP server over `backend`: the tools in `TOOLS` and the manifest resources."""
-    server = MCPServer(
-        "kernelindex",
-        title="KernelIndex registry",
-        version="1.0.0",
-        instructions=(
-            "A registry of GPU-kernel benchmark results. Runs rank only inside their cohort (same operation, "
-            "workload, protocol, environment, correctness policy and metric); lower latency is better. Every "
-            "answer names the commit it is pinned to; pass `at` to ask about another commit."
-        ),
-        log_level="WARNING",
-    )
+_DESCRIPTIONS: dict[str, str] = {}
+_RESOURCES: dict[str, tuple[str, str, str]] = {}
 
-    @server.tool(
+
+def _tool(description: str) -> Callable[[M], M]:
+    """Make a method of `Tools` a tool the server lists (in `TOOLS` order), with its description."""
+
+    def mark(method: M) -> M:
+        _DESCRIPTIONS[method.__name__] = description
+        return method
+
+    return mark
+
+
+def _resource(uri: str, name: str, description: str) -> Callable[[M], M]:
+    """Make a method of `Tools` a resource at `uri` (an RFC 6570 template), a manifest's stored JSON."""
+
+    def mark(method: M) -> M:
+        _RESOURCES[method.__name__] = (uri, name, description)
+        return method
+
+    return mark
+
+
+class Tools:
+    """The tools and resources: each a method that asks `backend` and answers in the envelope of `_answer`."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+
+    @_tool(
         description="Find operations by name or title (e.g. 'attention', 'rmsnorm') with their largest cohorts and "
         "each cohort's current #1: digests, values, trust, permalinks."
     )
-    async def search_catalog(q: Annotated[str, Field(min_length=1, max_length=500)], at: At = None) -> str:
-        found = await backend.query(docs.SEARCH, {"at": at, "q": q.strip(), "first": 10})
+    async def search_catalog(self, q: Annotated[str, Field(min_length=1, max_length=500)], at: At = None) -> str:
+        found = await self.backend.query(docs.SEARCH, {"at": at, "q": q.strip(), "first": 10})
         return _answer(found, {"query": q, "operations": _page(found["operations"])})
 
-    async def resolve(request: ResolveKernelRequest, at: str | None) -> dict[str, Any]:
+    async def _resolve(self, request: ResolveKernelRequest, at: str | None) -> dict[str, Any]:
         variables = {
             "at": at,
             "operation": request.operation,
             "minTrust": request.minTrust,
             "filter": {"operation": request.operation, "gpu": request.hardware, "workload": request.workload},
         }
-        found = await backend.query(docs.RESOLVE, variables)
+        found = await self.backend.query(docs.RESOLVE, variables)
         operation = found["operation"]
         if operation is None:
             error = f"operation not found: {request.operation!r} at {found['commit']['id']}"
@@ -253,47 +260,48 @@ def build_server(backend: Backend) -> MCPServer:
             "commit": found["commit"],
         }
 
-    @server.tool(
+    @_tool(
         description="Resolve a structured kernel request {operation, hardware?, workload?, minTrust?} to the cohorts "
         "that measure it and the best run of each (largest cohorts first; never ranked across cohorts)."
     )
-    async def resolve_kernel(request: ResolveKernelRequest, at: At = None) -> str:
-        decision = await resolve(request, at)
+    async def resolve_kernel(self, request: ResolveKernelRequest, at: At = None) -> str:
+        decision = await self._resolve(request, at)
         if "error" in decision:
             raise ToolError(decision["error"])
         return _answer({"commit": decision.pop("commit")}, decision)
 
-    @server.tool(description="Resolve up to twenty kernel requests in one call; one decision per request, in order.")
+    @_tool(description="Resolve up to twenty kernel requests in one call; one decision per request, in order.")
     async def resolve_kernels(
-        requests: Annotated[list[ResolveKernelRequest], Field(min_length=1, max_length=20)], at: At = None
+        self, requests: Annotated[list[ResolveKernelRequest], Field(min_length=1, max_length=20)], at: At = None
     ) -> str:
-        decisions = [await resolve(request, at) for request in requests]
+        decisions = [await self._resolve(request, at) for request in requests]
         commit = decisions[0].pop("commit")
         for decision in decisions[1:]:
             decision.pop("commit")
         return _answer({"commit": commit}, {"decisions": decisions})
 
-    @server.tool(
+    @_tool(
         description="Operation dossier by name, digest or prefix: family, workloads, implementations, and each "
         "cohort's current record."
     )
-    async def get_operation(idOrSlug: Ident, at: At = None) -> str:  # noqa: N803 (upstream's name)
-        found = await backend.query(docs.OPERATION, {"at": at, "id": idOrSlug})
+    async def get_operation(self, idOrSlug: Ident, at: At = None) -> str:  # noqa: N803 (upstream's name)
+        found = await self.backend.query(docs.OPERATION, {"at": at, "id": idOrSlug})
         operation = _required(found["operation"], "operation", idOrSlug, found["commit"]["id"])
         for key in ("workloads", "implementations", "cohorts"):
             operation[key] = _page(operation[key])
         return _answer(found, {"operation": operation})
 
-    @server.tool(
+    @_tool(
         description="Implementation dossier by name, digest or prefix: revision, language, project, its runs. "
         "includeSource adds the manifest's source reference (the registry does not mirror code)."
     )
     async def get_implementation(
+        self,
         idOrSlug: Ident,  # noqa: N803 (upstream's name)
         includeSource: bool = False,  # noqa: N803
         at: At = None,
     ) -> str:
-        found = await backend.query(docs.IMPLEMENTATION, {"at": at, "id": idOrSlug})
+        found = await self.backend.query(docs.IMPLEMENTATION, {"at": at, "id": idOrSlug})
         implementation = _required(found["implementation"], "implementation", idOrSlug, found["commit"]["id"])
         implementation["runs"] = _page(implementation["runs"])
         manifest = implementation.pop("manifest")
@@ -308,47 +316,48 @@ def build_server(backend: Backend) -> MCPServer:
             }
         return _answer(found, {"implementation": implementation})
 
-    @server.tool(
+    @_tool(
         description="Run dossier by name, digest or prefix: value, rank, cohort, measurements, correctness, protocol, "
         "environment, trust, lifecycle, provenance, citation and the stored manifest."
     )
-    async def get_benchmark_evidence(idOrDigest: Ident, at: At = None) -> str:  # noqa: N803 (upstream's name)
-        found = await backend.query(
+    async def get_benchmark_evidence(self, idOrDigest: Ident, at: At = None) -> str:  # noqa: N803 (upstream's name)
+        found = await self.backend.query(
             docs.DOSSIER_QUERY.replace("registry(at: $at) {", _PINNED, 1), {"at": at, "id": idOrDigest}
         )
         run = _required(found["run"], "run", idOrDigest, found["commit"]["id"])
         return _answer(found, {"run": run})
 
-    @server.tool(
+    @_tool(
         description="Align 2-8 runs field by field; material mismatches first; ranks only when all share one cohort "
         "(incomparable selections come back explained, never force-ranked)."
     )
-    async def compare_runs(runs: Annotated[list[Ident], Field(min_length=2, max_length=8)], at: At = None) -> str:
-        found = await backend.query(docs.COMPARE, {"at": at, "runs": runs})
+    async def compare_runs(self, runs: Annotated[list[Ident], Field(min_length=2, max_length=8)], at: At = None) -> str:
+        found = await self.backend.query(docs.COMPARE, {"at": at, "runs": runs})
         comparison = found["compare"]
         if comparison["missing"]:
             raise ToolError(f"run(s) not found at {found['commit']['id']}: {', '.join(comparison['missing'])}")
         return _answer(found, {"comparison": comparison})
 
-    @server.tool(
+    @_tool(
         description="Current record holders across cohorts, newest record first, paged; each with its cohort's "
         "full record history."
     )
-    async def list_records(cursor: Cursor = None, limit: Limit = 20, at: At = None) -> str:
-        found = await backend.query(docs.RECORDS, {"at": at, "first": limit, "after": cursor})
+    async def list_records(self, cursor: Cursor = None, limit: Limit = 20, at: At = None) -> str:
+        found = await self.backend.query(docs.RECORDS, {"at": at, "first": limit, "after": cursor})
         return _answer(found, {"records": _page(found["records"])})
 
-    @server.tool(
+    @_tool(
         description="Record breaks since an ISO instant (default: 30 days before the pinned commit), newest first: "
         "cohorts whose current record began after `since`, paged."
     )
     async def list_changes(
+        self,
         since: Annotated[str | None, Field(default=None, max_length=40)] = None,
         cursor: Cursor = None,
         limit: Limit = 20,
         at: At = None,
     ) -> str:
-        found = await backend.query(docs.RECORDS, {"at": at, "first": limit, "after": cursor})
+        found = await self.backend.query(docs.RECORDS, {"at": at, "first": limit, "after": cursor})
         boundary = since or _days_before(found["commit"]["committedAt"], 30)
         try:
             moment = registry.nodes.instant_ns(boundary)
@@ -361,11 +370,12 @@ def build_server(backend: Backend) -> MCPServer:
         changes = {"since": boundary, "items": kept, "nextCursor": None if done else page["nextCursor"]}
         return _answer(found, {"changes": changes})
 
-    @server.tool(
+    @_tool(
         description="Benchmark runs, newest observation first, paged; filter by operation (id or name), hardware "
         "(GPU product or architecture), source slug, run status, observed-since instant."
     )
     async def list_runs(
+        self,
         operation: Annotated[str | None, Field(default=None, max_length=200)] = None,
         hardware: Annotated[str | None, Field(default=None, max_length=200)] = None,
         source: Annotated[str | None, Field(default=None, max_length=200)] = None,
@@ -389,19 +399,19 @@ def build_server(backend: Backend) -> MCPServer:
             "status": [status.upper()] if status else None,
             "observedSince": since,
         }
-        found = await backend.query(docs.RUNS, {"at": at, "filter": run_filter, "first": limit, "after": cursor})
+        found = await self.backend.query(docs.RUNS, {"at": at, "filter": run_filter, "first": limit, "after": cursor})
         return _answer(found, {"runs": _page(found["runs"])})
 
-    @server.tool(
+    @_tool(
         description="Per-GPU coverage: run and cohort counts and the operation families measured on every GPU "
         "(counts, never a shared ranking)."
     )
-    async def list_hardware(at: At = None) -> str:
+    async def list_hardware(self, at: At = None) -> str:
         gpus: dict[tuple[str, ...], dict[str, Any]] = {}
         after: str | None = None
         found: dict[str, Any] = {}
         for _ in range(10_000):  # 100 cohorts a page; a registry of a million cohorts is still bounded
-            found = await backend.query(docs.COHORTS_PAGE, {"at": at or None, "after": after})
+            found = await self.backend.query(docs.COHORTS_PAGE, {"at": at or None, "after": after})
             at = at or found["commit"]["id"]  # every page from the same commit
             for edge in found["cohorts"]["edges"]:
                 node = edge["node"]
@@ -435,11 +445,12 @@ def build_server(backend: Backend) -> MCPServer:
         ]
         return _answer(found, {"hardware": hardware})
 
-    @server.tool(
+    @_tool(
         description="Validate a manifest (YAML or JSON text) as the registry would: schema, normalization, its "
         "digest and path, and whether each digest it references exists at the pinned commit."
     )
     async def validate_manifest(
+        self,
         content: Annotated[str, Field(max_length=1_048_576)],
         format: Literal["yaml", "json"] = "yaml",
         at: At = None,
@@ -448,18 +459,18 @@ def build_server(backend: Backend) -> MCPServer:
             manifest = registry.load_manifest(content.encode("utf-8", errors="surrogatepass"), "manifest", format)
         except registry.InvalidManifest as exc:
             errors = [{"path": p.path or "$", "reason": p.reason} for p in exc.problems]
-            return _answer(await backend.query(docs.COMMIT, {"at": at}), {"valid": False, "errors": errors})
+            return _answer(await self.backend.query(docs.COMMIT, {"at": at}), {"valid": False, "errors": errors})
         except UnicodeEncodeError:
             raise ToolError("content is not valid UTF-8 text") from None
         references = []
         found = {}
         for path, kinds, digest in manifest.references():
-            found = await backend.query(docs.MANIFEST, {"at": at, "digest": digest})
+            found = await self.backend.query(docs.MANIFEST, {"at": at, "digest": digest})
             target = found["manifest"]
             resolves = target is not None and target["kind"] in kinds
             references.append({"path": path, "digest": digest, "kinds": list(kinds), "resolves": resolves})
         if not found:
-            found = await backend.query(docs.COMMIT, {"at": at})
+            found = await self.backend.query(docs.COMMIT, {"at": at})
         result = {
             "valid": True,
             "kind": manifest.kind,
@@ -469,22 +480,22 @@ def build_server(backend: Backend) -> MCPServer:
         }
         return _answer(found, result)
 
-    @server.tool(description="The JSON Schema of a manifest kind (e.g. BenchmarkRun, OperationSpec, WorkloadCase).")
-    async def get_manifest_schema(kind: Annotated[str, Field(min_length=1, max_length=80)]) -> str:
+    @_tool(description="The JSON Schema of a manifest kind (e.g. BenchmarkRun, OperationSpec, WorkloadCase).")
+    async def get_manifest_schema(self, kind: Annotated[str, Field(min_length=1, max_length=80)]) -> str:
         if KINDS.get(kind) is None:
             raise ToolError(f"no schema for kind {kind!r}; kinds: {', '.join(sorted(KINDS))}")
         return registry.schemas.schema_text(kind)  # the shipped JSON Schema (registry/schemas)
 
-    @server.tool(
+    @_tool(
         description="Model coverage: every served model revision with its serving run and cohort counts (kernel "
         "workloads carry no model tags in this registry)."
     )
-    async def list_models(at: At = None) -> str:
+    async def list_models(self, at: At = None) -> str:
         models: dict[str, dict[str, Any]] = {}
         after: str | None = None
         found: dict[str, Any] = {}
         for _ in range(10_000):
-            found = await backend.query(docs.SERVING_COHORTS_PAGE, {"at": at, "after": after})
+            found = await self.backend.query(docs.SERVING_COHORTS_PAGE, {"at": at, "after": after})
             at = at or found["commit"]["id"]
             for edge in found["servingCohorts"]["edges"]:
                 node = edge["node"]
@@ -500,12 +511,12 @@ def build_server(backend: Backend) -> MCPServer:
         listed = sorted(models.values(), key=lambda m: (-m["servingRuns"], m["name"]))
         return _answer(found, {"models": listed})
 
-    @server.tool(
+    @_tool(
         description="Feasible serving configurations for {model?, workload?, hardware?, constraints?, objective?}, "
         "grouped by serving cohort: ranked only under an explicit objective, the Pareto frontier otherwise."
     )
     async def resolve_serving(
-        request: ResolveServingRequest, limit: Annotated[int, Field(default=5, ge=1, le=20)] = 5, at: At = None
+        self, request: ResolveServingRequest, limit: Annotated[int, Field(default=5, ge=1, le=20)] = 5, at: At = None
     ) -> str:
         variables = {
             "at": at,
@@ -517,7 +528,7 @@ def build_server(backend: Backend) -> MCPServer:
         cohorts: list[dict[str, Any]] = []
         found: dict[str, Any] = {}
         for _ in range(10_000):
-            found = await backend.query(docs.SERVING_RESOLVE, variables)
+            found = await self.backend.query(docs.SERVING_RESOLVE, variables)
             variables["at"] = variables["at"] or found["commit"]["id"]
             page = found["servingCohorts"]
             cohorts.extend(
@@ -536,19 +547,19 @@ def build_server(backend: Backend) -> MCPServer:
         }
         return _answer(found, result)
 
-    @server.tool(
+    @_tool(
         description="Serving run evidence dossier by name, digest or prefix: configuration, topology, measurements, "
         "cohort, caveats and attribution."
     )
-    async def get_serving_run(id: Ident, at: At = None) -> str:
+    async def get_serving_run(self, id: Ident, at: At = None) -> str:
         dossier = docs.SERVING_DOSSIER_QUERY.replace("registry(at: $at) {", _PINNED, 1)
-        found = await backend.query(dossier, {"at": at, "id": id})
+        found = await self.backend.query(dossier, {"at": at, "id": id})
         run = _required(found["servingRun"], "serving run", id, found["commit"]["id"])
         return _answer(found, {"servingRun": run})
 
-    async def manifest_text(at: str | None, digest: str) -> str:
+    async def _manifest_text(self, at: str | None, digest: str) -> str:
         try:
-            found = await backend.query(docs.MANIFEST, {"at": at, "digest": digest})
+            found = await self.backend.query(docs.MANIFEST, {"at": at, "digest": digest})
         except ToolError as exc:
             raise ResourceError(str(exc)) from None
         manifest = found["manifest"]
@@ -556,29 +567,42 @@ def build_server(backend: Backend) -> MCPServer:
             raise ResourceError(f"manifest not found: {digest} at {found['commit']['id']}")
         return str(manifest["text"])
 
-    @server.resource(
+    @_resource(
         "kernelindex://manifests/{digest}",
         name="manifest",
         description="A manifest's stored bytes at main's served head (sha256:<64 hex>).",
-        mime_type="application/json",
     )
-    async def manifest_at_head(digest: str) -> str:
-        return await manifest_text(None, digest)
+    async def manifest_at_head(self, digest: str) -> str:
+        return await self._manifest_text(None, digest)
 
-    @server.resource(
+    @_resource(
         "kernelindex://at/{commit}/manifests/{digest}",
         name="pinned-manifest",
         description="A manifest's stored bytes at a commit.",
-        mime_type="application/json",
     )
-    async def manifest_at_commit(commit: str, digest: str) -> str:
-        return await manifest_text(commit, digest)
+    async def manifest_at_commit(self, commit: str, digest: str) -> str:
+        return await self._manifest_text(commit, digest)
 
+
+def build_server(backend: Backend) -> MCPServer:
+    """The MCP server over `backend`: the tools in `TOOLS` and the manifest resources."""
+    server = MCPServer(
+        "kernelindex",
+        title="KernelIndex registry",
+        version="1.0.0",
+        instructions=(
+            "A registry of GPU-kernel benchmark results. Runs rank only inside their cohort (same operation, "
+            "workload, protocol, environment, correctness policy and metric); lower latency is better. Every "
+            "answer names the commit it is pinned to; pass `at` to ask about another commit."
+        ),
+        log_level="WARNING",
+    )
+    tools = Tools(backend)
+    for name in TOOLS:
+        server.tool(description=_DESCRIPTIONS[name])(getattr(tools, name))
+    for method, (uri, name, description) in _RESOURCES.items():
+        server.resource(uri, name=name, description=description, mime_type="application/json")(getattr(tools, method))
     return server
-
-
-def _most_runs(item: tuple[tuple[str, ...], dict[str, Any]]) -> tuple[int, tuple[str, ...]]:
-    return -item[1]["runs"], item[0]
 
 
 _PINNED = "registry(at: $at) { commit { id committedAt }"
@@ -593,11 +617,10 @@ def _days_before(instant: str, days: int) -> str:
 
 def run_stdio(snapshots: Snapshots, base_url: str | None, today: Callable[[], Any]) -> None:
     """Serve the tools over stdin/stdout (`kernelindex mcp`); loads the registry first."""
-    import anyio
 
     snapshots.load()
-    backend = Backend(snapshots, Documents(snapshots), (base_url or "").rstrip("/"), today)
-    anyio.run(build_server(backend).run_stdio_async)
+    queries = QueryService(snapshots, StoredObjects(snapshots), (base_url or "").rstrip("/"), today=today)
+    anyio.run(build_server(Backend(queries)).run_stdio_async)
 
 
 def http_app(backend: Backend) -> tuple[Any, Callable[[], contextlib.AbstractAsyncContextManager[None]]]:

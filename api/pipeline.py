@@ -1,5 +1,6 @@
 """What a GraphQL request passes through before it executes: a byte-bounded cache of parsed and
-validated documents, and the cost limit (issue 8).
+validated documents, and the cost limit: what keeps hostile documents from growing the server's memory
+or its CPU time without bound.
 
 Strawberry's `ParserCache`/`ValidationCache` count entries and key validation by the document
 itself (hashing the whole tree, and keeping every tree alive): 700 distinct 64 KB queries grew a

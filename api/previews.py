@@ -1,4 +1,5 @@
-"""Which pinned commits are published, and which previews may be served (issue 8).
+"""Which pinned commits are published, and which previews may be served (a preview is a commit a pull
+request proposes: served only once it passes the same check a merge would).
 
 A commit in the history of the served head of main is published: an answer pinned to its full id
 can never change (main only moves forward; the server refuses a rewritten one). Any other commit a

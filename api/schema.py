@@ -11,23 +11,21 @@ from graphql import GraphQLError
 from strawberry.extensions import AddValidationRules, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 
 import registry
-from api import serving_root as st
 from api import types as t
 from api.cache import ByteLRU
-from api.context import Context
 from api.cost import CostModel
 from api.errors import BadUserInput, ErrorCodes
-from api.node_root import NodeRoot
 from api.pipeline import CostLimit, DocumentCache, ParsedDocument
-from api.search_root import SearchRoot
+from api.types import serving_root as st
+from api.types.base import Info
+from api.types.node_root import NodeRoot
+from api.types.search_root import SearchRoot
 from registry import nodes as n
 from registry.graph import Graph
 from registry.provenance import utc_instant
 from registry.search import gpu_keys_matching, tokens
 
 __all__ = ["DOCUMENTS", "LIMITS", "Query", "Snapshot", "schema"]
-
-Info = strawberry.Info[Context, None]
 
 LIMITS = {
     "max_depth": 12,  # the deepest useful query (a dossier) is 7
@@ -130,7 +128,7 @@ def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
         if since is not None and node.observed_ns < since:
             continue
         kept.append(digest)
-    return t._ordered_runs(graph, set(kept))
+    return t.ordered_runs(graph, set(kept))
 
 
 def _has_words(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
@@ -145,7 +143,7 @@ def _has_words(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
 def _all_runs(graph: Graph) -> list[str]:
     cached: list[str] | None = graph.__dict__.get("_all_runs")
     if cached is None:
-        cached = t._ordered_runs(graph, set(graph.facts))
+        cached = t.ordered_runs(graph, set(graph.facts))
         graph.__dict__["_all_runs"] = cached
     return cached
 
@@ -176,7 +174,7 @@ def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) 
         records = graph.records
         ranked = [k for k in records if k in pool]
         return ranked + sorted(pool - set(ranked))
-    return t._ordered_cohorts(graph, pool)
+    return t.ordered_cohorts(graph, pool)
 
 
 @strawberry.type(description="The registry at one commit. Every field answers for that commit only.")
@@ -261,7 +259,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
         graph = self._g(info)
         t.page_bounds(first)
         digests = _filtered_runs(graph, filter)
-        return t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t._typed(graph, d, t.Run))
+        return t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t.typed(graph, d, t.Run))
 
     @strawberry.field(description="A cohort by its key (or a unique prefix of >= 12 hex digits).")
     def cohort(self, info: Info, key: str) -> t.Cohort | None:
@@ -396,7 +394,7 @@ class Query(Snapshot, NodeRoot):
         "briefly, else answers COMMIT_NOT_YET_AVAILABLE (retry) or COMMIT_NOT_ON_MAIN."
     )
     def registry(self, info: Info, at: str | None = None, min_commit: str | None = None) -> Snapshot | None:
-        # Execution runs in a worker thread (api.app), so a pinned graph is built right here.
+        # Execution runs in a worker thread (api.service), so a pinned graph is built right here.
         graph = info.context.graph(at)
         if min_commit is not None and at is None:
             # The HTTP layer already waited for it (api.freshness); the head of this request is what it got.

@@ -6,7 +6,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["EMBEDDED_REPO", "Settings", "parse_git_date"]
@@ -79,7 +79,6 @@ class Settings:
     min_commit_wait: float = 2.0
     cors_origins: tuple[str, ...] = ("*",)
     trusted_documents_path: Path | None = None
-    environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     def trust_root_policy(self) -> bytes | None:
         """The bytes of the pinned trust root (an allowed-signers file), if one is configured.
@@ -155,5 +154,4 @@ class Settings:
             trusted_documents_path=(
                 Path(env["KERNELINDEX_TRUSTED_DOCUMENTS"]) if env.get("KERNELINDEX_TRUSTED_DOCUMENTS") else None
             ),
-            environ=env,
         )

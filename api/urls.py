@@ -1,62 +1,249 @@
-"""Where things live: the one place that spells the registry's URLs.
+"""Where things live: every URL the registry answers, by name, spelled once.
 
-Absolute URLs come from the configured base URL (`KERNELINDEX_BASE_URL`), never from a request's
-`Host` header (DESIGN section 7): with no base URL configured every URL here is relative to the
-server's root. Feeds, the sitemap, llms.txt and the MCP answers all build their links here, so the
-HTML pages (when they land) change `run`/`cohort`/`operation` in one place.
+`PATHS` names each path; the routes are declared from it (`api/routes.py`) and every link is built from it
+(`Urls.url_path_for(name, **params)`, with a page's `.json` twin as a format, in the manner of Datasette's
+url_builder). A page's path pinned to a commit is the same path under `/at/{commit}`.
+
+Absolute URLs come from the configured base URL (`KERNELINDEX_BASE_URL`), never from a request's Host: an
+answer is cached, and would carry one client's Host to every later client. With no base URL configured
+every URL here is relative to the server's root.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
-__all__ = ["Urls"]
+import orjson
+
+__all__ = ["PATHS", "PINNED", "Urls", "twin", "unpinned"]
+
+PINNED = "/at/{commit}"
+"""The prefix of a path pinned to a commit of main."""
+
+PATHS = {
+    "home": "/",
+    "graphql": "/graphql",
+    "graphiql_asset": "/static/graphiql/{version}/{name}",
+    "static": "/static",
+    "healthz": "/healthz",
+    "refresh": "/hooks/refresh",
+    "mcp": "/mcp",
+    # Permalinks: a manifest and a run (its page for a browser, its dossier for a client), pinned.
+    "manifest": "/manifests/{digest}",
+    "run": "/runs/{digest}",
+    "kernelindex_run": "/runs/{run_id:uuid}",
+    # Pages (each also pinned, and as JSON).
+    "cohort": "/cohorts/{key}",
+    "records": "/records",
+    "compare": "/compare",
+    "search": "/search",
+    "operation": "/operations/{ident}",
+    "implementation": "/implementations/{ident}",
+    "project": "/projects/{ident}",
+    "source": "/sources/{slug}",
+    "serving_cohort": "/serving/cohorts/{key}",
+    "commit": "/commits/{commit_id}",
+    "run_badge": "/badges/runs/{ident}.svg",
+    "implementation_badge": "/badges/implementations/{ident}.svg",
+    # Publishing: feeds, exports, and the files crawlers and assistants look for.
+    "records_feed": "/feeds/records.atom",
+    "publications_feed": "/feeds/publications.atom",
+    "operation_feed": "/feeds/operations/{ident}.atom",
+    "cohort_feed": "/feeds/cohorts/{key}.atom",
+    "export": "/export.jsonl.zst",
+    "latest_export": "/exports/latest.json",
+    "llms_txt": "/llms.txt",
+    "robots_txt": "/robots.txt",
+    "sitemap": "/sitemap.xml",
+    "sitemap_part": "/sitemaps/{name}.xml",
+}
+
+_PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
+_FEEDS = {"records": "records_feed", "publications": "publications_feed"}
+_SCOPED_FEEDS = {"operations": ("operation_feed", "ident"), "cohorts": ("cohort_feed", "key")}
+_PUBLISHED_PAGES = {
+    "OperationSpec": "operation",
+    "ImplementationRevision": "implementation",
+    "SoftwareProject": "project",
+}
+
+
+def _part(value: str) -> str:
+    return quote(value, safe=":@")
+
+
+def twin(path: str, format: str = "json") -> str:
+    """A page's path in another format: `/records` -> `/records.json`, a home page -> `.../index.json`.
+
+    >>> twin("/"), twin("/at/0123abcd"), twin("/cohorts/sha256:ab")
+    ('/index.json', '/at/0123abcd/index.json', '/cohorts/sha256:ab.json')
+    """
+    path = path.rstrip("/")
+    if not path or (path.startswith("/at/") and path.count("/") == 2):
+        path += "/index"
+    return f"{path}.{format}"
+
+
+def unpinned(path: str) -> str:
+    """A path without the `/at/{commit}` of a pinned one: what the same page is at the head of main.
+
+    >>> unpinned("/at/0123abcd/records"), unpinned("/at/0123abcd"), unpinned("/records")
+    ('/records', '/', '/records')
+    """
+    if not path.startswith("/at/"):
+        return path
+    parts = path.split("/", 3)  # "", "at", commit, the rest (none for a pinned home page)
+    return "/" + (parts[3] if len(parts) > 3 else "")
 
 
 @dataclass(frozen=True, slots=True)
 class Urls:
-    """URL builders over an optional configured base (`https://registry.example`, no trailing slash)."""
+    """URLs under `base` ("" for root-relative), a page's pinned to `at` when it is a commit id."""
 
-    base: str | None = None
+    base: str = ""
+    at: str | None = None
 
     @classmethod
     def of(cls, configured: str | None) -> Urls:
-        return cls(configured.rstrip("/") if configured else None)
+        """The URLs under a configured base URL (`https://registry.example`, a trailing slash dropped)."""
+        return cls((configured or "").rstrip("/"))
 
     @property
     def absolute(self) -> bool:
-        return self.base is not None
+        return bool(self.base)
 
-    def _at(self, path: str) -> str:
-        return f"{self.base}{path}" if self.base else path
+    def pinned(self, commit: str) -> Urls:
+        return Urls(self.base, commit)
 
-    def root(self) -> str:
-        return self._at("/")
+    def url_path_for(self, route: str, /, *, at: str | None = None, format: str | None = None, **params: str) -> str:
+        """The URL of `route` (a name of `PATHS`) with its path parameters, pinned to the commit `at` if given,
+        in `format` (the page's `.json` twin) if given.
 
-    def graphql(self) -> str:
-        return self._at("/graphql")
+        >>> Urls("https://r.example").url_path_for("cohort", at="0123abcd", key="sha256:ab", format="json")
+        'https://r.example/at/0123abcd/cohorts/sha256:ab.json'
+        """
+        return self._path(route, params, at, format)
+
+    def _path(self, route: str, params: Mapping[str, str], at: str | None, format: str | None = None) -> str:
+        path = _PARAM.sub(lambda match: _part(params[match.group(1)]), PATHS[route])
+        if at is not None:
+            path = f"/at/{at}{path}"
+        if format is not None:
+            path = twin(path, format)
+        return self.base + path
+
+    def pin(self, commit: str, path: str) -> str:
+        """A path of the server's (with its query) pinned to `commit`."""
+        return f"{self.base}/at/{commit}{path}"
+
+    def _page(self, route: str, query: Iterable[tuple[str, str]] = (), **params: str) -> str:
+        """A page pinned to this builder's commit, if it has one."""
+        found = list(query)
+        return self._path(route, params, self.at) + (f"?{urlencode(found)}" if found else "")
+
+    # Pages ----------------------------------------------------------------------------------------
+
+    def home(self) -> str:
+        return self.url_path_for("home", at=self.at)
+
+    def cohort(self, key: str, after: str | None = None, min_trust: str | None = None) -> str:
+        return self._page("cohort", [(k, v) for k, v in (("after", after), ("minTrust", min_trust)) if v], key=key)
+
+    def serving_cohort(self, key: str) -> str:
+        return self._page("serving_cohort", key=key)
+
+    def search(self, query: str = "", after: str | None = None) -> str:
+        params = [("q", query)] + ([("after", after)] if after else [])
+        return self._page("search", params if query or after else [])
+
+    def records(self, after: str | None = None) -> str:
+        return self._page("records", [("after", after)] if after else [])
+
+    def compare(self, runs: Iterable[str]) -> str:
+        return self.url_path_for("compare", at=self.at) + "?" + urlencode([("run", run) for run in runs])
+
+    def operation(self, ident: str) -> str:
+        return self._page("operation", ident=ident)
+
+    def implementation(self, ident: str) -> str:
+        return self._page("implementation", ident=ident)
+
+    def project(self, ident: str) -> str:
+        return self._page("project", ident=ident)
+
+    def source(self, slug: str) -> str:
+        return self._page("source", slug=slug)
+
+    def commit(self, commit: str, after: str | None = None) -> str:
+        """A commit's page: it names its commit itself, so it is never under `/at/`."""
+        return self.url_path_for("commit", commit_id=commit) + (f"?{urlencode({'after': after})}" if after else "")
+
+    def run_badge(self, ident: str) -> str:
+        return self._page("run_badge", ident=ident)
+
+    def implementation_badge(self, ident: str) -> str:
+        return self._page("implementation_badge", ident=ident)
+
+    def static(self, name: str) -> str:
+        return f"{self.url_path_for('static')}/{name}"
+
+    def graphiql_assets(self, version: str) -> str:
+        """The folder of GraphiQL's vendored files of one version (its page names each file in it)."""
+        return f"{self.url_path_for('static')}/graphiql/{version}"
+
+    # Permalinks, always pinned ---------------------------------------------------------------------
 
     def run(self, commit: str, digest: str) -> str:
-        """A run's permalink (its dossier as JSON until the run page exists) pinned to `commit`."""
-        return self._at(f"/at/{commit}/runs/{digest}")
+        """A run's permalink: its page for a browser, its dossier for an API client (a head URL redirects here)."""
+        return self.url_path_for("run", at=commit, digest=digest)
 
     def manifest(self, commit: str, digest: str) -> str:
-        return self._at(f"/at/{commit}/manifests/{digest}")
+        return self.url_path_for("manifest", at=commit, digest=digest)
 
-    def export(self, commit: str) -> str:
-        return self._at(f"/at/{commit}/export.jsonl.zst")
+    def published(self, commit: str, kind: str, ident: str) -> str:
+        """Where a manifest a commit published is shown: its own page where its kind has one."""
+        if kind in ("BenchmarkRun", "ServingRun"):
+            return self.run(commit, ident)
+        if kind in _PUBLISHED_PAGES:
+            return self.url_path_for(_PUBLISHED_PAGES[kind], at=commit, ident=ident)
+        return self.manifest(commit, ident)
 
-    def latest_export(self) -> str:
-        return self._at("/exports/latest.json")
+    # The API and publishing -------------------------------------------------------------------------
 
-    def feed(self, name: str, commit: str | None = None) -> str:
-        """`records`, `publications`, `operations/<id>` or `cohorts/<key>`; pinned to `commit` if given."""
-        pinned = f"/at/{commit}" if commit else ""
-        return self._at(f"{pinned}/feeds/{quote(name, safe='/:')}.atom")
+    def graphql(self, document: str | None = None, variables: dict[str, object] | None = None) -> str:
+        """The GraphQL endpoint; with a document, that document opened there ("the query behind this page")."""
+        if document is None:
+            return self.url_path_for("graphql")
+        query = {"query": document.strip()}
+        if variables:
+            query["variables"] = orjson.dumps(variables).decode()
+        return f"{self.url_path_for('graphql')}?{urlencode(query)}"
 
     def mcp(self) -> str:
-        return self._at("/mcp")
+        return self.url_path_for("mcp")
 
-    def well_known(self, name: str) -> str:
-        return self._at(f"/{name}")
+    def export(self, commit: str) -> str:
+        return self.url_path_for("export", at=commit)
+
+    def latest_export(self) -> str:
+        return self.url_path_for("latest_export")
+
+    def feed(self, scope: str, commit: str | None = None) -> str:
+        """`records`, `publications`, `operations/<id>` or `cohorts/<key>`; pinned to `commit` if given."""
+        if scope in _FEEDS:
+            return self.url_path_for(_FEEDS[scope], at=commit)
+        family, _, ident = scope.partition("/")
+        route, param = _SCOPED_FEEDS[family]
+        return self._path(route, {param: ident}, commit)
+
+    def llms_txt(self) -> str:
+        return self.url_path_for("llms_txt")
+
+    def sitemap(self) -> str:
+        return self.url_path_for("sitemap")
+
+    def sitemap_part(self, name: str) -> str:
+        return self.url_path_for("sitemap_part", name=name)

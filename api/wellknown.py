@@ -27,7 +27,7 @@ def robots_txt(urls: Urls) -> str:
     """Everything may be crawled except the refresh hook and the MCP endpoint (an API for assistants)."""
     lines = ["User-agent: *", "Disallow: /hooks/", "Disallow: /mcp", "Allow: /"]
     if urls.absolute:
-        lines.append(f"Sitemap: {urls.well_known('sitemap.xml')}")
+        lines.append(f"Sitemap: {urls.sitemap()}")
     return "\n".join(lines) + "\n"
 
 
@@ -51,7 +51,7 @@ def sitemap_index(graph: Graph, urls: Urls) -> bytes:
     chunks = (len(_run_ids(graph)) + SITEMAP_CHUNK - 1) // SITEMAP_CHUNK
     for name in ["site", *(f"runs-{i}" for i in range(1, chunks + 1))]:
         entry = ET.SubElement(root, f"{{{_SITEMAP}}}sitemap")
-        ET.SubElement(entry, f"{{{_SITEMAP}}}loc").text = urls.well_known(f"sitemaps/{name}.xml")
+        ET.SubElement(entry, f"{{{_SITEMAP}}}loc").text = urls.sitemap_part(name)
         ET.SubElement(entry, f"{{{_SITEMAP}}}lastmod").text = utc_instant(graph.committed_at)
     return _xml(root)
 
@@ -60,9 +60,9 @@ def sitemap_site(graph: Graph, urls: Urls) -> bytes:
     """The entry points: the API, the feeds, llms.txt, the latest export."""
     root = ET.Element(f"{{{_SITEMAP}}}urlset")
     for loc in (
-        urls.root(),
+        urls.home(),
         urls.graphql(),
-        urls.well_known("llms.txt"),
+        urls.llms_txt(),
         urls.feed("records"),
         urls.feed("publications"),
         urls.latest_export(),
@@ -136,7 +136,7 @@ digest (`sha256:<hex>`), a unique hex prefix of at least 12 digits, or a `metada
   response's `extensions.registry.commit` says which commit answered; `registry(at: "<commit>")` pins a
   query to any commit of main, and answers pinned to a full commit id are immutable.
 - [MCP server]({urls.mcp()}): streamable HTTP; the same tools run locally with `kernelindex mcp` (stdio).
-- [Run permalinks]({urls.run(graph.commit, "sha256:<hex>")}): a run's dossier as JSON, pinned to a commit.
+- [Run permalinks]({urls.run(graph.commit, "sha256:")}<hex>): a run's dossier as JSON, pinned to a commit.
 - [Catalog export]({urls.latest_export()}): the whole registry as KernelIndex's catalog export
   (`catalog-<date>-<sha8>.jsonl.zst`), pinned to main's head; `/at/<commit>/export.jsonl.zst` for any commit.
 - [Records feed]({urls.feed("records")}) and [publications feed]({urls.feed("publications")}): Atom.
@@ -146,5 +146,5 @@ digest (`sha256:<hex>`), a unique hex prefix of at least 12 digits, or a `metada
 {_DOCUMENTS}
 ## Optional
 
-- [Sitemap]({urls.well_known("sitemap.xml")}): every run permalink (with a configured base URL).
+- [Sitemap]({urls.sitemap()}): every run permalink (with a configured base URL).
 """

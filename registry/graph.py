@@ -16,7 +16,7 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from registry.cohorts import (
     Candidate,
@@ -58,12 +58,33 @@ __all__ = [
     "Graph",
     "Mainline",
     "RunFacts",
+    "find_keyed",
     "gpu_keys",
 ]
 
 MIN_PREFIX = 12
 """The shortest digest prefix accepted as an id: at a million manifests 12 hex digits rarely collide."""
 _HEX = re.compile(r"[0-9a-f]+")
+_V = TypeVar("_V")
+
+
+def find_keyed(table: Mapping[str, _V], key: str) -> _V | None:
+    """The entry of `table` (keyed `sha256:<hex>`: cohorts, serving cohorts) a key or a unique prefix of at
+    least `MIN_PREFIX` hex digits names.
+
+    Raises:
+        AmbiguousName: the prefix matches several entries.
+    """
+    hexpart = key.strip().removeprefix("sha256:")
+    if not _HEX.fullmatch(hexpart) or len(hexpart) < MIN_PREFIX:
+        return None
+    if len(hexpart) == 64:
+        return table.get("sha256:" + hexpart)
+    matches = sorted(k for k in table if k[7:].startswith(hexpart))
+    if len(matches) > 1:
+        raise AmbiguousName(key, matches)
+    return table[matches[0]] if matches else None
+
 
 SOURCE_NATIVE = "source_native"
 STRICT_EXACT = "strict_exact"
@@ -789,15 +810,7 @@ class Graph:
         Raises:
             AmbiguousName: the prefix matches several cohorts.
         """
-        hexpart = key.strip().removeprefix("sha256:")
-        if not _HEX.fullmatch(hexpart) or len(hexpart) < MIN_PREFIX:
-            return None
-        if len(hexpart) == 64:
-            return self.cohorts.get("sha256:" + hexpart)
-        matches = sorted(k for k in self.cohorts if k[7:].startswith(hexpart))
-        if len(matches) > 1:
-            raise AmbiguousName(key, matches)
-        return self.cohorts[matches[0]] if matches else None
+        return find_keyed(self.cohorts, key)
 
     def publication(self, digest: str) -> int | None:
         """The position on main of the commit that first contained the manifest; None if not on main."""

@@ -9,7 +9,6 @@ refreshed graph recomputes only keys of runs it has not seen.
 
 from __future__ import annotations
 
-import re
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
@@ -17,8 +16,7 @@ from typing import NamedTuple
 
 from registry import serving as policy
 from registry.cohorts import Trust, trust_of
-from registry.errors import AmbiguousName
-from registry.graph import MIN_PREFIX, Graph
+from registry.graph import Graph, find_keyed
 from registry.nodes import Model, ServingConfiguration, ServingRun, ServingStack, ServingWorkload
 
 __all__ = [
@@ -32,7 +30,6 @@ __all__ = [
     "serving_index",
 ]
 
-_HEX = re.compile(r"[0-9a-f]+")
 _VALID = "valid"
 
 
@@ -276,15 +273,7 @@ class ServingIndex:
         Raises:
             AmbiguousName: the prefix matches several cohorts.
         """
-        hexpart = key.strip().removeprefix("sha256:")
-        if not _HEX.fullmatch(hexpart) or len(hexpart) < MIN_PREFIX:
-            return None
-        if len(hexpart) == 64:
-            return self.cohorts.get("sha256:" + hexpart)
-        matches = sorted(k for k in self.cohorts if k[7:].startswith(hexpart))
-        if len(matches) > 1:
-            raise AmbiguousName(key, matches)
-        return self.cohorts[matches[0]] if matches else None
+        return find_keyed(self.cohorts, key)
 
     def candidate(self, digest: str) -> policy.Candidate:
         """A serving run as the policy sees it: its measurements and its workload's declared SLOs."""

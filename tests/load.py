@@ -28,7 +28,7 @@ HEAVY_FIELDS = "name rank trust eligible primary { display value } cohort { key 
 
 
 def heavy_query(serial: int) -> str:
-    """Ten aliases of runs(first: 100) with nested fields (issue 8's jam), distinct per `serial`
+    """Ten aliases of runs(first: 100) with nested fields (what once jammed a server), distinct per `serial`
     so that no response cache can answer it."""
     body = f"edges {{ node {{ {HEAVY_FIELDS} }} }}"
     return "{ " + " ".join(f"q{serial}_{k}: runs(first: 100) {{ {body} }}" for k in range(10)) + " }"

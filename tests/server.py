@@ -14,7 +14,8 @@ import httpx
 import uvicorn
 from starlette.applications import Starlette
 
-from api.app import Service, create_app
+from api.app import create_app
+from api.server import Server
 from api.settings import Settings
 
 __all__ = ["Running", "serve"]
@@ -27,9 +28,10 @@ class Running:
     client: httpx.Client
 
     @property
-    def service(self) -> Service:
-        service: Service = self.app.state.service
-        return service
+    def service(self) -> Server:
+        """The application's server: its snapshots, query service and caches."""
+        server: Server = self.app.state.server
+        return server
 
     def graphql(self, query: str, variables: dict[str, object] | None = None, **kwargs: object) -> httpx.Response:
         return self.client.post("/graphql", json={"query": query, "variables": variables or {}}, **kwargs)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Hostile clients against a real server on loopback (issue 8, the API's part): Host poisoning,
+"""Hostile clients against a real server on loopback (the API's part): Host poisoning,
 every error code, each limit at its boundary, previews that fail the pull-request check, and
 immutability that holds. Each family prints what it tried: tried, handled cleanly, failed."""
 
@@ -237,7 +237,7 @@ ERROR_CASES: list[tuple[str, dict[str, Any], int, str, str]] = [
 def test_every_client_error_has_its_code_and_keeps_its_message(api: Running, tally: Tally) -> None:
     def probe(kwargs: dict[str, Any], status: int, code: str, fragment: str) -> Probe:
         def run() -> str | None:
-            # A client of the GraphQL-over-HTTP media type: request errors are 400 (issue 9).
+            # A client of the GraphQL-over-HTTP media type: request errors are 400 (the draft says so).
             headers = {"accept": GRAPHQL_RESPONSE, **kwargs.get("headers", {})}
             response = api.client.post("/graphql", **{**kwargs, "headers": headers})
             errors = _errors(response)
@@ -265,7 +265,7 @@ def test_every_client_error_has_its_code_and_keeps_its_message(api: Running, tal
 def test_the_largest_coded_request_errors_still_answer_in_the_documented_shape(api: Running) -> None:
     response = api.client.post("/graphql", json={"query": _RUNS_N, "variables": {"n": "x"}})
     body = response.json()
-    assert set(body) == {"errors", "extensions"}  # a request error has no `data` (issue 9)
+    assert set(body) == {"errors", "extensions"}  # a request error has no `data` (nothing ran)
     assert body["errors"] == [
         {
             "message": "Variable '$n' has invalid value: Int cannot represent non-integer value: 'x'",

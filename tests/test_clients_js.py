@@ -1,4 +1,4 @@
-"""What standard JavaScript clients see of a served registry (issue 9): graphql-http's server audit and
+"""What standard JavaScript clients see of a served registry: graphql-http's server audit and
 Apollo Client 3 (default InMemoryCache, persisted queries, BatchHttpLink), run with Node against a real
 server on loopback. `.ci/run` installs them (`npm ci` in tests/js/)."""
 

@@ -25,7 +25,7 @@ from helpers import (
 from signing import T0
 
 import registry
-from api.context import Context, Documents
+from api.context import Context, StoredObjects
 from api.schema import Query, schema
 from registry.snapshots import Snapshots
 
@@ -83,7 +83,7 @@ def listing(tmp_path_factory: pytest.TempPathFactory) -> tuple[Snapshots, dict[s
 
 
 def _execute(snapshots: Snapshots, query: str) -> dict[str, Any]:
-    context = Context(snapshots, Documents(snapshots), "http://test", TODAY, snapshots.head)
+    context = Context(snapshots, StoredObjects(snapshots), "http://test", TODAY, snapshots.head)
     result = asyncio.run(schema.execute(query, context_value=context, root_value=Query()))
     assert result.errors is None, result.errors
     assert result.data is not None

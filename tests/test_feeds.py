@@ -1,4 +1,4 @@
-"""Atom feeds (api/feeds.py, served by api/publish.py): valid per feedparser, the ledger's newest
+"""Atom feeds (api/feeds.py, served by api/http/publishing.py): valid per feedparser, the ledger's newest
 events in order, stable ids, conditional GET, links from the configured base URL only."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""GraphiQL renders in headless Chromium with every host but loopback unresolvable (issue 9): the page and
+"""GraphiQL renders in headless Chromium with every host but loopback unresolvable: the page and
 its assets come from the registry itself, a `?query=` link prefills the editor, and a query runs.
 Debian's `chromium` (.ci/run installs it), driven by Playwright, which downloads no browser here."""
 

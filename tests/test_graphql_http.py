@@ -1,4 +1,4 @@
-"""GraphQL over HTTP as standard clients use it (issue 9): media types and status codes, persisted
+"""GraphQL over HTTP as standard clients use it: media types and status codes, persisted
 queries, batches, compression, entity tags, CORS, HEAD, object ids, pagination both ways, GraphiQL's
 assets. Against a served copy of the embedded registry."""
 

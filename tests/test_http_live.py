@@ -248,7 +248,7 @@ def _deep(levels: int) -> str:
 def test_hostile_requests_are_refused_and_the_server_keeps_serving(
     embedded_api: Running, name: str, request_kwargs: dict[str, object], status: int, needle: str
 ) -> None:
-    # A client of the GraphQL-over-HTTP media type: request errors are 400 (issue 9).
+    # A client of the GraphQL-over-HTTP media type: request errors are 400 (the draft says so).
     headers = {"accept": "application/graphql-response+json", **request_kwargs.get("headers", {})}  # type: ignore[dict-item]
     response = embedded_api.client.post("/graphql", **{**request_kwargs, "headers": headers})  # type: ignore[arg-type]
     assert response.status_code == status, (name, response.text[:300])
@@ -263,7 +263,7 @@ def test_unexpected_errors_are_masked(embedded_api: Running, monkeypatch: pytest
     def broken(oid: str) -> object:
         raise RuntimeError("secret internals: /etc/passwd")
 
-    monkeypatch.setattr(embedded_api.service.documents, "get", broken)
+    monkeypatch.setattr(embedded_api.service.objects, "get", broken)
     body = embedded_api.graphql('{ run(id: "sol-submission-16043") { name manifest } }').json()
     assert body["errors"] == [
         {

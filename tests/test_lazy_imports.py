@@ -1,4 +1,4 @@
-"""A read-only server imports only what serving needs (issue 14: memory at 1x): the MCP SDK loads on
+"""A read-only server imports only what serving needs (its memory is a benchmark target): the MCP SDK loads on
 the first `/mcp` request, the source importers only for `kernelindex import`, the manifest models
 (pydantic) when a manifest is first validated."""
 

@@ -1,4 +1,4 @@
-"""`Cohort.leaderboard`: a cohort's first page as plain rows, the same facts as `entries` (issue 14),
+"""`Cohort.leaderboard`: a cohort's first page as plain rows, the same facts as `entries`,
 against the embedded registry pinned to the seed records' commit."""
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from helpers import (
 from signing import T0, Key
 
 import registry
-from api.context import Context, Documents
+from api.context import Context, StoredObjects
 from api.schema import Query, schema
 from registry.signatures import POLICY_PATH, ssh_signer
 from registry.snapshots import Snapshots
@@ -49,7 +49,7 @@ ENTRIES = """query($key: String!, $first: Int!, $after: String, $min: Trust, $at
 
 
 def _execute(snapshots: Snapshots, query: str, variables: dict[str, Any]) -> dict[str, Any]:
-    context = Context(snapshots, Documents(snapshots), "http://test", TODAY, snapshots.head)
+    context = Context(snapshots, StoredObjects(snapshots), "http://test", TODAY, snapshots.head)
     result = asyncio.run(schema.execute(query, variable_values=variables, context_value=context, root_value=Query()))
     assert result.errors is None, result.errors
     assert result.data is not None

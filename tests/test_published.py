@@ -1,4 +1,4 @@
-"""`Snapshot.published`: what a commit first published on main (issue 10's commit page), against lists
+"""`Snapshot.published`: what a commit first published on main (a commit page lists it), against lists
 written out by hand for a small registry and against the embedded registry's documented imports."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from helpers import (
 )
 
 import registry
-from api.context import Context, Documents
+from api.context import Context, StoredObjects
 from api.schema import Query, schema
 from registry.snapshots import Snapshots
 
@@ -42,7 +42,7 @@ PUBLISHED = """query($at: String, $kind: String, $first: Int, $after: String) {
 
 
 def _answer(snapshots: Snapshots, variables: dict[str, Any]) -> Any:
-    context = Context(snapshots, Documents(snapshots), "http://test", TODAY, snapshots.head)
+    context = Context(snapshots, StoredObjects(snapshots), "http://test", TODAY, snapshots.head)
     return asyncio.run(schema.execute(PUBLISHED, variable_values=variables, context_value=context, root_value=Query()))
 
 

@@ -12,7 +12,7 @@ import pytest
 import zstandard
 from helpers import EMBEDDED_REPO, EXPORT
 
-from api.context import Context, Documents
+from api.context import Context, StoredObjects
 from api.schema import Query, schema
 from registry.snapshots import Snapshots
 
@@ -34,7 +34,7 @@ def _upstream() -> dict[str, bool]:
 def _ours() -> dict[str, bool]:
     snapshots = Snapshots(EMBEDDED_REPO)
     snapshots.load()
-    context = Context(snapshots, Documents(snapshots), "http://test", dt.date(2026, 11, 30), snapshots.head)
+    context = Context(snapshots, StoredObjects(snapshots), "http://test", dt.date(2026, 11, 30), snapshots.head)
     found: dict[str, bool] = {}
     after: Any = None
     while True:

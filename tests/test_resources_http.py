@@ -1,4 +1,4 @@
-"""Bounded resources under hostile load (issue 8), against `kernelindex serve` in its own process:
+"""Bounded resources under hostile load, against `kernelindex serve` in its own process:
 /healthz stays fast while six clients send heavy valid queries, and the server's memory stays
 bounded after a thousand distinct large queries. The tests assert bounds that timing noise cannot
 reach; the measured figures are printed."""

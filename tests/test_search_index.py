@@ -123,7 +123,7 @@ def _queries(graph: Graph) -> list[str]:
 @pytest.mark.slow
 def test_every_answer_is_the_reference_answer_on_the_embedded_registry(api: Running) -> None:
     graph = api.service.snapshots.head
-    documents = api.service.documents
+    documents = api.service.objects
     read: dict[str, Mapping[str, Any]] = {}
 
     def document(digest: str) -> Mapping[str, Any]:

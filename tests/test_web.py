@@ -11,12 +11,12 @@ import pytest
 from helpers import EXPORT, PROJECT_ROOT
 from starlette.requests import Request
 
+from api.http.requests import wants_json
+from api.urls import Urls
 from web.badges import badge, text_width
 from web.charts import IntervalRow, interval_chart, step_chart
 from web.kernelindex_ids import digest_of, id_of
-from web.links import Links
 from web.names import external_id, humanize_operation, short
-from web.render import wants_json
 
 # KernelIndex's own cases (apps/web/src/lib/names.test.ts), plus the three seed pages' "All results for".
 HUMANIZED = [
@@ -141,8 +141,8 @@ def test_content_negotiation(accept: str | None, json: bool) -> None:
 
 
 def test_links_pin_to_the_commit_of_the_page() -> None:
-    head = Links("")
-    pinned = Links("https://r.example", "e775d39b6768675ff8eb086da76420493425c1a4")
+    head = Urls("")
+    pinned = Urls("https://r.example", "e775d39b6768675ff8eb086da76420493425c1a4")
     assert head.cohort("sha256:ab", after="x y") == "/cohorts/sha256:ab?after=x+y"
     assert (
         pinned.cohort("sha256:ab") == "https://r.example/at/e775d39b6768675ff8eb086da76420493425c1a4/cohorts/sha256:ab"

@@ -9,22 +9,21 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from api.codes import BAD_USER_INPUT
+from api.http import operations
+from api.http.requests import server_of, wants_json
+from api.urls import Urls
 from web import documents
-from web.links import Links
 from web.names import humanize_operation
-from web.render import PageError, Spec, render, service_of, strip_json, wants_json
+from web.render import PageError, Spec, guarded, json_asked, render, strip_json
 
-__all__ = ["commit", "home", "implementation", "operation", "project", "source"]
+__all__ = ["commit", "home", "home_or_index", "implementation", "operation", "project", "source"]
 
 _COMMIT_ID = re.compile(r"[0-9a-f]{4,40}")
 PUBLISHED_PAGE = 50  # manifests a commit page lists at a time (an import publishes thousands)
 
 
-def _json(request: Request) -> bool:
-    return request.url.path.endswith(".json") or wants_json(request)
-
-
-def _home_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+def _home_extra(data: dict[str, Any], links: Urls) -> dict[str, Any]:
     newest = data["newest"]["edges"]
     return {
         "counts": sorted(data["counts"], key=lambda c: -c["count"]),
@@ -35,6 +34,13 @@ def _home_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
     }
 
 
+@guarded
+async def home_or_index(request: Request) -> Response:
+    """`/`: the home page for a browser, the API's index for an API client."""
+    return await home(request) if not wants_json(request) else await operations.index(request)
+
+
+@guarded
 async def home(request: Request) -> Response:
     """`/` for a browser (and `/index.json`): counts, the newest records, the largest cohorts, freshness."""
     at = request.path_params.get("commit")
@@ -48,7 +54,7 @@ async def home(request: Request) -> Response:
     return await render(request, spec, request.url.path.endswith(".json"), at)
 
 
-def _operation_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+def _operation_extra(data: dict[str, Any], links: Urls) -> dict[str, Any]:
     found = data["operation"]
     cohorts = [edge["node"] for edge in found["cohorts"]["edges"]]
     cohorts.sort(
@@ -61,6 +67,7 @@ def _operation_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
     return {"operation": found, "name": humanize_operation(found["title"] or found["name"]), "by_gpu": by_gpu}
 
 
+@guarded
 async def operation(request: Request) -> Response:
     """`/operations/{id}`: the operation's cohorts by GPU and workload, each with its #1."""
     ident, as_json = strip_json(request.path_params["ident"])
@@ -74,9 +81,10 @@ async def operation(request: Request) -> Response:
         missing=f"no operation {ident}",
         extra=_operation_extra,
     )
-    return await render(request, spec, as_json or _json(request), at)
+    return await render(request, spec, as_json or json_asked(request), at)
 
 
+@guarded
 async def implementation(request: Request) -> Response:
     """`/implementations/{id}`: one revision of code, its project, and its runs with their ranks."""
     ident, as_json = strip_json(request.path_params["ident"])
@@ -90,9 +98,10 @@ async def implementation(request: Request) -> Response:
         missing=f"no implementation {ident}",
         extra=lambda data, links: {"impl": data["implementation"], "humanize": humanize_operation},
     )
-    return await render(request, spec, as_json or _json(request), at)
+    return await render(request, spec, as_json or json_asked(request), at)
 
 
+@guarded
 async def project(request: Request) -> Response:
     """`/projects/{id}`: who maintains implementations, and which."""
     ident, as_json = strip_json(request.path_params["ident"])
@@ -106,14 +115,15 @@ async def project(request: Request) -> Response:
         missing=f"no project {ident}",
         extra=lambda data, links: {"project": data["project"], "humanize": humanize_operation},
     )
-    return await render(request, spec, as_json or _json(request), at)
+    return await render(request, spec, as_json or json_asked(request), at)
 
 
-def _source_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+def _source_extra(data: dict[str, Any], links: Urls) -> dict[str, Any]:
     runs = [edge["node"] for edge in data["runs"]["edges"]]
     return {"runs": runs, "source": runs[0]["source"] if runs else None, "humanize": humanize_operation}
 
 
+@guarded
 async def source(request: Request) -> Response:
     """`/sources/{slug}`: where results come from, the terms of their data, and its newest runs."""
     slug, as_json = strip_json(request.path_params["slug"])
@@ -128,10 +138,10 @@ async def source(request: Request) -> Response:
         missing=f"no runs from source {slug!r}",
         extra=_source_extra,
     )
-    return await render(request, spec, as_json or _json(request), at)
+    return await render(request, spec, as_json or json_asked(request), at)
 
 
-def _commit_extra(data: dict[str, Any], links: Links, after: str | None) -> dict[str, Any]:
+def _commit_extra(data: dict[str, Any], links: Urls, after: str | None) -> dict[str, Any]:
     found = data["commit"]
     trailers: dict[str, list[str]] = {}
     for trailer in found["trailers"]:
@@ -150,12 +160,13 @@ def _commit_extra(data: dict[str, Any], links: Links, after: str | None) -> dict
     }
 
 
+@guarded
 async def commit(request: Request) -> Response:
     """`/commits/{id}`: a commit of main, what it published (50 a page), its provenance and signature,
     and the registry as of it."""
     ident, as_json = strip_json(request.path_params["commit_id"])
     if not _COMMIT_ID.fullmatch(ident):
-        raise PageError(400, "BAD_USER_INPUT", f"expected a commit id (4 to 40 lowercase hex digits), not {ident!r}")
+        raise PageError(400, BAD_USER_INPUT, f"expected a commit id (4 to 40 lowercase hex digits), not {ident!r}")
     after = request.query_params.get("after") or None
     spec = Spec(
         template="commit.html",
@@ -163,6 +174,6 @@ async def commit(request: Request) -> Response:
         variables={"at": ident, "first": PUBLISHED_PAGE, "after": after},
         title=lambda d: f"Commit {d['commit']['shortId']}: {d['commit']['subject']}",
         extra=lambda data, links: _commit_extra(data, links, after),
-        canonical=lambda full: Links(service_of(request).settings.base_url or "").commit(full),
+        canonical=lambda full: server_of(request).urls.commit(full),
     )
-    return await render(request, spec, as_json or _json(request), ident)
+    return await render(request, spec, as_json or json_asked(request), ident)

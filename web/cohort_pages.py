@@ -7,11 +7,12 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from api.codes import BAD_USER_INPUT
+from api.urls import Urls
 from web import documents
 from web.charts import IntervalRow, interval_chart, step_chart
-from web.links import Links
 from web.names import humanize_operation
-from web.render import PageError, Spec, render, strip_json, wants_json
+from web.render import PageError, Spec, guarded, json_asked, render, strip_json
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "LEADERBOARD_PAGE", "RECORDS_PAGE", "compare", "leaderboard", "records"]
 
@@ -36,7 +37,7 @@ def _leaderboard_title(data: dict[str, Any]) -> str:
     return f"Leaderboard: {_operation_name(cohort['operation'])}, {gpu}"
 
 
-def _leaderboard_extra(data: dict[str, Any], links: Links, after: str | None, min_trust: str | None) -> dict[str, Any]:
+def _leaderboard_extra(data: dict[str, Any], links: Urls, after: str | None, min_trust: str | None) -> dict[str, Any]:
     cohort = data["cohort"]
     entries = [edge["node"] for edge in cohort["entries"]["edges"]]
     rows = []
@@ -74,6 +75,7 @@ def _leaderboard_extra(data: dict[str, Any], links: Links, after: str | None, mi
     }
 
 
+@guarded
 async def leaderboard(request: Request) -> Response:
     """`/cohorts/{key}`: the cohort's ranked entries, 50 a page, with their values and intervals drawn."""
     key, as_json = strip_json(request.path_params["key"])
@@ -81,7 +83,7 @@ async def leaderboard(request: Request) -> Response:
     after = request.query_params.get("after") or None
     min_trust = request.query_params.get("minTrust") or None
     if min_trust is not None and min_trust not in _TRUSTS:
-        raise PageError(400, "BAD_USER_INPUT", f"minTrust: expected one of {', '.join(_TRUSTS)}, not {min_trust!r}")
+        raise PageError(400, BAD_USER_INPUT, f"minTrust: expected one of {', '.join(_TRUSTS)}, not {min_trust!r}")
     spec = Spec(
         template="leaderboard.html",
         document=documents.LEADERBOARD,
@@ -91,10 +93,10 @@ async def leaderboard(request: Request) -> Response:
         missing=f"no cohort {key}",
         extra=lambda data, links: _leaderboard_extra(data, links, after, min_trust),
     )
-    return await render(request, spec, as_json or wants_json(request), at)
+    return await render(request, spec, as_json or json_asked(request), at)
 
 
-def _records_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+def _records_extra(data: dict[str, Any], links: Urls) -> dict[str, Any]:
     ledger = data["records"]
     rows = []
     for edge in ledger["edges"]:
@@ -115,6 +117,7 @@ def _records_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
     return {"rows": rows, "next_url": links.records(page_info["endCursor"]) if page_info["hasNextPage"] else None}
 
 
+@guarded
 async def records(request: Request) -> Response:
     """`/records`: every cohort's current record holder, newest first, with its record history drawn."""
     at = request.path_params.get("commit")
@@ -126,23 +129,24 @@ async def records(request: Request) -> Response:
         title=lambda d: "Records ledger",
         extra=_records_extra,
     )
-    return await render(request, spec, request.url.path.endswith(".json") or wants_json(request), at)
+    return await render(request, spec, json_asked(request), at)
 
 
-def _compare_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+def _compare_extra(data: dict[str, Any], links: Urls) -> dict[str, Any]:
     found = data["compare"]
     ranks = {entry["run"]["digest"]: entry for entry in found["entries"] or ()}
     rows = sorted(found["rows"], key=lambda row: (not row["material"] or row["same"], row["same"]))
     return {"compare": found, "ranks": ranks, "rows": rows}
 
 
+@guarded
 async def compare(request: Request) -> Response:
     """`/compare?run=A&run=B...`: 2 to 8 runs side by side, material mismatches first."""
     at = request.path_params.get("commit")
     runs = request.query_params.getlist("run")
     if not COMPARE_MIN <= len(runs) <= COMPARE_MAX:
         raise PageError(
-            400, "BAD_USER_INPUT", f"compare takes {COMPARE_MIN} to {COMPARE_MAX} runs (?run=A&run=B), not {len(runs)}"
+            400, BAD_USER_INPUT, f"compare takes {COMPARE_MIN} to {COMPARE_MAX} runs (?run=A&run=B), not {len(runs)}"
         )
     spec = Spec(
         template="compare.html",
@@ -151,4 +155,4 @@ async def compare(request: Request) -> Response:
         title=lambda d: f"Compare {len(d['compare']['runs'])} runs",
         extra=_compare_extra,
     )
-    return await render(request, spec, request.url.path.endswith(".json") or wants_json(request), at)
+    return await render(request, spec, json_asked(request), at)

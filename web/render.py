@@ -1,5 +1,5 @@
-"""What every page shares: run its GraphQL document against the schema, then answer a browser with
-HTML and an API client with the JSON the API gives for the same document (one URL, two audiences).
+"""What every page shares: ask the query service for its GraphQL document's answer, then answer a browser
+with HTML and an API client with the JSON the API gives for the same document (one URL, two audiences).
 
 A page names one document and its variables; `$at` pins it. A pinned page (`/at/{commit}/...`) must
 name a commit of main: a prefix redirects to the full id, anything else is 404. Pinned pages of
@@ -9,32 +9,52 @@ show. Links come from the configured base URL or are root-relative, never from t
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
-import hashlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
-from api.cache import ByteLRU
-from web.links import Links
+from api.cache import IMMUTABLE, REVALIDATE, Representation
+from api.codes import (
+    AMBIGUOUS_NAME,
+    BAD_USER_INPUT,
+    CURSOR_ERROR,
+    INTERNAL,
+    NOT_FOUND,
+    PAGE_SIZE_ERROR,
+    PREVIEW_REJECTED,
+    REVISION_NOT_FOUND,
+)
+from api.http.requests import not_ready, server_of, wants_json
+from api.http.responses import JSON, error_body, finish
+from api.server import Server
+from api.service import Answer
+from api.urls import Urls, twin, unpinned
 from web.names import FILTERS
 
-if TYPE_CHECKING:
-    from api.app import Service
+__all__ = [
+    "HTML",
+    "STATIC",
+    "TEMPLATES",
+    "PageError",
+    "Spec",
+    "cached",
+    "guarded",
+    "json_asked",
+    "render",
+    "strip_json",
+]
 
-__all__ = ["TEMPLATES", "PageError", "Spec", "cached", "guarded", "render", "service_of", "strip_json", "wants_json"]
-
-IMMUTABLE = "public, max-age=31536000, immutable"
-REVALIDATE = "public, max-age=0, must-revalidate"
-PAGE_CACHE_BYTES = 32 * 1024 * 1024
+HTML = "text/html; charset=utf-8"
+STATIC = Path(__file__).resolve().parent / "static"
+"""The pages' stylesheet and script, served at `/static`."""
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).resolve().parent / "templates")
 TEMPLATES.env.filters.update(FILTERS)
@@ -67,35 +87,10 @@ class Spec:
     title: Callable[[dict[str, Any]], str]
     subject: str | None = None
     missing: str = ""
-    extra: Callable[[dict[str, Any], Links], dict[str, Any]] | None = None
+    extra: Callable[[dict[str, Any], Urls], dict[str, Any]] | None = None
     status: int = 200
     found: Callable[[dict[str, Any]], bool] | None = None  # for a page whose subject is a list: is it there?
     canonical: Callable[[str], str] | None = None  # the page's URL for a full commit id (default: /at/{commit}/...)
-
-
-@dataclass(slots=True)
-class _Rendered:
-    body: bytes
-    status: int
-    media_type: str
-    headers: dict[str, str] = field(default_factory=dict)
-
-    def weight(self) -> int:
-        return len(self.body) + 512
-
-
-def service_of(request: Request) -> Service:
-    service: Service = request.app.state.service
-    return service
-
-
-def _cache(request: Request) -> ByteLRU[tuple[str, ...], _Rendered]:
-    state = request.app.state
-    cache: ByteLRU[tuple[str, ...], _Rendered] | None = getattr(state, "pages", None)
-    if cache is None:
-        cache = ByteLRU(PAGE_CACHE_BYTES, _Rendered.weight)
-        state.pages = cache
-    return cache
 
 
 def strip_json(text: str) -> tuple[str, bool]:
@@ -103,50 +98,17 @@ def strip_json(text: str) -> tuple[str, bool]:
     return (text[: -len(".json")], True) if text.endswith(".json") else (text, False)
 
 
-def _quality(part: str) -> tuple[str, float]:
-    media, *params = (p.strip() for p in part.split(";"))
-    q = 1.0
-    for param in params:
-        name, _, value = param.partition("=")
-        if name.strip() == "q":
-            try:
-                q = float(value)
-            except ValueError:
-                q = 0.0
-    return media.lower(), q
+def json_asked(request: Request) -> bool:
+    """Whether this request is for a page's JSON: its `.json` twin, or JSON preferred by `Accept`."""
+    return request.url.path.endswith(".json") or wants_json(request)
 
 
-def wants_json(request: Request) -> bool:
-    """Whether the client prefers JSON to HTML (RFC 9110 section 12.5.1 quality values).
-
-    A browser names text/html; an API client names application/json, or nothing, or `*/*` (curl,
-    httpx): those get JSON, the answer they got before pages existed.
-    """
-    accept = request.headers.get("accept", "")
-    qualities = dict(_quality(part) for part in accept.split(",") if part.strip())
-    html = qualities.get("text/html", qualities.get("application/xhtml+xml", 0.0))
-    json = qualities.get("application/json", 0.0)
-    return not (html > 0 and html >= json)
-
-
-def _instant(seconds: int) -> str:
-    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _formatted(error: Any) -> dict[str, Any]:
-    """An error as the API shows it; one without a code is a fault and is masked, as /graphql does."""
-    formatted: dict[str, Any] = error.formatted
-    if isinstance((formatted.get("extensions") or {}).get("code"), str):
-        return formatted
-    return {"message": "Unexpected error.", "extensions": {"code": "INTERNAL_SERVER_ERROR"}}
-
-
-def _error_body(error: PageError, as_json: bool, links: Links) -> _Rendered:
+def _error_page(request: Request, error: PageError, as_json: bool, links: Urls) -> Response:
     if as_json:
-        body = orjson.dumps({"errors": [{"message": error.message, "extensions": {"code": error.code}}]})
-        return _Rendered(body, error.status, "application/json", {"cache-control": "no-store"})
-    html = TEMPLATES.get_template("error.html").render(error=error, links=links, page=None)
-    return _Rendered(html.encode(), error.status, "text/html; charset=utf-8", {"cache-control": "no-store"})
+        body, media = error_body(error.message, error.code), JSON
+    else:
+        body, media = TEMPLATES.get_template("error.html").render(error=error, links=links, page=None).encode(), HTML
+    return finish(request, body, status=error.status, media_type=media, headers={"cache-control": "no-store"})
 
 
 def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
@@ -157,40 +119,18 @@ def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Requ
         try:
             return await handler(request)
         except PageError as error:
-            service = service_of(request)
-            links = Links((service.settings.base_url or "").rstrip("/"))
-            as_json = request.url.path.endswith(".json") or wants_json(request)
-            return _respond(request, _error_body(error, as_json, links))
+            return _error_page(request, error, json_asked(request), server_of(request).urls)
 
     return page
 
 
-def _respond(request: Request, rendered: _Rendered) -> Response:
-    etag = rendered.headers.get("etag")
-    if etag is not None and request.headers.get("if-none-match") == etag:
-        return Response(status_code=304, headers=rendered.headers)
-    return Response(
-        rendered.body, status_code=rendered.status, media_type=rendered.media_type, headers=rendered.headers
-    )
+def _finished(request: Request, page: Representation) -> Response:
+    return finish(request, page.body, status=page.status, media_type=page.media_type, headers=page.headers)
 
 
-def _pin_path(request: Request, commit: str) -> str:
-    """This page's path pinned to `commit` (a head page's "pin this page" link)."""
-    path = request.url.path
-    if path.startswith("/at/"):
-        parts = path.split("/", 3)  # "", "at", commit, the rest (none for a pinned home page)
-        path = "/" + (parts[3] if len(parts) > 3 else "")
-    query = f"?{request.url.query}" if request.url.query else ""
-    return f"/at/{commit}{path}{query}"
-
-
-def _json_path(request: Request) -> str:
-    """This page's JSON twin: its path with `.json` (`/index.json` for a home page)."""
-    path = request.url.path.rstrip("/")
-    if not path or (path.startswith("/at/") and path.count("/") == 2):
-        path += "/index"
-    query = f"?{request.url.query}" if request.url.query else ""
-    return f"{path}.json{query}"
+def _here(request: Request) -> str:
+    """This page's path with its query, without the `/at/{commit}` of a pinned page."""
+    return unpinned(request.url.path) + (f"?{request.url.query}" if request.url.query else "")
 
 
 def _key(head: str, template: str, variables: Mapping[str, Any], as_json: bool) -> tuple[str, ...]:
@@ -203,112 +143,91 @@ def cached(request: Request, template: str, variables: Mapping[str, Any]) -> Res
     A page is cached only once it was shown, so whatever its URL had to pass (a permalink's commit on
     main) it passed against this same head: a hit can skip those checks.
     """
-    service = service_of(request)
-    if not service.ready or service.snapshots.status.serving is None:
+    server = server_of(request)
+    if not server.serving():
         return None
-    found = _cache(request).get(_key(service.snapshots.head.commit, template, variables, False))
-    return None if found is None else _respond(request, found)
+    found = server.pages.get(_key(server.snapshots.head.commit, template, variables, False))
+    return None if found is None else _finished(request, found)
 
 
 async def render(request: Request, spec: Spec, as_json: bool, at: str | None = None) -> Response:
     """Run the page's document and answer HTML or JSON, cached per (commit, page, format)."""
-    service = service_of(request)
-    base = (service.settings.base_url or "").rstrip("/")
-    links = Links(base, at)
-    refusal = service.unavailable()
+    server = server_of(request)
+    links = server.urls.pinned(at) if at is not None else server.urls
+    refusal = not_ready(server)
     if refusal is not None:
         return refusal
-    head = service.snapshots.head
+    head = server.snapshots.head
     variables = dict(spec.variables)
     key = _key(head.commit, spec.template, variables, as_json)
-    cache = _cache(request)
-    cached = cache.get(key)
-    if cached is not None:
-        return _respond(request, cached)
+    shown = server.pages.get(key)
+    if shown is not None:
+        return _finished(request, shown)
     try:
-        made = await _render(request, service, spec, variables, as_json, links, at)
+        made = await _render(request, server, spec, variables, as_json, links, at)
     except PageError as error:
-        return _respond(request, _error_body(error, as_json, links))
+        return _error_page(request, error, as_json, links)
     if isinstance(made, Response):
         return made
     if made.status == 200:
-        cache.put(key, made)
-    return _respond(request, made)
+        server.pages.put(key, made)
+    return _finished(request, made)
 
 
-_CLIENT_CODES = frozenset({"BAD_USER_INPUT", "PAGE_SIZE_ERROR", "CURSOR_ERROR", "AMBIGUOUS_NAME"})
+_CLIENT_CODES = frozenset({BAD_USER_INPUT, PAGE_SIZE_ERROR, CURSOR_ERROR, AMBIGUOUS_NAME})
 
 
-def _refusal(errors: list[dict[str, Any]]) -> PageError:
+def _refusal(answer: Answer) -> PageError:
     """The page's answer to GraphQL errors: the client's (a bad cursor, an ambiguous name) are 400, faults 500."""
-    codes = [str((e.get("extensions") or {}).get("code")) for e in errors]
+    codes = answer.codes
     status = 400 if set(codes) <= _CLIENT_CODES else 500
-    return PageError(status, codes[0], "; ".join(str(e["message"]) for e in errors))
+    return PageError(status, codes[0], answer.messages)
 
 
 async def _render(
     request: Request,
-    service: Service,
+    server: Server,
     spec: Spec,
     variables: dict[str, Any],
     as_json: bool,
-    links: Links,
+    links: Urls,
     at: str | None,
-) -> _Rendered | Response:
-    head = service.snapshots.head
-    context = service.context(head)
-    result = await service.execute(spec.document, variables, None, context)
-    errors = [_formatted(error) for error in result.errors or ()]
-    codes = {(e.get("extensions") or {}).get("code") for e in errors}
-    if at is not None and (context.unpublished or codes & {"REVISION_NOT_FOUND", "PREVIEW_REJECTED"}):
-        raise PageError(404, "REVISION_NOT_FOUND", f"{at} is not a commit of main: pages pin commits of main only")
-    if result.data is None or result.data.get("registry") is None:
-        raise (
-            _refusal(errors)
-            if errors
-            else PageError(500, "INTERNAL_SERVER_ERROR", "the page's document answered nothing")
-        )
-    data: dict[str, Any] = result.data["registry"]
+) -> Representation | Response:
+    answer = await server.queries.answer(spec.document, variables, head=server.snapshots.head)
+    if at is not None and (answer.unpublished or set(answer.codes) & {REVISION_NOT_FOUND, PREVIEW_REJECTED}):
+        raise PageError(404, REVISION_NOT_FOUND, f"{at} is not a commit of main: pages pin commits of main only")
+    if answer.data is None or answer.data.get("registry") is None:
+        raise _refusal(answer) if answer.errors else PageError(500, INTERNAL, "the page's document answered nothing")
+    data: dict[str, Any] = answer.data["registry"]
     commit: str = data["commit"]["id"]
     if at is not None and at != commit:
-        target = spec.canonical(commit) if spec.canonical else links.base + _pin_path(request, commit)
+        target = spec.canonical(commit) if spec.canonical else links.pin(commit, _here(request))
         return RedirectResponse(target, status_code=307)
-    if errors:
-        raise _refusal(errors)
+    if answer.errors:
+        raise _refusal(answer)
     if (spec.subject is not None and data.get(spec.subject) is None) or (
         spec.found is not None and not spec.found(data)
     ):
-        raise PageError(404, "NOT_FOUND", f"{spec.missing} at commit {commit}")
-    immutable = at is not None and not context.pinned_by_name and not context.unpublished
+        raise PageError(404, NOT_FOUND, f"{spec.missing} at commit {commit}")
     headers = {
-        "cache-control": IMMUTABLE if immutable else REVALIDATE,
+        "cache-control": IMMUTABLE if answer.immutable else REVALIDATE,
         "x-kernelindex-commit": commit,
         "vary": "accept",
     }
-    if as_json:
-        payload: dict[str, Any] = {"data": result.data}
-        registry_ext: dict[str, Any] = {"commit": head.commit, "committedAt": _instant(head.committed_at)}
-        pinned = [g for c, g in context.seen.items() if c != head.commit or not context.used_head]
-        if pinned:
-            registry_ext["pinned"] = [{"commit": g.commit, "committedAt": _instant(g.committed_at)} for g in pinned]
-        payload["extensions"] = {**(result.extensions or {}), "registry": registry_ext}
-        body = orjson.dumps(payload)
-        media = "application/json"
-    else:
-        meta = {
-            "title": spec.title(data),
-            "commit": commit,
-            "committed_at": data["commit"]["committedAt"],
-            "pinned": at is not None,
-            "pin_url": links.base + _pin_path(request, commit),
-            "json_url": links.base + _json_path(request),
-            "graphql_url": links.graphql(spec.document, variables),
-            "document": spec.document.strip(),
-            "variables": orjson.dumps(variables, option=orjson.OPT_INDENT_2).decode(),
-        }
-        extra = spec.extra(data, links) if spec.extra is not None else {}
-        html = TEMPLATES.get_template(spec.template).render(data=data, page=meta, links=links, **extra)
-        body = html.encode()
-        media = "text/html; charset=utf-8"
-    headers["etag"] = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-    return _Rendered(body, spec.status, media, headers)
+    if as_json:  # the page's JSON twin is the API's answer to the page's document
+        return Representation(answer.body, JSON, headers, status=spec.status)
+    query = f"?{request.url.query}" if request.url.query else ""
+    meta = {
+        "title": spec.title(data),
+        "commit": commit,
+        "committed_at": data["commit"]["committedAt"],
+        "pinned": at is not None,
+        "pin_url": links.pin(commit, _here(request)),
+        "json_url": links.base + twin(request.url.path) + query,
+        "graphql_url": links.graphql(spec.document, variables),
+        "document": spec.document.strip(),
+        "variables": orjson.dumps(variables, option=orjson.OPT_INDENT_2).decode(),
+    }
+    extra = spec.extra(data, links) if spec.extra is not None else {}
+    html = TEMPLATES.get_template(spec.template).render(data=data, page=meta, links=links, **extra)
+    return Representation(html.encode(), HTML, headers, status=spec.status)

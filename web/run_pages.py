@@ -1,22 +1,28 @@
-"""The run page (a run's permalink, for a browser), KernelIndex's run URLs, and the badges."""
+"""A run's permalink (its page for a browser, its dossier for an API client), KernelIndex's run URLs, and
+the badges."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 
+from api.cache import REVALIDATE, entity_tag
+from api.codes import BAD_USER_INPUT, MANIFEST_NOT_FOUND
+from api.http import permalinks
+from api.http.requests import not_ready, server_of
+from api.http.responses import error, finish
+from api.urls import Urls
 from web import documents
 from web.badges import AMBER, BLUE, GREEN, badge
 from web.charts import step_chart
 from web.kernelindex_ids import digest_of, id_of
-from web.links import Links
 from web.names import humanize_operation
-from web.render import REVALIDATE, Spec, cached, render, service_of
+from web.render import Spec, cached, json_asked, render
+from web.serving_pages import serving_run_page
 
-__all__ = ["cached_run_page", "implementation_badge", "kernelindex_run", "run_badge", "run_page"]
+__all__ = ["implementation_badge", "kernelindex_run", "run_badge", "run_page", "run_permalink"]
 
 # What each evidence level means, and what would raise it (DESIGN section 5; attestations never do).
 _EVIDENCE = {
@@ -46,7 +52,7 @@ def _raise_evidence(run: dict[str, Any]) -> str:
     return "This is the highest evidence level."
 
 
-def _run_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+def _run_extra(data: dict[str, Any], links: Urls) -> dict[str, Any]:
     run = data["run"]
     operation = run["operation"]
     history = run["cohort"]["history"] if run["cohort"] else []
@@ -76,11 +82,25 @@ def _run_title(data: dict[str, Any]) -> str:
     return f"Run {short} · {who} · {value}"
 
 
-def cached_run_page(request: Request) -> Response | None:
-    """The run page of this permalink if it was rendered already at the served head (skips the
-    permalink's checks, which it passed then: a repeat costs what a cached GraphQL answer does)."""
-    variables = {"at": request.path_params["commit"], "id": request.path_params["digest"]}
-    return cached(request, "run.html", variables)
+async def run_permalink(request: Request) -> Response:
+    """`/at/{commit}/runs/{digest}`: one URL, two audiences: the run's page for a browser, its dossier for an
+    API client (and at `.json`, whatever the client accepts)."""
+    as_json = json_asked(request)
+    if not as_json:
+        # A run page shown before at this head skips the permalink's checks, which it passed then: a repeat
+        # costs what a cached GraphQL answer does.
+        variables = {"at": request.path_params["commit"], "id": request.path_params["digest"]}
+        shown = cached(request, "run.html", variables)
+        if shown is not None:
+            return shown
+    target = await permalinks.resolve_run(request)
+    if isinstance(target, Response):
+        return target
+    if target.kind == "run" and not as_json:
+        return await run_page(request, target.commit, target.digest)
+    if target.kind == "servingRun" and not as_json:
+        return await serving_run_page(request, target.commit, target.digest)
+    return await permalinks.dossier(request, target)
 
 
 async def run_page(request: Request, commit: str, digest: str) -> Response:
@@ -99,60 +119,38 @@ async def run_page(request: Request, commit: str, digest: str) -> Response:
 
 async def kernelindex_run(request: Request) -> Response:
     """KernelIndex's `/runs/{uuid}`: a permanent redirect to the run's permalink (the commit that published it)."""
-    service = service_of(request)
-    refusal = service.unavailable()
+    server = server_of(request)
+    refusal = not_ready(server)
     if refusal is not None:
         return refusal
     digest = digest_of(request.path_params["run_id"])
     if digest is None:
-        return JSONResponse(
-            {
-                "errors": [
-                    {
-                        "message": f"no KernelIndex run {request.path_params['run_id']} in the catalog export",
-                        "extensions": {"code": "MANIFEST_NOT_FOUND"},
-                    }
-                ]
-            },
-            status_code=404,
-        )
-    context = service.context(service.snapshots.head)
-    result = await service.execute(documents.RUN_BY_ID, {"id": digest}, None, context)
-    run = (result.data or {}).get("registry", {}).get("run") if result.data else None
+        message = f"no KernelIndex run {request.path_params['run_id']} in the catalog export"
+        return error(404, message, MANIFEST_NOT_FOUND)
+    answer = await server.queries.answer(documents.RUN_BY_ID, {"id": digest})
+    run = (answer.data or {}).get("registry", {}).get("run") if answer.data else None
     if run is None:
-        return JSONResponse(
-            {
-                "errors": [
-                    {"message": f"run {digest} is not in this registry", "extensions": {"code": "MANIFEST_NOT_FOUND"}}
-                ]
-            },
-            status_code=404,
-        )
-    base = (service.settings.base_url or "").rstrip("/")
-    return RedirectResponse(Links(base).run(run["provenance"]["commit"]["id"], run["digest"]), status_code=301)
+        return error(404, f"run {digest} is not in this registry", MANIFEST_NOT_FOUND)
+    return RedirectResponse(server.urls.run(run["provenance"]["commit"]["id"], run["digest"]), status_code=301)
 
 
 def _svg(request: Request, svg: str, commit: str) -> Response:
-    etag = '"' + hashlib.sha256(svg.encode()).hexdigest()[:32] + '"'
-    headers = {"etag": etag, "cache-control": REVALIDATE, "x-kernelindex-commit": commit}
-    if request.headers.get("if-none-match") == etag:
-        return Response(status_code=304, headers=headers)
-    return Response(svg, media_type="image/svg+xml", headers=headers)
+    body = svg.encode()
+    headers = {"etag": entity_tag(body), "cache-control": REVALIDATE, "x-kernelindex-commit": commit}
+    return finish(request, body, media_type="image/svg+xml", headers=headers)
 
 
 async def _badge_data(request: Request, document: str, field: str) -> tuple[dict[str, Any] | None, str] | Response:
-    service = service_of(request)
-    refusal = service.unavailable()
+    server = server_of(request)
+    refusal = not_ready(server)
     if refusal is not None:
         return refusal
     ident = request.path_params["ident"]
-    context = service.context(service.snapshots.head)
-    result = await service.execute(document, {"at": request.path_params.get("commit"), "id": ident}, None, context)
-    if result.data is None or result.data.get("registry") is None:
-        message = "; ".join(e.message for e in result.errors or ()) or "no answer"
-        return JSONResponse({"errors": [{"message": message, "extensions": {"code": "BAD_USER_INPUT"}}]}, 400)
-    found: dict[str, Any] | None = result.data["registry"][field]
-    return found, result.data["registry"]["commit"]["id"]
+    answer = await server.queries.answer(document, {"at": request.path_params.get("commit"), "id": ident})
+    if answer.data is None or answer.data.get("registry") is None:
+        return error(400, answer.messages or "no answer", BAD_USER_INPUT)
+    found: dict[str, Any] | None = answer.data["registry"][field]
+    return found, answer.data["registry"]["commit"]["id"]
 
 
 async def run_badge(request: Request) -> Response:

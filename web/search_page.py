@@ -1,4 +1,4 @@
-"""The search page: KernelIndex's search grammar (issue 9's `search` field), with the query as it was read."""
+"""The search page: KernelIndex's search grammar (the `search` field), with the query as it was read."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from api.codes import BAD_USER_INPUT
+from api.urls import Urls
 from web import documents
-from web.links import Links
 from web.names import humanize_operation
-from web.render import PageError, Spec, render, wants_json
+from web.render import PageError, Spec, guarded, json_asked, render
 
 __all__ = ["MAX_QUERY", "SEARCH_PAGE", "search"]
 
@@ -31,7 +32,7 @@ GRAMMAR = (
 )
 
 
-def _search_extra(data: dict[str, Any], links: Links, query: str, after: str | None) -> dict[str, Any]:
+def _search_extra(data: dict[str, Any], links: Urls, query: str, after: str | None) -> dict[str, Any]:
     found = data["search"]
     page_info = found["runs"]["pageInfo"]
     return {
@@ -45,13 +46,14 @@ def _search_extra(data: dict[str, Any], links: Links, query: str, after: str | N
     }
 
 
+@guarded
 async def search(request: Request) -> Response:
     """`/search?q=...`: the runs a query matches, most relevant first, and how the query was read."""
     at = request.path_params.get("commit")
     query = request.query_params.get("q", "").strip()
     after = request.query_params.get("after") or None
     if len(query) > MAX_QUERY:
-        raise PageError(400, "BAD_USER_INPUT", f"q: a search of at most {MAX_QUERY} characters (got {len(query)})")
+        raise PageError(400, BAD_USER_INPUT, f"q: a search of at most {MAX_QUERY} characters (got {len(query)})")
     spec = Spec(
         template="search.html",
         document=documents.SEARCH,
@@ -59,4 +61,4 @@ async def search(request: Request) -> Response:
         title=lambda d: f"Search: {query}" if query else "Search",
         extra=lambda data, links: _search_extra(data, links, query, after),
     )
-    return await render(request, spec, request.url.path.endswith(".json") or wants_json(request), at)
+    return await render(request, spec, json_asked(request), at)

@@ -1,5 +1,5 @@
-"""The serving pages (issue 12's serving-v1 runs): a serving run at its permalink, and a serving cohort
-resolved to its Pareto frontier (or ranked along its one axis), drawn."""
+"""The serving pages (serving-v1 runs): a serving run at its permalink, and a serving cohort resolved to its
+Pareto frontier (or ranked along its one axis), drawn."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from api.urls import Urls
 from web import documents
 from web.charts import pareto_chart
-from web.links import Links
-from web.render import Spec, render, strip_json, wants_json
+from web.render import Spec, guarded, json_asked, render, strip_json
 
 __all__ = ["serving_cohort", "serving_run_page"]
 
 
-def _serving_run_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+def _serving_run_extra(data: dict[str, Any], links: Urls) -> dict[str, Any]:
     return {"run": data["servingRun"]}
 
 
@@ -43,7 +43,7 @@ def _value(run: dict[str, Any], axis: str) -> float | None:
     return None
 
 
-def _serving_cohort_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
+def _serving_cohort_extra(data: dict[str, Any], links: Urls) -> dict[str, Any]:
     cohort = data["servingCohort"]
     resolved = cohort["resolve"]
     axes = resolved["axes"][:2]
@@ -59,6 +59,7 @@ def _serving_cohort_extra(data: dict[str, Any], links: Links) -> dict[str, Any]:
     return {"cohort": cohort, "resolved": resolved, "axes": axes, "chart": pareto_chart(points)}
 
 
+@guarded
 async def serving_cohort(request: Request) -> Response:
     """`/serving/cohorts/{key}`: the cohort's runs resolved without constraints: its Pareto frontier first."""
     key, as_json = strip_json(request.path_params["key"])
@@ -72,4 +73,4 @@ async def serving_cohort(request: Request) -> Response:
         missing=f"no serving cohort {key}",
         extra=_serving_cohort_extra,
     )
-    return await render(request, spec, as_json or wants_json(request), at)
+    return await render(request, spec, as_json or json_asked(request), at)

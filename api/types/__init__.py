@@ -3,17 +3,19 @@
 Each type wraps a node of one snapshot's graph. Resolvers are thin: lookups in the graph's indexes
 (no N+1: every relation is a dict lookup) and, for fields the graph does not keep, the stored
 manifest read by blob id. `api.types` re-exports every public name, so `from api import types as t`
-keeps working wherever the types live.
+keeps working wherever the types live. Modules that name each other's types import the higher one's
+lazily (`api.types.base.build`): no module imports another that imports it back.
 """
 
 from __future__ import annotations
 
-from api.types.cohorts import Cohort, CohortEntry, RecordEntry, RecordEvent, _ordered_cohorts
+from api.types.base import Info, Named, Observed, build, document, ordered_cohorts, ordered_runs, published_at, typed
+from api.types.cohorts import Cohort, CohortEntry, RecordEntry, RecordEvent
 from api.types.compare import Compare, CompareEntry, CompareRow, compare_runs
 from api.types.enums import CitationFormat, CohortProfile, RecordCause, RunStatus, Trust, trust_of_enum
 from api.types.kinds import Environment, Implementation, Operation, Project, Protocol, Workload
 from api.types.lifecycle import Attestation, Retraction, Verification
-from api.types.manifests import Manifest, _typed
+from api.types.manifests import Manifest
 from api.types.measures import Artifact, Interval, Measurement, Metric, Primary, SourceNative
 from api.types.nodes import node_type
 from api.types.pages import (
@@ -41,7 +43,7 @@ from api.types.provenance import (
     provenance_of,
     source_type,
 )
-from api.types.runs import Run, _ordered_runs
+from api.types.runs import Run
 
 __all__ = [
     "DEFAULT_PAGE",
@@ -61,10 +63,13 @@ __all__ = [
     "Edge",
     "Environment",
     "Implementation",
+    "Info",
     "Interval",
     "Manifest",
     "Measurement",
     "Metric",
+    "Named",
+    "Observed",
     "Operation",
     "PageInfo",
     "PageSizeError",
@@ -87,17 +92,20 @@ __all__ = [
     "Verification",
     "Window",
     "Workload",
-    "_ordered_cohorts",
-    "_ordered_runs",
-    "_typed",
+    "build",
     "commit_type",
     "compare_runs",
     "cursor_commit",
+    "document",
     "follows_cursor",
     "node_type",
+    "ordered_cohorts",
+    "ordered_runs",
     "page_bounds",
     "paginate",
     "provenance_of",
+    "published_at",
     "source_type",
     "trust_of_enum",
+    "typed",
 ]

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import strawberry
 
 import registry
-from api.context import Context
 from api.leaderboard import LeaderboardRow, leaderboard_rows
+from api.types.base import Info, ordered_runs, typed
 from api.types.enums import _DOMAIN_TRUST, CohortProfile, RecordCause, Trust
 from api.types.identity import Node
-from api.types.manifests import _typed
+from api.types.kinds import Environment, Operation, Protocol, Workload, operation_of
 from api.types.pages import DEFAULT_PAGE, Connection, Window, follows_cursor, paginate
+from api.types.runs import Run, run_of
 from registry import nodes as n
 from registry.graph import SOURCE_NATIVE, Graph
 from registry.graph import Cohort as DomainCohort
 
 __all__ = ["Cohort", "CohortEntry", "RecordEntry", "RecordEvent"]
-
-Info = strawberry.Info[Context, None]
 
 
 @strawberry.type
@@ -41,11 +40,11 @@ class RecordEvent:
 
     @strawberry.field
     def run(self) -> Run | None:
-        return _run(self._graph, self._event.run)
+        return run_of(self._graph, self._event.run)
 
     @strawberry.field
     def previous_run(self) -> Run | None:
-        return _run(self._graph, self._event.previous_run) if self._event.previous_run else None
+        return run_of(self._graph, self._event.previous_run) if self._event.previous_run else None
 
     @strawberry.field
     def cause(self) -> RecordCause:
@@ -100,7 +99,7 @@ class Cohort(Node):
 
     @strawberry.field
     def operation(self) -> Operation | None:
-        return _operation(self._graph, self._cohort.operation)
+        return operation_of(self._graph, self._cohort.operation)
 
     @strawberry.field
     def workload(self) -> Workload | None:
@@ -136,7 +135,7 @@ class Cohort(Node):
     @strawberry.field
     def leader(self) -> Run | None:
         leader = self._cohort.leader(self._graph)
-        return _run(self._graph, leader) if leader else None
+        return run_of(self._graph, leader) if leader else None
 
     @strawberry.field(
         description="The leaderboard: eligible runs in ranking-v1 order. `minTrust` keeps runs with at least "
@@ -182,8 +181,8 @@ class Cohort(Node):
         last: int | None = None,
         before: str | None = None,
     ) -> Connection[Run]:
-        digests = _ordered_runs(self._graph, set(self._cohort.members))
-        return paginate(self._graph, digests, Window(first, after, last, before), lambda d: _typed(self._graph, d, Run))
+        digests = ordered_runs(self._graph, set(self._cohort.members))
+        return paginate(self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Run))
 
     @strawberry.field(description="Its record events, oldest first.")
     def history(self) -> list[RecordEvent]:
@@ -210,7 +209,7 @@ class RecordEntry(Node):
     @strawberry.field
     def holder(self) -> Run | None:
         event = self._cohort.holder(self._graph)
-        return _run(self._graph, event.run) if event else None
+        return run_of(self._graph, event.run) if event else None
 
     @strawberry.field
     def since(self) -> str | None:
@@ -221,15 +220,3 @@ class RecordEntry(Node):
     def event(self) -> RecordEvent | None:
         event = self._cohort.holder(self._graph)
         return RecordEvent(_graph=self._graph, _event=event) if event else None
-
-
-def _ordered_cohorts(graph: Graph, keys: Iterable[str]) -> list[str]:
-    """Largest first, then key."""
-    cohorts = graph.cohorts
-    return sorted(keys, key=lambda k: (-len(cohorts[k].members), k))
-
-
-# Kinds, runs, cohorts and lifecycle facts name each other: their modules import each other last,
-# once their own classes exist (strawberry resolves the annotations when the schema is built).
-from api.types.kinds import Environment, Operation, Protocol, Workload, _operation  # noqa: E402
-from api.types.runs import Run, _ordered_runs, _run  # noqa: E402

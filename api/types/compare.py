@@ -7,17 +7,13 @@ from collections.abc import Callable, Sequence
 import strawberry
 
 import registry
-from api.context import Context
+from api.types.base import Info
 from api.types.enums import _TRUST
-from api.types.runs import Run, _display
+from api.types.runs import Run, primary_display
 from registry import nodes as n
 from registry.graph import Graph
 
 __all__ = ["Compare", "CompareEntry", "CompareRow", "compare_runs"]
-
-Info = strawberry.Info[Context, None]
-
-_MATERIAL = ("operation", "workload", "protocol", "environment", "correctness", "metric")
 
 
 @strawberry.type
@@ -70,7 +66,7 @@ def compare_runs(graph: Graph, ids: Sequence[str], info: Info) -> Compare:
         ("correctness", lambda i: correctness(runs[i]), True),
         ("metric", lambda i: registry.cohorts.metric_key(runs[i].primary), True),
         ("implementation", lambda i: runs[i].implementation, False),
-        ("value", lambda i: _display(runs[i].primary), False),
+        ("value", lambda i: primary_display(runs[i].primary), False),
         ("status", lambda i: runs[i].status, False),
         ("trust", lambda i: _TRUST[facts[i].trust].value, False),
         ("observedAt", lambda i: runs[i].observed_at, False),

@@ -1,6 +1,6 @@
 """Global object identification (the GraphQL spec's Relay convention): the `Node` interface and its ids.
 
-The rule (issue 9): **an id names the snapshot it was read from.** Every object of the graph carries
+The rule: **an id names the snapshot it was read from.** Every object of the graph carries
 fields derived at a commit (a run's rank, cohort and trust, a cohort's size and leader, a manifest's
 `publishedAt` and permalink), so the same manifest read at two commits is two objects with two ids, and a
 normalized client cache (Apollo's `InMemoryCache`, urql's Graphcache, Relay) never mixes an answer of

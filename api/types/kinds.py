@@ -2,23 +2,42 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Annotated, cast
+
 import strawberry
 from strawberry.scalars import JSON
 
-from api.context import Context
-from api.types.manifests import Manifest, _document, _json, _Named, _text, _typed
+from api.types.base import (
+    Info,
+    Named,
+    as_json,
+    build,
+    document,
+    implementation_name,
+    ordered_cohorts,
+    ordered_runs,
+    project_of,
+    text,
+    typed,
+)
+from api.types.manifests import Manifest
 from api.types.pages import Connection, Window, follows_cursor, paginate
 from registry import nodes as n
 from registry.graph import Graph
 from registry.present import workload_label
 
-__all__ = ["Environment", "Implementation", "Operation", "Project", "Protocol", "Workload"]
+if TYPE_CHECKING:
+    from api.types.cohorts import Cohort
+    from api.types.runs import Run
 
-Info = strawberry.Info[Context, None]
+__all__ = ["Environment", "Implementation", "Operation", "Project", "Protocol", "Workload", "operation_of"]
+
+RunRef = Annotated["Run", strawberry.lazy("api.types.runs")]
+CohortRef = Annotated["Cohort", strawberry.lazy("api.types.cohorts")]
 
 
 @strawberry.type(description="What is computed (OperationSpec): inputs, outputs, semantics.")
-class Operation(_Named):
+class Operation(Named):
     _node: strawberry.Private[n.Operation]
 
     @strawberry.field
@@ -41,7 +60,7 @@ class Operation(_Named):
     ) -> Connection[Workload]:
         digests = sorted(self._graph.children["workloads"].get(self._node.digest, ()))
         return paginate(
-            self._graph, digests, Window(first, after, last, before), lambda d: _typed(self._graph, d, Workload)
+            self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Workload)
         )
 
     @strawberry.field
@@ -56,7 +75,7 @@ class Operation(_Named):
     ) -> Connection[Implementation]:
         digests = sorted(self._graph.children["implementations"].get(self._node.digest, ()))
         return paginate(
-            self._graph, digests, Window(first, after, last, before), lambda d: _typed(self._graph, d, Implementation)
+            self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Implementation)
         )
 
     @strawberry.field
@@ -68,13 +87,13 @@ class Operation(_Named):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> Connection[Cohort]:
-        keys = _ordered_cohorts(self._graph, self._graph.cohorts_by["operation"].get(self._node.digest, set()))
+    ) -> Connection[CohortRef]:
+        keys = ordered_cohorts(self._graph, self._graph.cohorts_by["operation"].get(self._node.digest, set()))
         return paginate(
             self._graph,
             keys,
             Window(first, after, last, before),
-            lambda k: Cohort(_graph=self._graph, _cohort=self._graph.cohorts[k]),
+            lambda k: _cohort(self._graph, k),
         )
 
     @strawberry.field
@@ -86,9 +105,14 @@ class Operation(_Named):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> Connection[Run]:
-        digests = _ordered_runs(self._graph, self._graph.runs_by["operation"].get(self._node.digest, set()))
-        return paginate(self._graph, digests, Window(first, after, last, before), lambda d: _typed(self._graph, d, Run))
+    ) -> Connection[RunRef]:
+        digests = ordered_runs(self._graph, self._graph.runs_by["operation"].get(self._node.digest, set()))
+        return paginate(
+            self._graph,
+            digests,
+            Window(first, after, last, before),
+            lambda d: _run(self._graph, d),
+        )
 
     @strawberry.field
     def run_count(self) -> int:
@@ -96,7 +120,7 @@ class Operation(_Named):
 
 
 @strawberry.type(description="The inputs a run measured: one case, or a suite of cases.")
-class Workload(_Named):
+class Workload(Named):
     _node: strawberry.Private[n.Workload]
 
     @strawberry.field(description="WorkloadCase or WorkloadSuite.")
@@ -109,7 +133,7 @@ class Workload(_Named):
 
     @strawberry.field(description="e.g. suite of 16 cases · mean latency")
     def label(self, info: Info) -> str:
-        return workload_label(_document(info, self._node))
+        return workload_label(document(info, self._node))
 
     @strawberry.field
     def correctness_key(self) -> str:
@@ -117,11 +141,11 @@ class Workload(_Named):
 
     @strawberry.field(description="The workload's correctness policy, as published.")
     def correctness(self, info: Info) -> JSON:
-        return _json(_document(info, self._node)["spec"]["correctness"])
+        return as_json(document(info, self._node)["spec"]["correctness"])
 
     @strawberry.field
     def operation(self) -> Operation | None:
-        return _operation(self._graph, self._node.operation)
+        return operation_of(self._graph, self._node.operation)
 
     @strawberry.field
     def manifest(self) -> Manifest:
@@ -136,18 +160,18 @@ class Workload(_Named):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> Connection[Cohort]:
-        keys = _ordered_cohorts(self._graph, self._graph.cohorts_by["workload"].get(self._node.digest, set()))
+    ) -> Connection[CohortRef]:
+        keys = ordered_cohorts(self._graph, self._graph.cohorts_by["workload"].get(self._node.digest, set()))
         return paginate(
             self._graph,
             keys,
             Window(first, after, last, before),
-            lambda k: Cohort(_graph=self._graph, _cohort=self._graph.cohorts[k]),
+            lambda k: _cohort(self._graph, k),
         )
 
 
 @strawberry.type(description="Who maintains implementations: a library, a person, a vendor.")
-class Project(_Named):
+class Project(Named):
     _node: strawberry.Private[n.Project]
 
     @strawberry.field(description="The project's own name (spec.name).")
@@ -170,12 +194,12 @@ class Project(_Named):
     ) -> Connection[Implementation]:
         digests = sorted(self._graph.children["project_implementations"].get(self._node.name, ()))
         return paginate(
-            self._graph, digests, Window(first, after, last, before), lambda d: _typed(self._graph, d, Implementation)
+            self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Implementation)
         )
 
 
 @strawberry.type(description="One revision of code that computes an operation.")
-class Implementation(_Named):
+class Implementation(Named):
     _node: strawberry.Private[n.Implementation]
 
     @strawberry.field(description="Who wrote it: the first author, else the project, else the name.")
@@ -184,8 +208,8 @@ class Implementation(_Named):
 
     @strawberry.field(description="projectRevision.version, or the commit it was built from.")
     def revision(self, info: Info) -> str | None:
-        revision = _document(info, self._node)["spec"]["projectRevision"]
-        return _text(revision.get("version") or revision.get("commit"))
+        revision = document(info, self._node)["spec"]["projectRevision"]
+        return text(revision.get("version") or revision.get("commit"))
 
     @strawberry.field
     def language(self) -> str:
@@ -197,11 +221,11 @@ class Implementation(_Named):
 
     @strawberry.field
     def operation(self) -> Operation | None:
-        return _operation(self._graph, self._node.operation)
+        return operation_of(self._graph, self._node.operation)
 
     @strawberry.field
     def project(self) -> Project | None:
-        node = _project_of(self._graph, self._node)
+        node = project_of(self._graph, self._node)
         return Project(_graph=self._graph, _node=node) if node else None
 
     @strawberry.field
@@ -217,39 +241,44 @@ class Implementation(_Named):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> Connection[Run]:
-        digests = _ordered_runs(self._graph, self._graph.runs_by["implementation"].get(self._node.digest, set()))
-        return paginate(self._graph, digests, Window(first, after, last, before), lambda d: _typed(self._graph, d, Run))
+    ) -> Connection[RunRef]:
+        digests = ordered_runs(self._graph, self._graph.runs_by["implementation"].get(self._node.digest, set()))
+        return paginate(
+            self._graph,
+            digests,
+            Window(first, after, last, before),
+            lambda d: _run(self._graph, d),
+        )
 
 
 @strawberry.type(description="How a run was measured: harness, timer, statistic, correctness reference.")
-class Protocol(_Named):
+class Protocol(Named):
     _node: strawberry.Private[n.Protocol]
 
     @strawberry.field(description="e.g. SOL-ExecBench evaluation stack v1.0")
     def harness(self, info: Info) -> str:
-        harness = _document(info, self._node)["spec"]["harness"]
+        harness = document(info, self._node)["spec"]["harness"]
         return " ".join(p for p in (harness["name"], harness.get("version")) if p)
 
     @strawberry.field
     def timer(self, info: Info) -> str:
-        return str(_document(info, self._node)["spec"]["measurement"]["timer"])
+        return str(document(info, self._node)["spec"]["measurement"]["timer"])
 
     @strawberry.field
     def primary_statistic(self, info: Info) -> str:
-        return str(_document(info, self._node)["spec"]["measurement"]["primaryStatistic"])
+        return str(document(info, self._node)["spec"]["measurement"]["primaryStatistic"])
 
     @strawberry.field
     def correctness_reference(self, info: Info) -> str | None:
-        return (_document(info, self._node)["spec"].get("correctness") or {}).get("reference")
+        return (document(info, self._node)["spec"].get("correctness") or {}).get("reference")
 
     @strawberry.field
     def comparability_family(self, info: Info) -> str | None:
-        return (_document(info, self._node)["spec"].get("comparability") or {}).get("family")
+        return (document(info, self._node)["spec"].get("comparability") or {}).get("family")
 
     @strawberry.field(description="The whole protocol spec, as published.")
     def spec(self, info: Info) -> JSON:
-        return _json(_document(info, self._node)["spec"])
+        return as_json(document(info, self._node)["spec"])
 
     @strawberry.field
     def manifest(self) -> Manifest:
@@ -257,7 +286,7 @@ class Protocol(_Named):
 
 
 @strawberry.type(description="Where a run was measured: hardware and software.")
-class Environment(_Named):
+class Environment(Named):
     _node: strawberry.Private[n.Environment]
 
     @strawberry.field
@@ -280,36 +309,22 @@ class Environment(_Named):
 
     @strawberry.field(description="The whole environment spec, as published.")
     def spec(self, info: Info) -> JSON:
-        return _json(_document(info, self._node)["spec"])
+        return as_json(document(info, self._node)["spec"])
 
     @strawberry.field
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
 
-def implementation_name(graph: Graph, implementation: n.Implementation) -> str:
-    """Implementation.displayName: the first author, else the project, else the name."""
-    if implementation.author is not None:
-        return implementation.author
-    project = _project_of(graph, implementation)
-    return project.display_name if project else implementation.name
+def _run(graph: Graph, digest: str) -> Run:
+    return cast("Run", build(RunRef, _graph=graph, _node=graph.nodes[digest]))
 
 
-def _project_of(graph: Graph, implementation: n.Implementation) -> n.Project | None:
-    """The project an implementation's `metadata.labels.project` names (the first by digest if several)."""
-    if not implementation.project:
-        return None
-    found = sorted(d for d in graph.named(implementation.project) if graph.nodes[d].kind == "SoftwareProject")
-    node = graph.nodes[found[0]] if found else None
-    return node if isinstance(node, n.Project) else None
+def _cohort(graph: Graph, key: str) -> Cohort:
+    return cast("Cohort", build(CohortRef, _graph=graph, _cohort=graph.cohorts[key]))
 
 
-def _operation(graph: Graph, digest: str) -> Operation | None:
+def operation_of(graph: Graph, digest: str) -> Operation | None:
+    """The operation with this digest, if the graph has it."""
     node = graph.nodes.get(digest)
     return Operation(_graph=graph, _node=node) if isinstance(node, n.Operation) else None
-
-
-# Kinds, runs, cohorts and lifecycle facts name each other: their modules import each other last,
-# once their own classes exist (strawberry resolves the annotations when the schema is built).
-from api.types.cohorts import Cohort, _ordered_cohorts  # noqa: E402
-from api.types.runs import Run, _ordered_runs  # noqa: E402

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Annotated
+
 import strawberry
 
-from api.context import Context
+from api.types.base import Info, build, document, published_at, text
 from api.types.identity import Node
-from api.types.manifests import _document, _published_at, _text
 from api.types.provenance import Provenance, provenance_of
 from registry import nodes as n
 from registry.graph import Graph
 
+if TYPE_CHECKING:
+    from api.types.runs import Run
+
 __all__ = ["Attestation", "Retraction", "Verification"]
 
-Info = strawberry.Info[Context, None]
+RunRef = Annotated["Run", strawberry.lazy("api.types.runs")]
 
 
 @strawberry.type(
@@ -36,24 +40,24 @@ class Attestation(Node):
 
     @strawberry.field
     def body(self, info: Info) -> str:
-        return str(_document(info, self._node)["spec"]["body"])
+        return str(document(info, self._node)["spec"]["body"])
 
     @strawberry.field
     def evidence_url(self, info: Info) -> str | None:
-        return _text(_document(info, self._node)["spec"].get("evidenceUrl"))
+        return text(document(info, self._node)["spec"].get("evidenceUrl"))
 
     @strawberry.field
     def observed_ns(self, info: Info) -> float | None:
-        value = _document(info, self._node)["spec"].get("observedNs")
+        value = document(info, self._node)["spec"].get("observedNs")
         return None if value is None else float(value)
 
     @strawberry.field
     def environment_summary(self, info: Info) -> str | None:
-        return _text(_document(info, self._node)["spec"].get("environmentSummary"))
+        return text(document(info, self._node)["spec"].get("environmentSummary"))
 
     @strawberry.field
     def published_at(self) -> str | None:
-        return _published_at(self._graph, self._node)
+        return published_at(self._graph, self._node)
 
     @strawberry.field
     def provenance(self, info: Info) -> Provenance | None:
@@ -78,7 +82,7 @@ class Retraction(Node):
 
     @strawberry.field
     def published_at(self) -> str | None:
-        return _published_at(self._graph, self._node)
+        return published_at(self._graph, self._node)
 
     @strawberry.field
     def provenance(self, info: Info) -> Provenance | None:
@@ -102,8 +106,9 @@ class Verification(Node):
         return self._node.runner
 
     @strawberry.field
-    def rerun(self) -> Run | None:
-        return _run(self._graph, self._node.rerun)
+    def rerun(self) -> RunRef | None:
+        node = self._graph.nodes.get(self._node.rerun)
+        return build(RunRef, _graph=self._graph, _node=node) if isinstance(node, n.Run) else None
 
     @strawberry.field
     def honoured(self) -> bool:
@@ -111,9 +116,4 @@ class Verification(Node):
 
     @strawberry.field
     def published_at(self) -> str | None:
-        return _published_at(self._graph, self._node)
-
-
-# Kinds, runs, cohorts and lifecycle facts name each other: their modules import each other last,
-# once their own classes exist (strawberry resolves the annotations when the schema is built).
-from api.types.runs import Run, _run  # noqa: E402
+        return published_at(self._graph, self._node)

@@ -1,8 +1,8 @@
 """Relay connections, both ways: pages of a list stable for one commit, cursors that carry their commit.
 
 A cursor names the commit its page was cut from and a position in that commit's list. Paging on with
-it (`after:` or `before:`) answers from that commit, even when main has moved since the first page
-(issue 9): a leaderboard paged across a publication neither skips nor repeats a run, and `pageInfo.commit`
+it (`after:` or `before:`) answers from that commit, even when main has moved since the first page,
+so a leaderboard paged across a publication neither skips nor repeats a run; `pageInfo.commit`
 says which commit the page is from. `first`/`after` pages forward, `last`/`before` backward; with
 neither size, a page is the first 20.
 """

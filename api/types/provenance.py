@@ -6,6 +6,7 @@ import strawberry
 
 import registry
 from api.context import Context
+from api.types.base import Info
 from api.types.identity import Node
 from registry import nodes as n
 from registry.graph import Graph
@@ -21,8 +22,6 @@ __all__ = [
     "provenance_of",
     "source_type",
 ]
-
-Info = strawberry.Info[Context, None]
 
 
 @strawberry.type
@@ -95,7 +94,7 @@ class Commit(Node):
 
 
 def commit_type(context: Context, commit: str) -> Commit:
-    info = context.documents.commit(commit)
+    info = context.objects.commit(commit)
     return Commit(_info=info, _verified=False)
 
 
@@ -135,7 +134,7 @@ def provenance_of(context: Context, graph: Graph, node: n.Node, source: str | No
     commit = _publishing_commit(graph, node)
     if commit is None:
         return None
-    info = context.documents.commit(commit)
+    info = context.objects.commit(commit)
     return Provenance(
         commit=Commit(_info=info, _verified=False),
         source=source_type(context, graph, source or info.trailer("Source")),

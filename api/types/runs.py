@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 from strawberry.scalars import JSON
 
 import registry
-from api.context import Context
 from api.errors import access_date
+from api.types.base import Info, Observed, as_json, build, document, published_at
 from api.types.enums import _TRUST, CitationFormat, RunStatus, Trust
-from api.types.manifests import _document, _json, _Named, _published_at
+from api.types.kinds import Environment, Implementation, Operation, Protocol, Workload, operation_of
+from api.types.lifecycle import Attestation, Retraction, Verification
 from api.types.measures import Artifact, Interval, Measurement, Metric, Primary, SourceNative
 from api.types.provenance import Provenance, Source, provenance_of, source_type
 from registry import nodes as n
@@ -20,29 +20,21 @@ from registry.graph import Graph
 from registry.present import Citation as CitationFacts
 from registry.present import cite, format_value, source_native_summary, workload_label
 
-__all__ = ["Run"]
+if TYPE_CHECKING:
+    from api.types.cohorts import Cohort
 
-Info = strawberry.Info[Context, None]
+__all__ = ["Run", "primary_display", "run_of"]
+
+CohortRef = Annotated["Cohort", strawberry.lazy("api.types.cohorts")]
 
 
 @strawberry.type(description="A benchmark result: implementation I on workload W, protocol P, environment E.")
-class Run(_Named):
+class Run(Observed[RunStatus]):
     _node: strawberry.Private[n.Run]
+    statuses = RunStatus
 
     def _facts(self) -> registry.graph.RunFacts:
         return self._graph.facts[self._node.digest]
-
-    @strawberry.field
-    def status(self) -> RunStatus:
-        return RunStatus(self._node.status)
-
-    @strawberry.field(description="When it was measured, as the manifest says (ISO 8601 UTC).")
-    def observed_at(self) -> str:
-        return self._node.observed_at
-
-    @strawberry.field(description="Committer time of the first commit on main that contains it; null if unpublished.")
-    def published_at(self) -> str | None:
-        return _published_at(self._graph, self._node)
 
     @strawberry.field
     def primary(self) -> Primary | None:
@@ -65,7 +57,7 @@ class Run(_Named):
 
     @strawberry.field
     def measurements(self, info: Info) -> list[Measurement]:
-        spec = _document(info, self._node)["spec"]
+        spec = document(info, self._node)["spec"]
         found = []
         timing = spec.get("timing")
         if timing:
@@ -97,7 +89,7 @@ class Run(_Named):
 
     @strawberry.field
     def source_native(self, info: Info) -> SourceNative | None:
-        native = _document(info, self._node)["spec"].get("sourceNative")
+        native = document(info, self._node)["spec"].get("sourceNative")
         if native is None:
             return None
         metrics = native.get("metrics") or {}
@@ -111,7 +103,7 @@ class Run(_Named):
 
     @strawberry.field(description="The correctness verdict in words, as the run pages say it.")
     def correctness_note(self, info: Info) -> str:
-        spec = _document(info, self._node)["spec"]
+        spec = document(info, self._node)["spec"]
         report = spec.get("correctness")
         verdict = f"Marked {self._node.status.replace('_', ' ')} by the source"
         if not report:
@@ -128,11 +120,11 @@ class Run(_Named):
 
     @strawberry.field(description="The run's correctness report, as published.")
     def correctness(self, info: Info) -> JSON | None:
-        return _json(_document(info, self._node)["spec"].get("correctness"))
+        return as_json(document(info, self._node)["spec"].get("correctness"))
 
     @strawberry.field
     def artifacts(self, info: Info) -> list[Artifact]:
-        spec = _document(info, self._node)["spec"]
+        spec = document(info, self._node)["spec"]
         found = []
         timing, evidence = spec.get("timing") or {}, spec.get("evidence") or {}
         for role, item in (
@@ -168,17 +160,17 @@ class Run(_Named):
         return list(self._facts().warnings)
 
     @strawberry.field
-    def cohort(self) -> Cohort | None:
+    def cohort(self) -> CohortRef | None:
         key = self._facts().cohort
         cohort = self._graph.cohorts.get(key) if key else None
-        return Cohort(_graph=self._graph, _cohort=cohort) if cohort else None
+        return build(CohortRef, _graph=self._graph, _cohort=cohort) if cohort else None
 
     @strawberry.field(description="The cohort's #1, for 'Compare with #1'.")
     def leader(self) -> Run | None:
         key = self._facts().cohort
         cohort = self._graph.cohorts.get(key) if key else None
         leader = cohort.leader(self._graph) if cohort else None
-        return _run(self._graph, leader) if leader else None
+        return run_of(self._graph, leader) if leader else None
 
     @strawberry.field
     def trust(self) -> Trust:
@@ -194,7 +186,7 @@ class Run(_Named):
     @strawberry.field
     def operation(self) -> Operation | None:
         operation = self._facts().operation
-        return _operation(self._graph, operation) if operation else None
+        return operation_of(self._graph, operation) if operation else None
 
     @strawberry.field
     def workload(self) -> Workload | None:
@@ -243,7 +235,7 @@ class Run(_Named):
     @strawberry.field(description="The corrected run that replaces this one, if any.")
     def superseded_by(self) -> Run | None:
         digest = self._facts().superseded_by
-        return _run(self._graph, digest) if digest else None
+        return run_of(self._graph, digest) if digest else None
 
     @strawberry.field(description="Who published it, when, from where, under which licence.")
     def provenance(self, info: Info) -> Provenance | None:
@@ -255,7 +247,7 @@ class Run(_Named):
 
     @strawberry.field(description="The run dossier pinned to this snapshot's commit.")
     def permalink(self, info: Info) -> str:
-        return info.context.permalink(self._graph, "runs", self._node.digest)
+        return info.context.urls.run(self._graph.commit, self._node.digest)
 
     @strawberry.field(
         description="How to cite this run, pinned to this snapshot's commit. `accessed` (YYYY-MM-DD, the day "
@@ -273,15 +265,15 @@ class Run(_Named):
         slug = self._facts().source
         source_name = info.context.snapshots.source_terms(graph.mainline, slug).get("Source-Name") if slug else None
         primary = run.primary
-        published = _published_at(graph, run)
+        published = published_at(graph, run)
         return CitationFacts(
             implementation=(implementation.title or implementation.name) if implementation else run.implementation,
-            workload=workload_label(_document(info, workload)) if workload else run.workload,
+            workload=workload_label(document(info, workload)) if workload else run.workload,
             value=format_value(primary.value, primary.unit) if primary else "no primary value",
             statistic=primary.statistic if primary else "n/a",
             source=source_name or slug or "an unknown source",
             digest=run.digest,
-            permalink=info.context.permalink(graph, "runs", run.digest),
+            permalink=info.context.urls.run(graph.commit, run.digest),
             accessed=accessed,
             published=published[:10] if published else None,
             title=run.title or run.name,
@@ -289,35 +281,24 @@ class Run(_Named):
 
     @strawberry.field(description="The stored manifest JSON.")
     def manifest(self, info: Info) -> JSON:
-        return _json(_document(info, self._node))
+        return as_json(document(info, self._node))
 
     @strawberry.field(description="The run with its protocol and environment, as the run pages show it.")
     def bundle(self, info: Info) -> JSON:
-        bundle: dict[str, Any] = {"run": _document(info, self._node)}
+        bundle: dict[str, Any] = {"run": document(info, self._node)}
         for key, digest in (("protocol", self._node.protocol), ("environment", self._node.environment)):
             node = self._graph.nodes.get(digest)
             if node is not None:
-                bundle[key] = _document(info, node)
-        return _json(bundle)
+                bundle[key] = document(info, node)
+        return as_json(bundle)
 
 
-def _display(primary: registry.cohorts.Primary | None) -> str | None:
+def primary_display(primary: registry.cohorts.Primary | None) -> str | None:
+    """A primary measurement as the pages say it (`144.6 µs`)."""
     return format_value(primary.value, primary.unit) if primary else None
 
 
-def _run(graph: Graph, digest: str | None) -> Run | None:
+def run_of(graph: Graph, digest: str | None) -> Run | None:
+    """The run with this digest, if the graph has one."""
     node = graph.nodes.get(digest) if digest else None
     return Run(_graph=graph, _node=node) if isinstance(node, n.Run) else None
-
-
-def _ordered_runs(graph: Graph, digests: Iterable[str]) -> list[str]:
-    """Newest observation first, then digest: a stable order for a given commit."""
-    nodes = graph.nodes
-    return sorted(digests, key=lambda d: (-nodes[d].observed_ns, d))  # type: ignore[union-attr]
-
-
-# Kinds, runs, cohorts and lifecycle facts name each other: their modules import each other last,
-# once their own classes exist (strawberry resolves the annotations when the schema is built).
-from api.types.cohorts import Cohort  # noqa: E402
-from api.types.kinds import Environment, Implementation, Operation, Protocol, Workload, _operation  # noqa: E402
-from api.types.lifecycle import Attestation, Retraction, Verification  # noqa: E402

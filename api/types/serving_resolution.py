@@ -4,17 +4,18 @@ the inputs, each run's constraint outcomes, its rank or its place on the Pareto 
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
 
+from api.types.base import build
 from registry import serving as policy
 from registry.graph import Graph
 from registry.nodes import ServingRun as ServingRunNode
 from registry.serving_graph import Resolution, Resolved
 
 if TYPE_CHECKING:
-    from api.serving_types import ServingRun
+    from api.types.serving import ServingRun
 
 __all__ = [
     "ConstraintOutcome",
@@ -27,6 +28,8 @@ __all__ = [
     "ServingResolution",
     "direction_of",
 ]
+
+ServingRunRef = Annotated["ServingRun", strawberry.lazy("api.types.serving")]
 
 
 @strawberry.enum(description="Which way is better for a metric, or which way an objective optimizes.")
@@ -112,12 +115,10 @@ class ServingCandidate:
     _constraints: strawberry.Private[tuple[policy.Constraint, ...]]
 
     @strawberry.field
-    def run(self) -> Annotated[ServingRun, strawberry.lazy("api.serving_types")]:
-        from api.serving_types import ServingRun  # the run types need this module first
-
+    def run(self) -> ServingRunRef:
         node = self._graph.nodes[self._resolved.run]
         assert isinstance(node, ServingRunNode)
-        return ServingRun(_graph=self._graph, _node=node)
+        return cast("ServingRun", build(ServingRunRef, _graph=self._graph, _node=node))
 
     @strawberry.field
     def eligible(self) -> bool:

@@ -7,15 +7,13 @@ import strawberry
 
 import registry
 from api import types as t
-from api.context import Context
-from api.serving_types import ServingCohort, ServingMetric, ServingRun, ServingRunStatus, run_maker, vocabulary
+from api.types.base import Info
+from api.types.serving import ServingCohort, ServingMetric, ServingRun, ServingRunStatus, run_maker, vocabulary
 from registry import nodes as n
 from registry.graph import Graph
 from registry.serving_graph import ServingIndex, serving_index
 
 __all__ = ["ServingCohortFilter", "ServingRoot", "ServingRunFilter", "refuse_serving_runs"]
-
-Info = strawberry.Info[Context, None]
 
 
 @strawberry.input(description="Narrow the serving runs; every given condition must hold.")

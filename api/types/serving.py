@@ -1,6 +1,6 @@
 """The GraphQL types of serving results (serving-v1): runs, their configuration, stack, workload and
-model, and serving cohorts. A cohort's resolution is `api.serving_resolution`'s, the root fields
-`api.serving_root`'s.
+model, and serving cohorts. A cohort's resolution is `api.types.serving_resolution`'s, the root fields
+`api.types.serving_root`'s.
 
 Serving results are a product of their own: they never appear in `runs`, `cohorts`, `records`
 or `compare`, and kernel runs never appear here. The domain is `registry.serving` (the policy)
@@ -17,17 +17,16 @@ from strawberry.scalars import JSON
 
 import registry
 from api import types as t
-from api.context import Context
 from api.errors import access_date
-from api.serving_resolution import (
+from api.types.base import Info, Named, Observed, document, published_at
+from api.types.identity import Node
+from api.types.serving_resolution import (
     OptimizationDirection,
     ServingConstraintInput,
     ServingObjectiveInput,
     ServingResolution,
     direction_of,
 )
-from api.types.identity import Node
-from api.types.manifests import _document, _Named, _published_at
 from registry import nodes as n
 from registry import serving as policy
 from registry.graph import Graph
@@ -49,8 +48,6 @@ __all__ = [
     "run_maker",
     "vocabulary",
 ]
-
-Info = strawberry.Info[Context, None]
 
 MAX_CONSTRAINTS = 16
 
@@ -152,7 +149,7 @@ class ServingSourceNative:
 
 
 @strawberry.type
-class _Described(_Named):
+class _Described(Named):
     """A manifest-backed type whose `manifest` is the Manifest type (a run's is its JSON, as for kernel runs)."""
 
     @strawberry.field
@@ -205,11 +202,11 @@ class ServingStack(_Described):
 
     @strawberry.field
     def api_protocol(self, info: Info) -> str | None:
-        return cast(str | None, _document(info, self._node)["spec"].get("apiProtocol"))
+        return cast(str | None, document(info, self._node)["spec"].get("apiProtocol"))
 
     @strawberry.field(description="The whole stack spec, as published.")
     def spec(self, info: Info) -> JSON:
-        return cast(JSON, _document(info, self._node)["spec"])
+        return cast(JSON, document(info, self._node)["spec"])
 
 
 @strawberry.type(
@@ -225,19 +222,19 @@ class ServingConfiguration(_Described):
 
     @strawberry.field(description="e.g. AMD · Supermicro AS-8125GS-TNMR2 (submitter · system), as upstream sums it up.")
     def summary(self, info: Info) -> str:
-        return _configuration_summary(self._graph, self._node, _document(info, self._node))
+        return _configuration_summary(self._graph, self._node, document(info, self._node))
 
     @strawberry.field
     def dtype(self, info: Info) -> str | None:
-        return cast(str | None, _document(info, self._node)["spec"].get("dtype"))
+        return cast(str | None, document(info, self._node)["spec"].get("dtype"))
 
     @strawberry.field
     def quantization(self, info: Info) -> str | None:
-        return cast(str | None, _document(info, self._node)["spec"].get("quantization"))
+        return cast(str | None, document(info, self._node)["spec"].get("quantization"))
 
     @strawberry.field(description="The whole configuration spec, as published.")
     def spec(self, info: Info) -> JSON:
-        return cast(JSON, _document(info, self._node)["spec"])
+        return cast(JSON, document(info, self._node)["spec"])
 
 
 def _configuration_summary(graph: Graph, node: n.ServingConfiguration, document: dict[str, Any]) -> str:
@@ -265,11 +262,11 @@ class ServingWorkload(_Described):
 
     @strawberry.field
     def dataset(self, info: Info) -> str | None:
-        return cast(str | None, (_document(info, self._node)["spec"].get("dataset") or {}).get("name"))
+        return cast(str | None, (document(info, self._node)["spec"].get("dataset") or {}).get("name"))
 
     @strawberry.field(description="The whole workload spec, as published.")
     def spec(self, info: Info) -> JSON:
-        return cast(JSON, _document(info, self._node)["spec"])
+        return cast(JSON, document(info, self._node)["spec"])
 
 
 # Runs ---------------------------------------------------------------------------------------------
@@ -279,23 +276,12 @@ class ServingWorkload(_Described):
     description="An LLM-serving result: a model served by a configured stack on a topology, under a workload. "
     "It compares only inside its serving cohort (serving-v1), never with kernel runs."
 )
-class ServingRun(_Named):
+class ServingRun(Observed[ServingRunStatus]):
     _node: strawberry.Private[n.ServingRun]
+    statuses = ServingRunStatus
 
     def _facts(self) -> ServingFacts:
         return serving_index(self._graph).facts[self._node.digest]
-
-    @strawberry.field
-    def status(self) -> ServingRunStatus:
-        return ServingRunStatus(self._node.status)
-
-    @strawberry.field(description="When it was measured, as the manifest says (ISO 8601 UTC).")
-    def observed_at(self) -> str:
-        return self._node.observed_at
-
-    @strawberry.field(description="Committer time of the first commit on main that contains it; null if unpublished.")
-    def published_at(self) -> str | None:
-        return _published_at(self._graph, self._node)
 
     @strawberry.field
     def model(self) -> Model | None:
@@ -359,7 +345,7 @@ class ServingRun(_Named):
 
     @strawberry.field
     def source_native(self, info: Info) -> ServingSourceNative | None:
-        native = _document(info, self._node)["spec"].get("sourceNative")
+        native = document(info, self._node)["spec"].get("sourceNative")
         if native is None:
             return None
         return ServingSourceNative(
@@ -374,7 +360,7 @@ class ServingRun(_Named):
 
     @strawberry.field
     def caveats(self, info: Info) -> list[str]:
-        return list(_document(info, self._node)["spec"].get("caveats") or ())
+        return list(document(info, self._node)["spec"].get("caveats") or ())
 
     @strawberry.field(description="Its serving cohort's key; null when its model or workload is missing.")
     def cohort_key(self) -> str | None:
@@ -427,7 +413,7 @@ class ServingRun(_Named):
 
     @strawberry.field(description="The run pinned to this snapshot's commit (JSON at the permalink).")
     def permalink(self, info: Info) -> str:
-        return info.context.permalink(self._graph, "runs", self._node.digest)
+        return info.context.urls.run(self._graph.commit, self._node.digest)
 
     @strawberry.field(
         description="Pinned to this snapshot's commit, with the run's digest; `accessed` (YYYY-MM-DD) adds the date "
@@ -446,9 +432,9 @@ class ServingRun(_Named):
         slug = self._source(info)
         source_name = info.context.snapshots.source_terms(graph.mainline, slug).get("Source-Name") if slug else None
         metric, statistic, unit, value = run.measurements[0]
-        published = _published_at(graph, run)
+        published = published_at(graph, run)
         return CitationFacts(
-            implementation=_configuration_summary(graph, configuration, _document(info, configuration))
+            implementation=_configuration_summary(graph, configuration, document(info, configuration))
             if isinstance(configuration, n.ServingConfiguration)
             else run.configuration,
             workload=(workload.title or workload.name) if workload else run.workload,
@@ -456,7 +442,7 @@ class ServingRun(_Named):
             statistic=f"{statistic} {metric}",
             source=source_name or slug or "an unknown source",
             digest=run.digest,
-            permalink=info.context.permalink(graph, "runs", run.digest),
+            permalink=info.context.urls.run(graph.commit, run.digest),
             accessed=accessed,
             published=published[:10] if published else None,
             title=run.title or run.name,
@@ -464,7 +450,7 @@ class ServingRun(_Named):
 
     @strawberry.field(description="The stored manifest JSON.")
     def manifest(self, info: Info) -> JSON:
-        return cast(JSON, _document(info, self._node))
+        return cast(JSON, document(info, self._node))
 
 
 def run_maker(graph: Graph) -> Any:

@@ -1,4 +1,5 @@
-"""The root fields of global object identification: `node(id:)` and `nodes(ids:)` (issue 9).
+"""The root fields of global object identification (Relay's): `node(id:)` and `nodes(ids:)`, which let a
+normalized client cache refetch any object it holds.
 
 An id names its type, the commit it was read from and its key (`api.types.identity`); the object is
 looked up in that commit's graph, so a refetch answers what the id was read as, even after main moved.
@@ -12,18 +13,16 @@ from typing import Any
 import strawberry
 
 import registry
-from api import serving_types as sv
 from api import types as t
-from api.context import Context
 from api.errors import BadUserInput
+from api.types import serving as sv
+from api.types.base import Info
 from api.types.identity import Node, decode_id
 from registry import nodes as n
 from registry.graph import Graph
 from registry.serving_graph import serving_index
 
 __all__ = ["MAX_NODES", "NodeRoot"]
-
-Info = strawberry.Info[Context, None]
 
 MAX_NODES = 100
 

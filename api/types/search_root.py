@@ -1,6 +1,6 @@
 """Search and the navigation lists of a snapshot: `search(query:)` with KernelIndex's grammar
-(`registry.search`), and `projects`, `implementations`, `gpus`, `sources` with their counts (issue 9).
-`Snapshot` extends `SearchRoot`."""
+(`registry.search`), and `projects`, `implementations`, `gpus`, `sources` with their counts: what a
+frontend's search box and its browse menus ask for. `Snapshot` extends `SearchRoot`."""
 
 from __future__ import annotations
 
@@ -9,14 +9,12 @@ from typing import Any
 import strawberry
 
 from api import types as t
-from api.context import Context
+from api.types.base import Info
 from registry import nodes as n
 from registry.graph import Graph
 from registry.search import parse_query, search_runs
 
 __all__ = ["Gpu", "SearchFacet", "SearchIssue", "SearchResult", "SearchRoot", "SourceCount"]
-
-Info = strawberry.Info[Context, None]
 
 MAX_QUERY = 512
 
@@ -111,17 +109,17 @@ class SearchRoot:
         if len(query) > MAX_QUERY:
             raise t.PageSizeError(f"a search query is at most {MAX_QUERY} characters (got {len(query)})")
         intent = parse_query(query)
-        documents = info.context.documents
+        objects = info.context.objects
 
         def document(digest: str) -> dict[str, Any]:
-            return documents.get(graph.nodes[digest].oid)
+            return objects.get(graph.nodes[digest].oid)
 
         digests = search_runs(graph, intent, document)
         return SearchResult(
             text=intent.text + intent.operations,
             facets=[SearchFacet(token=f.token, field=f.field, display=f.display) for f in intent.facets],
             issues=[SearchIssue(token=i.token, message=i.message) for i in intent.issues],
-            runs=t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t._typed(graph, d, t.Run)),
+            runs=t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t.typed(graph, d, t.Run)),
         )
 
     @strawberry.field(description="Software projects by name (each with its implementations).")

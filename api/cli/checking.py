@@ -1,0 +1,125 @@
+"""`kernelindex validate`: manifest files alone and against the registry, or (`--base/--head`) a whole pull
+request read from git, with what it would do at merge (`report`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+import registry
+from api.cli.console import emit_json, err, guarded
+from api.cli.options import AtOption, JsonOption, RepoOption, TrustRootOption
+from api.cli.stores import open_store, read_manifests, read_trust_root, try_open
+
+__all__ = ["validate"]
+
+
+@guarded
+def validate(
+    files: Annotated[list[Path] | None, typer.Argument(help="Manifest files (JSON or YAML).")] = None,
+    base: Annotated[str | None, typer.Option(help="The PR check: the commit, branch or tag merged into.")] = None,
+    head: Annotated[str | None, typer.Option(help="The PR check: the commit, branch or tag proposed.")] = None,
+    repo: RepoOption = None,
+    at: AtOption = None,
+    output: Annotated[
+        str, typer.Option("--format", help="text, markdown (a PR comment with the rank at merge) or json.")
+    ] = "text",
+    trust_root: TrustRootOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Check manifest files, or (--base/--head) a whole pull request read from git: every problem at once.
+
+    Files are checked alone, then, when a registry is present, that their references resolve in
+    it (or among the files) and that each run measures one operation. A range may only add valid
+    manifests at their digest paths; overlays and policy changes need a maintainer's signature.
+    Exit status 0 only when everything passes.
+    """
+    fmt = "json" if as_json else output.lower()
+    if fmt not in ("text", "markdown", "json"):
+        raise typer.BadParameter(f"{output!r}: expected text, markdown or json", param_hint="--format")
+    if base is not None or head is not None:
+        if base is None or head is None or files:
+            raise typer.BadParameter("the PR check takes --base and --head (and no files)", param_hint="--base/--head")
+        _validate_range(open_store(repo), base, head, fmt, read_trust_root(trust_root))
+        return
+    if not files:
+        raise typer.BadParameter("give manifest files, or --base and --head", param_hint="FILES")
+    problems: list[registry.Problem] = []
+    loaded: list[tuple[str, registry.Manifest]] = []
+    try:
+        loaded = read_manifests(files)
+    except registry.InvalidManifest as exc:
+        problems.extend(exc.problems)
+    store = try_open(repo)
+    if loaded and store is not None:
+        from registry.validate import check_additions
+
+        commit = (
+            store.resolve(at) if at else (store.head(store.current_branch() or registry.store.MAIN) or store.head())
+        )
+        problems.extend(check_additions(loaded, _StoreView(store, commit)))
+    if fmt == "json":
+        emit_json(
+            {
+                "ok": not problems,
+                "manifests": [{"file": f, "kind": m.kind, "digest": m.digest, "path": m.path} for f, m in loaded],
+                "problems": [{"file": p.source, "path": p.path, "reason": p.reason} for p in problems],
+            }
+        )
+    else:
+        for problem in problems:
+            err(str(problem))
+        if not problems:
+            for file, manifest in loaded:
+                typer.echo(f"ok  {manifest.digest}  {manifest.kind}  {file}")
+    if problems:
+        raise typer.Exit(1)
+
+
+def _validate_range(store: registry.GitStore, base: str, head: str, fmt: str, trust_root: bytes | None = None) -> None:
+    from api.cli.report import range_report
+    from registry.review import check_range
+
+    base_commit, head_commit = store.resolve(base), store.resolve(head)
+    if fmt == "text":
+        report = check_range(store, base_commit, head_commit, trust_root=trust_root)
+        typer.echo(_review_comment(report, base, head))
+        ok = report.ok
+    else:  # markdown and json add what the change would do at merge (api/cli/report.py)
+        outcome = range_report(store, base_commit, head_commit, base, head, trust_root=trust_root)
+        if fmt == "json":
+            emit_json(outcome.json)
+        else:
+            typer.echo(outcome.markdown)
+        ok = outcome.check.ok
+    if not ok:
+        raise typer.Exit(1)
+
+
+def _review_comment(report: Any, base: str, head: str) -> str:
+    """Plain text a CI job can post on the pull request as it is."""
+    lines = [f"kernelindex validate {base}..{head}: {report.commits} commit(s), {len(report.added)} manifest(s) added"]
+    if report.ok:
+        lines.append("All checks passed.")
+    else:
+        lines.append(f"{len(report.problems)} problem(s); nothing can be merged until all are fixed:")
+        lines.extend(f"- {problem}" for problem in report.problems)
+    if report.added:
+        lines.append("")
+        lines.append("Added:")
+        lines.extend(f"- {m.kind} {m.digest} ({m.name})" for m in report.added)
+    return "\n".join(lines)
+
+
+class _StoreView:
+    def __init__(self, store: registry.GitStore, commit: str | None) -> None:
+        self._store = store
+        self._commit = commit
+
+    def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, Any] | None:
+        return self._store.read_document(self._commit, digest, kinds) if self._commit else None
+
+    def find_named(self, kind: str, name: str) -> str | None:
+        return self._store.names_of_kind(self._commit, kind).get(name) if self._commit else None

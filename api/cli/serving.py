@@ -1,0 +1,121 @@
+"""The commands that serve: `serve` (the HTTP API, pages and /mcp) and `mcp` (the MCP tools over stdio)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+import registry
+from api.cli.console import err, guarded
+from api.cli.options import RepoOption, TrustRootOption
+from api.cli.stores import open_store, read_settings, read_trust_root, repo_path
+from api.settings import Settings
+
+__all__ = ["mcp", "serve"]
+
+
+@guarded
+def serve(
+    repo: RepoOption = None,
+    host: Annotated[str | None, typer.Option(help="Interface to listen on (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(min=0, max=65535, help="Port (default 8000).")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default 1).")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Public URL of links (default: root-relative).")] = None,
+    poll: Annotated[float | None, typer.Option(help="Seconds between checks of main (default 2).")] = None,
+    trust_root: TrustRootOption = None,
+    mirror: Annotated[
+        str | None,
+        typer.Option(help="Serve a replica of this canonical repository (cloned to --repo, kept fresh by git fetch)."),
+    ] = None,
+    pid_file: Annotated[
+        Path | None, typer.Option(help="Write the serving process's id here (SIGHUP it for a zero-downtime restart).")
+    ] = None,
+) -> None:
+    """Serve the registry over HTTP: GraphQL at /graphql (GraphiQL in a browser), permalinks, /healthz."""
+    import contextlib
+    import os
+
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    settings = read_settings()
+    path = repo_path(repo).resolve()
+    mirror_url = mirror or settings.mirror_url
+    if mirror_url:
+        from registry.mirror import Mirror
+
+        if Mirror(mirror_url, path).ensure():  # the first start of a replica clones (docs/deploy.md)
+            err(f"kernelindex: cloned {mirror_url} into {path}")
+    registry.GitStore(path)  # fail here, with a clear line, rather than in every worker
+    chosen = {
+        "KERNELINDEX_REPO": str(path),
+        "KERNELINDEX_HOST": host or settings.host,
+        "KERNELINDEX_PORT": str(settings.port if port is None else port),
+        "KERNELINDEX_WORKERS": str(workers or settings.workers),
+        "KERNELINDEX_POLL_SECONDS": str(settings.poll_seconds if poll is None else poll),
+    }
+    if base_url or settings.base_url:
+        chosen["KERNELINDEX_BASE_URL"] = base_url or settings.base_url or ""
+    if trust_root is not None or settings.trust_root is not None:
+        root = (trust_root or settings.trust_root or Path()).resolve()
+        registry.TrustChain.check_root(read_trust_root(root))  # a bad root fails here, with a clear line
+        chosen["KERNELINDEX_TRUST_ROOT"] = str(root)
+    if mirror_url:
+        chosen["KERNELINDEX_MIRROR_URL"] = mirror_url
+    # The options are the application's settings, read as the environment would give them. This process's
+    # environment is never written: a worker gets the settings with its configuration, a successor with its
+    # command (api.handover).
+    final = Settings.from_env({**os.environ, **chosen})
+    options: dict[str, Any] = {
+        "log_level": "info" if final.debug else "warning",
+        "access_log": final.debug,
+        "proxy_headers": True,
+    }
+    from api.app import WorkerConfig, create_app
+    from api.handover import Draining, HandoverServer, listening_socket
+    from api.urls import Urls
+
+    listening = Urls(f"http://{final.host}:{final.port}")  # where this process listens, for its first line
+
+    if final.workers > 1:
+        err(f"kernelindex: serving {path} on {listening.graphql()} ({final.workers} worker(s))")
+        processes = WorkerConfig(final, **options)
+        with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: the supervisor has stopped its workers
+            Multiprocess(processes, sockets=[processes.bind_socket()]).run()
+        return
+
+    application = create_app(final)
+    draining = Draining(application)
+    config = uvicorn.Config(draining, host=final.host, port=final.port, lifespan="on", **options)
+    listener = listening_socket(config, final.listen_fd)
+    server = HandoverServer(
+        config,
+        draining,
+        warm=application.state.server.serving,
+        predecessor=final.handover_from,
+        pid_file=pid_file.resolve() if pid_file else None,
+        environment=chosen,  # a successor is given the same options
+    )
+    if final.handover_from is None:
+        err(f"kernelindex: serving {path} on {listening.graphql()} (SIGHUP: hand over)")
+    server.run(sockets=[listener])
+
+
+@guarded
+def mcp(
+    repo: RepoOption = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Where the registry is served, for permalinks (default $KERNELINDEX_BASE_URL).")
+    ] = None,
+) -> None:
+    """Serve the MCP tools over stdio (for an assistant's MCP configuration); stdout is the protocol."""
+    import datetime as dt
+
+    from api.mcp_server import run_stdio
+    from registry.snapshots import Snapshots
+
+    settings = read_settings()
+    snapshots = Snapshots(open_store(repo).path, trust_root=read_trust_root(None))
+    run_stdio(snapshots, base_url or settings.base_url, lambda: dt.datetime.now(dt.UTC).date())

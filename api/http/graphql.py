@@ -1,0 +1,173 @@
+"""`/graphql`: GraphQL over HTTP (`api.graphql_http` reads the protocol), GraphiQL for a browser, and its files.
+
+The endpoint is ours rather than strawberry's view so that a response for (commit, document, variables) is
+served from a cache at the speed of a static route, with strong entity tags (304 on `If-None-Match`) and
+immutable caching when pinned to a full commit id. Answers come from the query service (`api.service`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+
+import registry
+from api import freshness
+from api import graphql_http as gh
+from api.cache import IMMUTABLE, REVALIDATE, Representation
+from api.codes import BAD_REQUEST, COMMIT_NOT_YET_AVAILABLE, NOT_ACCEPTABLE, NOT_FOUND, QUERY_TOO_LARGE
+from api.errors import code_of_class
+from api.http.requests import not_ready, server_of
+from api.http.responses import VARY, error, error_body, finish, send
+from api.schema import LIMITS
+from api.server import Server
+from registry.graph import Graph
+
+__all__ = ["MAX_BODY", "asset", "endpoint"]
+
+MAX_BODY = 2 * LIMITS["max_query_bytes"]
+"""A request body's limit: a query at its limit, and as much again for its variables."""
+
+
+async def endpoint(request: Request) -> Response:
+    """GET, POST (and HEAD) `/graphql`: one operation or a batch, answered in the media type asked for."""
+    server = server_of(request)
+    accept = request.headers.get("accept")
+    if request.method != "POST" and (
+        ("text/html" in (accept or "") and gh.GRAPHQL_RESPONSE not in (accept or ""))
+        or (request.method == "HEAD" and not request.query_params)
+    ):
+        # A browser (or a probe) at /graphql: GraphiQL, prefilled from ?query=..., its assets ours.
+        page = server.graphiql.page(server.urls.graphiql_assets(server.graphiql.version))
+        return finish(request, page.encode(), media_type="text/html", headers={"cache-control": REVALIDATE})
+    media = gh.response_media_type(accept)
+    if media is None:
+        return _refused(gh.Refusal(406, f"cannot answer in {accept!r}: accept {gh.GRAPHQL_RESPONSE}", NOT_ACCEPTABLE))
+    body = b""
+    if request.method == "POST":
+        declared = int(request.headers.get("content-length") or 0)
+        read = await _read_body(request) if declared <= MAX_BODY else None
+        if read is None:
+            return _refused(gh.Refusal(413, f"request body over {MAX_BODY:,} bytes", QUERY_TOO_LARGE), media)
+        body = read
+    parsed = gh.parse_operations(request.method, request.query_params, request.headers.get("content-type"), body)
+    if isinstance(parsed, gh.Refusal):
+        return _refused(parsed, media)
+    refusal = not_ready(server)
+    if refusal is not None:
+        return refusal
+    behind = await _at_least(server, request, parsed)
+    if behind is not None:
+        return behind
+    head = server.snapshots.head
+    if isinstance(parsed, gh.Operation):
+        answer = await _answer(server, head, parsed, LIMITS["max_cost"])
+        if isinstance(answer, gh.Refusal):
+            return _refused(answer, media)
+        status = 400 if answer.request_error and media == gh.GRAPHQL_RESPONSE else 200
+        return send(request, answer, status, media, server.responses)
+    # A batch: answered as an array, in order; together its operations get one operation's cost limit.
+    parts: list[bytes] = []
+    immutable = True
+    budget = LIMITS["max_cost"]
+    for operation in parsed:
+        answer = await _answer(server, head, operation, budget)
+        if isinstance(answer, gh.Refusal):
+            parts.append(error_body(answer.message, answer.code))
+            immutable = False
+            continue
+        budget = max(budget - answer.cost, 0)
+        parts.append(answer.body)
+        immutable = immutable and answer.headers["cache-control"] == IMMUTABLE
+    batch = _representation(b"[" + b",".join(parts) + b"]", immutable, head.commit)
+    return send(request, batch, 200, media)
+
+
+async def asset(request: Request) -> Response:
+    """A vendored GraphiQL file: its URL names its version, so it never changes."""
+    server = server_of(request)
+    found = server.graphiql.asset(request.path_params["version"], request.path_params["name"])
+    if found is None:
+        return error(404, "no such GraphiQL asset (the page names the current ones)", NOT_FOUND)
+    return send(request, found)
+
+
+def _representation(
+    body: bytes, immutable: bool, commit: str, *, request_error: bool = False, cost: int = 0
+) -> Representation:
+    headers = {"cache-control": IMMUTABLE if immutable else REVALIDATE, "x-kernelindex-commit": commit}
+    return Representation(body, gh.JSON, headers, request_error=request_error, cost=cost)
+
+
+def _refused(refusal: gh.Refusal, media: str = gh.JSON) -> Response:
+    """A request refused before GraphQL ran. Status 200 marks a GraphQL request error (a persisted query
+    not found), 400 to a client of application/graphql-response+json."""
+    status = refusal.status
+    if status == 200 and media == gh.GRAPHQL_RESPONSE:
+        status = 400
+    return error(status, refusal.message, refusal.code, media_type=media, headers={"vary": VARY})
+
+
+async def _answer(server: Server, head: Graph, operation: gh.Operation, budget: int) -> Representation | gh.Refusal:
+    """One operation's answer: from the response cache, or from the query service (then cached when it may be)."""
+    query = server.persisted.resolve(operation)
+    if isinstance(query, gh.Refusal):
+        return query
+    if len(query.encode()) > LIMITS["max_query_bytes"]:
+        return gh.Refusal(413, f"query over {LIMITS['max_query_bytes']:,} bytes", QUERY_TOO_LARGE)
+    try:
+        request_digest = hashlib.sha256(
+            orjson.dumps([query, operation.variables, operation.operation_name], option=orjson.OPT_SORT_KEYS)
+        ).hexdigest()
+    except TypeError:  # orjson reads deeper JSON than it writes (254 levels)
+        return gh.Refusal(400, "variables are nested too deeply", BAD_REQUEST)
+    key = (head.commit, request_digest)
+    cached = server.responses.get(key)
+    if cached is None or cached.cost > budget:
+        budgeted = budget if budget < LIMITS["max_cost"] else None
+        answer = await server.queries.answer(
+            query, operation.variables, operation=operation.operation_name, head=head, budget=budgeted
+        )
+        cached = _representation(
+            answer.body, answer.immutable, head.commit, request_error=answer.request_error, cost=answer.cost
+        )
+        if answer.cacheable:
+            cached.key = key
+            server.responses.put(key, cached)
+    return cached
+
+
+async def _at_least(server: Server, request: Request, parsed: gh.Operation | list[gh.Operation]) -> Response | None:
+    """Wait until the commits the client last saw are served (api.freshness), or say why not: the
+    `X-Registry-Min-Commit` header, and `registry(minCommit:)` in any operation of the request."""
+    operations = [parsed] if isinstance(parsed, gh.Operation) else parsed
+    try:
+        wanted = freshness.wanted_commits(request.headers, "", {})
+        for operation in operations:
+            # Only a hash-only persisted query needs its document looked up (and _answer resolves it again):
+            # hashing every document twice would cost each request on the hot path.
+            query = operation.query if operation.query is not None else server.persisted.resolve(operation)
+            if isinstance(query, str):
+                wanted += freshness.wanted_commits({}, query, operation.variables)
+        for commit in dict.fromkeys(wanted):
+            await freshness.await_commit(
+                server.snapshots, commit, server.refresh_async, server.moved, server.settings.min_commit_wait
+            )
+    except registry.errors.CommitNotYetAvailable as exc:
+        return error(503, str(exc), COMMIT_NOT_YET_AVAILABLE, headers={"retry-after": "1"})
+    except registry.RegistryError as exc:  # not on main, or not a commit id: the client's mistake
+        return error(400, str(exc), code_of_class(exc))
+    return None
+
+
+async def _read_body(request: Request) -> bytes | None:
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)

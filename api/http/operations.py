@@ -1,0 +1,77 @@
+"""What operators and API clients ask of the server itself: `/healthz`, the refresh hook, and the index of
+the API (`/` for an API client; a browser gets the home page, `web.catalog_pages.home_or_index`)."""
+
+from __future__ import annotations
+
+import hmac
+import os
+import time
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from api.codes import NOT_READY, UNAUTHORIZED
+from api.http.requests import server_of
+from api.http.responses import error
+from registry.provenance import utc_instant
+
+__all__ = ["healthz", "index", "refresh"]
+
+
+async def healthz(request: Request) -> JSONResponse:
+    """Whether this process serves a valid head of main, which, since when, and how its last checks went."""
+    server = server_of(request)
+    status = server.snapshots.status
+    body = {
+        "status": "ok" if server.ready and status.serving and not status.reason else "degraded",
+        "serving": status.serving,
+        "main": status.main,
+        "reason": server.load_error or status.reason,
+        "checkedAt": utc_instant(int(status.checked_at)) if status.checked_at else None,
+        "buildSeconds": round(status.build_seconds, 3),
+        "integrity": {"verified": status.verified, "checkSeconds": round(status.verify_seconds, 3)},
+        "uptimeSeconds": round(time.time() - server.started, 1),
+        "worker": os.getpid(),  # which process answered (each worker serves its own snapshots)
+    }
+    if server.mirror is not None:
+        fetched = server.mirror.last
+        body["mirror"] = {
+            "url": server.mirror.url,
+            "fetchedAt": utc_instant(int(fetched.at)) if fetched else None,
+            "error": server.mirror.error,
+        }
+    if not server.ready:
+        body["status"] = "starting" if server.load_error is None else "failed"
+    return JSONResponse(
+        body, status_code=200 if server.ready and status.serving else 503, headers={"cache-control": "no-store"}
+    )
+
+
+async def refresh(request: Request) -> Response:
+    """`POST /hooks/refresh`: look at main now (a replica fetches first), with the hook's secret if one is set."""
+    server = server_of(request)
+    secret = server.settings.hook_secret
+    given = request.headers.get("authorization", "").encode()
+    if secret and not hmac.compare_digest(given, f"Bearer {secret}".encode()):  # no timing oracle
+        return error(401, "a valid 'Authorization: Bearer <secret>' is required", UNAUTHORIZED)
+    if not server.ready:
+        return error(503, "the registry is still loading", NOT_READY)
+    failed = await server.fetch()  # a replica first brings the canonical refs
+    status = await server.refresh_async()
+    body = {"serving": status.serving, "main": status.main, "reason": status.reason}
+    if failed is not None:
+        return JSONResponse({**body, "reason": failed}, status_code=502)
+    return JSONResponse(body, status_code=200 if status.reason is None else 409)
+
+
+async def index(request: Request) -> JSONResponse:
+    """What an API client finds at `/`: where the API and the health check are, and the commit served."""
+    server = server_of(request)
+    return JSONResponse(
+        {
+            "name": "KernelIndex registry",
+            "graphql": server.urls.graphql(),
+            "health": server.urls.url_path_for("healthz"),
+            "serving": server.snapshots.status.serving,
+        }
+    )

@@ -1,0 +1,267 @@
+"""Publishing the registry beyond GraphQL: Atom feeds, catalog exports pinned to a commit, and `llms.txt` /
+`robots.txt` / the sitemap. What they say is rendered by `api.feeds`, `api.wellknown` and
+`registry.export`, which know nothing of HTTP; here are their validators, caching and refusals.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+from collections.abc import Callable, Iterator
+
+import anyio.to_thread
+import orjson
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
+
+import registry
+from api.cache import FOLLOW, IMMUTABLE, entity_tag
+from api.codes import AMBIGUOUS_NAME, MANIFEST_NOT_FOUND, NO_BASE_URL, NOT_FOUND, REVISION_NOT_FOUND
+from api.feeds import Feed, publications_feed, records_feed
+from api.http.requests import not_ready, server_of
+from api.http.responses import JSON, error
+from api.service import NotPublished
+from api.urls import Urls, unpinned
+from api.wellknown import llms_txt, robots_txt, sitemap_index, sitemap_runs, sitemap_site
+from registry.export import CATALOG_FORMAT, compressed, export_name, plan_export
+from registry.graph import Graph
+from registry.provenance import utc_instant
+
+__all__ = [
+    "cohort_feed",
+    "export",
+    "latest_export",
+    "llms",
+    "operation_feed",
+    "publications",
+    "records",
+    "robots",
+    "sitemap",
+    "sitemap_part",
+]
+
+_ATOM = "application/atom+xml; charset=utf-8"
+_EXPORT_VERSION = "1"  # part of an export's ETag: the same commit exports the same bytes under one version
+
+
+def _not_modified(request: Request, etag: str, updated: int | None) -> bool:
+    """RFC 9110 section 13.2.2: If-None-Match decides when present; otherwise If-Modified-Since."""
+    match = request.headers.get("if-none-match")
+    if match is not None:
+        return etag in {tag.strip() for tag in match.split(",")} or match.strip() == "*"
+    since = request.headers.get("if-modified-since")
+    if since is None or updated is None:
+        return False
+    try:
+        parsed = email.utils.parsedate_to_datetime(since)
+    except (TypeError, ValueError):
+        return False
+    return updated <= int(parsed.timestamp())
+
+
+async def _pinned_graph(request: Request, pins: str) -> Graph | Response:
+    """The graph a `/at/{commit}/...` URL names (a full commit id of main), or the response refusing it
+    (`pins`: what such URLs pin, for the refusal's message)."""
+    server = server_of(request)
+    rev = request.path_params["commit"]
+    try:
+        commit = await server.queries.pinned(rev)
+    except registry.RevisionNotFound as exc:
+        return error(404, str(exc), REVISION_NOT_FOUND)
+    except NotPublished as exc:
+        return error(404, f"{exc.commit} is not on main: {pins}", REVISION_NOT_FOUND)
+    if rev != commit:
+        return RedirectResponse(server.urls.pin(commit, unpinned(request.url.path)), status_code=307)
+    graph: Graph = await anyio.to_thread.run_sync(server.snapshots.at, commit)
+    return graph
+
+
+def _utc(seconds: int) -> dt.datetime:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC)
+
+
+# Feeds ---------------------------------------------------------------------------------------------
+
+
+async def _cached_feed(request: Request, name: str, render: Callable[[Graph, Urls, bool], Feed | None]) -> Response:
+    """A feed of main's served head, or (under `/at/{commit}/`) of a commit of main: then immutable."""
+    server = server_of(request)
+    refusal = not_ready(server)
+    if refusal is not None:
+        return refusal
+    pinned = "commit" in request.path_params
+    if pinned:
+        found = await _pinned_graph(request, "only commits of the publication record are pinned")
+        if isinstance(found, Response):
+            return found
+        graph = found
+    else:
+        graph = server.snapshots.head
+    key = ("feed", graph.commit, name, pinned)
+    feed: Feed | None = server.feeds.get(key)
+    if feed is None:
+        feed = await anyio.to_thread.run_sync(render, graph, server.urls, pinned)
+        if feed is None:
+            return error(404, f"no such feed: {name} at {graph.commit}", MANIFEST_NOT_FOUND)
+        server.feeds.put(key, feed)
+    headers = {
+        "etag": feed.etag,
+        "last-modified": email.utils.format_datetime(_utc(feed.updated), usegmt=True),
+        "cache-control": IMMUTABLE if pinned else FOLLOW,
+        "x-kernelindex-commit": graph.commit,
+    }
+    if _not_modified(request, feed.etag, feed.updated):
+        return Response(status_code=304, headers=headers)
+    return Response(feed.body, media_type=_ATOM, headers=headers)
+
+
+async def records(request: Request) -> Response:
+    """`/feeds/records.atom`: new records and retraction hand-overs in every cohort, newest first."""
+    return await _cached_feed(request, "records", lambda graph, urls, pinned: records_feed(graph, urls, pinned=pinned))
+
+
+async def publications(request: Request) -> Response:
+    """`/feeds/publications.atom`: each commit of main and what it published."""
+    commit_info = server_of(request).objects.commit
+    return await _cached_feed(
+        request, "publications", lambda graph, urls, pinned: publications_feed(graph, urls, commit_info, pinned)
+    )
+
+
+async def operation_feed(request: Request) -> Response:
+    """`/feeds/operations/{id}.atom`: the records of an operation's cohorts."""
+    ident = request.path_params["ident"]
+
+    def render(graph: Graph, urls: Urls, pinned: bool) -> Feed | None:
+        operation = graph.find(("OperationSpec",), ident)
+        if operation is None:
+            return None
+        cohorts = [graph.cohorts[k] for k in graph.cohorts_by["operation"].get(operation.digest, ())]
+        return records_feed(graph, urls, f"operations/{operation.digest}", cohorts, pinned)
+
+    return await _guarded_feed(request, f"operations/{ident}", render)
+
+
+async def cohort_feed(request: Request) -> Response:
+    """`/feeds/cohorts/{key}.atom`: one cohort's records."""
+    key = request.path_params["key"]
+
+    def render(graph: Graph, urls: Urls, pinned: bool) -> Feed | None:
+        cohort = graph.find_cohort(key)
+        return None if cohort is None else records_feed(graph, urls, f"cohorts/{cohort.key}", [cohort], pinned)
+
+    return await _guarded_feed(request, f"cohorts/{key}", render)
+
+
+async def _guarded_feed(request: Request, name: str, render: Callable[[Graph, Urls, bool], Feed | None]) -> Response:
+    try:
+        return await _cached_feed(request, name, render)
+    except registry.AmbiguousName as exc:
+        return error(400, str(exc), AMBIGUOUS_NAME)
+
+
+# Exports -----------------------------------------------------------------------------------------
+
+
+async def export(request: Request) -> Response:
+    """`/at/{commit}/export.jsonl.zst`: the catalog export of a commit of main, streamed as it is produced;
+    immutable."""
+    server = server_of(request)
+    refusal = not_ready(server)
+    if refusal is not None:
+        return refusal
+    graph = await _pinned_graph(request, "exports pin commits of the publication record")
+    if isinstance(graph, Response):
+        return graph
+    etag = f'"{graph.commit}-{CATALOG_FORMAT}-{_EXPORT_VERSION}"'
+    name = export_name(graph.commit, graph.committed_at)
+    headers = {
+        "etag": etag,
+        "cache-control": IMMUTABLE,
+        "content-disposition": f'attachment; filename="{name}"',
+        "last-modified": email.utils.format_datetime(_utc(graph.committed_at), usegmt=True),
+        "x-kernelindex-commit": graph.commit,
+    }
+    if _not_modified(request, etag, graph.committed_at):
+        return Response(status_code=304, headers=headers)
+    if request.method == "HEAD":
+        return Response(media_type="application/zstd", headers=headers)
+    plan = await anyio.to_thread.run_sync(plan_export, server.snapshots.store(), graph)
+    stream: Iterator[bytes] = compressed(plan.lines())
+    return StreamingResponse(stream, media_type="application/zstd", headers=headers)
+
+
+async def latest_export(request: Request) -> Response:
+    """`/exports/latest.json`: a pointer to the export of main's served head (upstream's `latest.json`)."""
+    server = server_of(request)
+    refusal = not_ready(server)
+    if refusal is not None:
+        return refusal
+    graph = server.snapshots.head
+    body = orjson.dumps(
+        {
+            "format": CATALOG_FORMAT,
+            "name": export_name(graph.commit, graph.committed_at),
+            "url": server.urls.export(graph.commit),
+            "commit": graph.commit,
+            "committedAt": utc_instant(graph.committed_at),
+        }
+    )
+    etag = entity_tag(body)
+    headers = {"etag": etag, "cache-control": FOLLOW, "x-kernelindex-commit": graph.commit}
+    if _not_modified(request, etag, None):
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type=JSON, headers=headers)
+
+
+# Well-known files --------------------------------------------------------------------------------
+
+
+async def llms(request: Request) -> Response:
+    """`/llms.txt`: what the registry is and how to ask it, for assistants (llmstxt.org)."""
+    server = server_of(request)
+    refusal = not_ready(server)
+    if refusal is not None:
+        return refusal
+    text = llms_txt(server.snapshots.head, server.urls)
+    return PlainTextResponse(text, media_type="text/markdown; charset=utf-8", headers={"cache-control": FOLLOW})
+
+
+async def robots(request: Request) -> Response:
+    """`/robots.txt`."""
+    return PlainTextResponse(robots_txt(server_of(request).urls), headers={"cache-control": FOLLOW})
+
+
+_NO_BASE = "a sitemap lists absolute URLs: set KERNELINDEX_BASE_URL (or serve --base-url) to publish one"
+
+
+async def sitemap(request: Request) -> Response:
+    """`/sitemap.xml`: the index of the sitemaps (only under a configured base URL)."""
+    server = server_of(request)
+    refusal = not_ready(server)
+    if refusal is not None:
+        return refusal
+    if not server.urls.absolute:
+        return error(404, _NO_BASE, NO_BASE_URL)
+    body = await anyio.to_thread.run_sync(sitemap_index, server.snapshots.head, server.urls)
+    return Response(body, media_type="application/xml", headers={"cache-control": FOLLOW})
+
+
+async def sitemap_part(request: Request) -> Response:
+    """`/sitemaps/{name}.xml`: the site's entry points (`site`), or 10,000 run permalinks (`runs-N`)."""
+    server = server_of(request)
+    refusal = not_ready(server)
+    if refusal is not None:
+        return refusal
+    if not server.urls.absolute:
+        return error(404, _NO_BASE, NO_BASE_URL)
+    graph = server.snapshots.head
+    name = request.path_params["name"]
+    body: bytes | None = None
+    if name == "site":
+        body = sitemap_site(graph, server.urls)
+    elif name.startswith("runs-") and name[5:].isdigit():
+        body = await anyio.to_thread.run_sync(sitemap_runs, graph, server.urls, int(name[5:]))
+    if body is None:
+        return error(404, f"no such sitemap: {name}.xml", NOT_FOUND)
+    return Response(body, media_type="application/xml", headers={"cache-control": FOLLOW})

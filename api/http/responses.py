@@ -1,0 +1,71 @@
+"""How every HTTP answer of the registry is finished: errors in the one documented shape (with the one code
+list, `api.codes`), pages and badges (`finish`: where every HTML and SVG response is made), and cached
+answers in the content coding a client accepts (`send`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+
+from api import compression
+from api.cache import ByteLRU, Representation
+from api.graphql_http import etag_matches
+
+__all__ = ["JSON", "VARY", "error", "error_body", "finish", "send"]
+
+JSON = "application/json"
+VARY = "Accept, Accept-Encoding"
+"""What a coded answer of GraphQL varies with."""
+
+
+def error_body(message: str, code: str) -> bytes:
+    """`{"errors": [{"message", "extensions": {"code"}}]}`: the shape of every error the registry answers."""
+    return orjson.dumps({"errors": [{"message": message, "extensions": {"code": code}}]})
+
+
+def error(
+    status: int, message: str, code: str, *, headers: Mapping[str, str] | None = None, media_type: str = JSON
+) -> Response:
+    """An error answer: `status`, the error shape with `message` and `code` (one of `api.codes`)."""
+    return Response(error_body(message, code), status_code=status, media_type=media_type, headers=headers)
+
+
+def finish(
+    request: Request, body: bytes, *, media_type: str, headers: Mapping[str, str], status: int = 200
+) -> Response:
+    """A page, an error page, a badge or GraphiQL's page as it leaves: 304 when the client holds it already
+    (its entity tag, compared as sent)."""
+    etag = headers.get("etag")
+    if etag is not None and request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    return Response(body, status_code=status, media_type=media_type, headers=headers)
+
+
+def send(
+    request: Request,
+    item: Representation,
+    status: int | None = None,
+    media_type: str | None = None,
+    cache: ByteLRU[tuple[str, ...], Representation] | None = None,
+) -> Response:
+    """A cached answer (GraphQL's, a dossier, a GraphiQL file) in the coding the client accepts, made once and
+    kept with the answer (`cache` weighs it again), with the coding's own entity tag; 304 when the client
+    holds it already (the weak comparison: any coding of it will do)."""
+    body = item.body
+    coding = (
+        compression.negotiate(request.headers.get("accept-encoding")) if len(body) >= compression.MIN_BYTES else None
+    )
+    out = {**item.headers, "etag": compression.tag_for(item.etag, coding), "vary": VARY}
+    status = item.status if status is None else status
+    if status == 200 and etag_matches(request.headers.get("if-none-match"), item.etag):
+        return Response(status_code=304, headers=out)
+    if coding is not None:
+        body, made = item.encodings.get(body, coding)
+        out["content-encoding"] = coding
+        if made and cache is not None and item.key is not None:
+            cache.put(item.key, item)  # weigh it again, with its new coding
+    return Response(body, status_code=status, media_type=media_type or item.media_type, headers=out)

@@ -1,0 +1,96 @@
+"""Every URL the registry answers, in the order they are matched: the one place routes are declared.
+
+Paths come from `api.urls.PATHS` (the same table every link is built from); endpoints from the modules of
+each concept: `api.http` (GraphQL over HTTP, permalinks, operations, publishing) and `web` (every HTML
+page, with the negotiation of `/` and of a run's permalink). Most pages answer at the head of main and
+pinned to a commit (`/at/{commit}/...`), and some at a `.json` twin of their path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
+
+from api.http import graphql, operations, permalinks, publishing
+from api.urls import PATHS, PINNED, twin
+from web import catalog_pages, cohort_pages, run_pages, search_page, serving_pages
+from web.render import STATIC
+
+__all__ = ["routes"]
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def _head(name: str, endpoint: Endpoint, methods: Sequence[str] = ("GET",), twin: bool = False) -> Route:
+    path = PATHS[name] + (".json" if twin else "")
+    return Route(path, endpoint, methods=list(methods), name=name + ("_json" if twin else ""))
+
+
+def _pinned(name: str, endpoint: Endpoint, methods: Sequence[str] = ("GET",), twin: bool = False) -> Route:
+    path = PINNED + PATHS[name] + (".json" if twin else "")
+    return Route(path, endpoint, methods=list(methods), name=f"pinned_{name}" + ("_json" if twin else ""))
+
+
+def _both(name: str, endpoint: Endpoint, twin: bool = False) -> list[BaseRoute]:
+    """A page at the head of main and pinned to a commit."""
+    return [_head(name, endpoint, twin=twin), _pinned(name, endpoint, twin=twin)]
+
+
+def routes(mcp: ASGIApp) -> list[BaseRoute]:
+    """The routes of one application; `mcp` is its `/mcp` endpoint (made per application: it holds a session
+    manager)."""
+    return [
+        _head("home", catalog_pages.home_or_index),
+        _head("graphql", graphql.endpoint, ["GET", "POST"]),
+        _head("graphiql_asset", graphql.asset),
+        _head("healthz", operations.healthz),
+        _head("refresh", operations.refresh, ["POST"]),
+        # Pages: the home page's JSON twin and pinned forms (a pinned home page is `/at/{commit}`).
+        Route(twin(PATHS["home"]), catalog_pages.home, methods=["GET"], name="home_json"),
+        Route(PINNED, catalog_pages.home, methods=["GET"], name="pinned_home"),
+        Route(twin(PINNED), catalog_pages.home, methods=["GET"], name="pinned_home_json"),
+        _head("kernelindex_run", run_pages.kernelindex_run),  # before the head run redirect: a UUID is not a digest
+        *_both("cohort", cohort_pages.leaderboard),
+        *_both("records", cohort_pages.records),
+        *_both("records", cohort_pages.records, twin=True),
+        *_both("compare", cohort_pages.compare),
+        *_both("compare", cohort_pages.compare, twin=True),
+        *_both("search", search_page.search),
+        *_both("search", search_page.search, twin=True),
+        *_both("operation", catalog_pages.operation),
+        *_both("implementation", catalog_pages.implementation),
+        *_both("project", catalog_pages.project),
+        *_both("source", catalog_pages.source),
+        *_both("serving_cohort", serving_pages.serving_cohort),
+        _head("commit", catalog_pages.commit),
+        *_both("run_badge", run_pages.run_badge),
+        *_both("implementation_badge", run_pages.implementation_badge),
+        Mount(PATHS["static"], StaticFiles(directory=STATIC), name="static"),
+        # Permalinks: at the head they redirect to the commit served now; a run's is also its page.
+        _head("manifest", permalinks.head_manifest),
+        _head("run", permalinks.head_run),
+        _pinned("manifest", permalinks.manifest),
+        _pinned("run", run_pages.run_permalink, twin=True),  # before the page: its digest would take `.json`
+        _pinned("run", run_pages.run_permalink),
+        # Publishing: feeds at the head and pinned, exports, the files crawlers and assistants look for.
+        _head("records_feed", publishing.records),
+        _head("publications_feed", publishing.publications),
+        _head("operation_feed", publishing.operation_feed),
+        _head("cohort_feed", publishing.cohort_feed),
+        _pinned("records_feed", publishing.records),
+        _pinned("publications_feed", publishing.publications),
+        _pinned("operation_feed", publishing.operation_feed),
+        _pinned("cohort_feed", publishing.cohort_feed),
+        _pinned("export", publishing.export, ["GET", "HEAD"]),
+        _head("latest_export", publishing.latest_export),
+        _head("llms_txt", publishing.llms),
+        _head("robots_txt", publishing.robots),
+        _head("sitemap", publishing.sitemap),
+        _head("sitemap_part", publishing.sitemap_part),
+        Route(PATHS["mcp"], mcp, methods=["GET", "POST", "DELETE"], name="mcp"),
+    ]

@@ -1,0 +1,194 @@
+"""A serving process's state: the snapshots it serves and how it follows main, the query service over them,
+and the caches of its answers. The HTTP edges read it from the request (`api.http.requests.server_of`);
+`create_app` makes one per application.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator
+
+import anyio
+import anyio.to_thread
+
+import registry
+from api.cache import ByteLRU, Representation
+from api.context import StoredObjects
+from api.feeds import Feed
+from api.follow import follow_main
+from api.graphiql import GraphiQL
+from api.graphql_http import PersistedQueries
+from api.previews import Previews
+from api.service import QueryService
+from api.settings import Settings
+from api.urls import Urls
+from registry.graphcache import cache_path, load_cache, materialize, save_cache
+from registry.mirror import Mirror
+from registry.snapshots import Snapshots
+
+__all__ = ["FEED_CACHE_BYTES", "PAGE_CACHE_BYTES", "RESPONSE_CACHE_BYTES", "SWITCH_INTERVAL", "Server"]
+
+log = logging.getLogger("kernelindex")
+
+RESPONSE_CACHE_BYTES = 64 * 1024 * 1024
+"""GraphQL answers and run dossiers, serialized."""
+PAGE_CACHE_BYTES = 32 * 1024 * 1024
+"""Rendered pages and their JSON twins."""
+FEED_CACHE_BYTES = 16 * 1024 * 1024
+"""Rendered Atom feeds: a few hundred KB each at most."""
+SWITCH_INTERVAL = 0.001
+"""How long a thread holding the GIL keeps it when another wants it (CPython's default is 5 ms):
+the event loop waits for an executor that long at each step of a request (/healthz p99 under 6
+heavy clients: ~90 ms at 5 ms, ~50 ms at 1 ms, with the same throughput of heavy queries)."""
+
+
+class Server:
+    """What every route of one application shares."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.urls = Urls.of(settings.base_url)
+        self.snapshots = Snapshots(settings.repo_path, trust_root=settings.trust_root_policy())
+        self.objects = StoredObjects(self.snapshots)
+        self.previews = Previews(self.snapshots)
+        self.queries = QueryService(self.snapshots, self.objects, self.urls.base, previews=self.previews)
+        self.moved = asyncio.Condition()  # notified after each refresh (monotonic reads wait on it)
+        self.persisted = PersistedQueries(settings.trusted_documents())
+        self.graphiql = GraphiQL()
+        self.responses: ByteLRU[tuple[str, ...], Representation] = ByteLRU(RESPONSE_CACHE_BYTES, Representation.weight)
+        self.pages: ByteLRU[tuple[str, ...], Representation] = ByteLRU(PAGE_CACHE_BYTES, Representation.weight)
+        self.feeds: ByteLRU[tuple[object, ...], Feed] = ByteLRU(FEED_CACHE_BYTES, lambda feed: len(feed.body) + 256)
+        self.started = time.time()
+        self.ready = False
+        self.load_error: str | None = None
+        self.saved: str | None = None  # the commit the warm-start cache describes
+        # A replica's canonical repository, fetched on a poll and on the refresh hook (docs/deploy.md).
+        self.mirror = (
+            Mirror(settings.mirror_url, settings.repo_path, pull_requests=settings.mirror_pull_requests)
+            if settings.mirror_url
+            else None
+        )
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Serve: load (or warm-load) the head, follow main (a replica also its canonical repository) until
+        the context ends, then write the warm-start cache for the next start."""
+        self.queries.start()
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL)
+        try:
+            await anyio.to_thread.run_sync(self.load)
+        except registry.RegistryError as exc:
+            self.load_error = str(exc)
+            log.error("kernelindex: cannot load %s: %s", self.settings.repo_path, exc)
+        try:
+            git_dir = self.snapshots.store().git_dir
+        except registry.RegistryError:  # no repository (a replica whose first clone failed): nothing to follow
+            git_dir = None
+        followers = []
+        if git_dir is not None:
+            settings = self.settings
+            following = follow_main(
+                git_dir, self.refresh_async, settings.poll_seconds, watch=settings.watch, ready=lambda: self.ready
+            )
+            followers.append(asyncio.create_task(following))
+        if self.mirror is not None:
+            followers.append(asyncio.create_task(self._follow_mirror()))
+        try:
+            yield
+        finally:
+            sys.setswitchinterval(switch)
+            for task in followers:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            if self.ready:
+                await anyio.to_thread.run_sync(self.save)  # the next start is a warm one
+
+    async def _follow_mirror(self) -> None:
+        """A replica fetches its canonical repository on a poll too (the refresh hook is the fast path)."""
+        while True:
+            await asyncio.sleep(self.settings.poll_seconds)
+            await self.fetch()
+
+    def load(self) -> None:
+        """Build (or warm-load) the head graph; runs in a worker thread at startup. What is left
+        (every cohort's ranking and ledger, the cache for the next start) is done afterwards in the
+        background, while the server already answers."""
+        if self.mirror is not None:
+            self.mirror.ensure()  # a replica's first start clones its canonical repository
+        store = self.snapshots.store()
+        cached = load_cache(cache_path(self.settings.repo_path), store) if self.settings.graph_cache else None
+        if cached is not None:
+            if self.settings.handover_from is not None:
+                materialize(*cached)  # replacing a serving process: take traffic fully decoded
+            self.snapshots.load(*cached)
+            self.saved = cached[0].commit
+        else:
+            self.snapshots.load()
+        self.ready = True
+        threading.Thread(target=self._prepare, name="prepare-graph", daemon=True).start()
+
+    def _prepare(self) -> None:
+        try:
+            if self.saved is not None and self.saved == self.snapshots.status.serving:
+                # Started warm at the cached commit: its rankings and ledgers came with it, and a
+                # background pass over every cohort would only hold the GIL while requests wait (a
+                # long tail of latency). What is left (a cohort's places) is computed on first use.
+                return
+            self.snapshots.head.prepare()
+            self.save()
+        except registry.RegistryError as exc:  # nothing served: nothing to prepare
+            log.info("kernelindex: nothing to prepare: %s", exc)
+
+    def refresh(self) -> registry.snapshots.HeadStatus:
+        return self.snapshots.refresh()
+
+    async def refresh_async(self) -> registry.snapshots.HeadStatus:
+        """Refresh in a worker thread, then wake the requests waiting for main to move (api.freshness)."""
+        status = await anyio.to_thread.run_sync(self.refresh)
+        async with self.moved:
+            self.moved.notify_all()
+        return status
+
+    async def fetch(self) -> str | None:
+        """A replica brings its canonical repository's refs, then refreshes (which validates the new
+        head before serving it); why it could not fetch, or None."""
+        if self.mirror is None:
+            return None
+        try:
+            fetched = await anyio.to_thread.run_sync(self.mirror.fetch)
+        except registry.RegistryError as exc:
+            log.warning("kernelindex: %s", exc)
+            return str(exc)
+        if fetched.moved and self.ready:
+            await self.refresh_async()
+        return None
+
+    def save(self) -> None:
+        """Write the warm-start cache if what is served moved since it was written."""
+        publication = self.snapshots.publication
+        serving = self.snapshots.status.serving
+        if not self.settings.graph_cache or publication is None or serving is None or serving == self.saved:
+            return
+        graph = self.snapshots.head
+        graph.prepare()
+        if save_cache(cache_path(self.settings.repo_path), graph, publication):
+            self.saved = graph.commit
+
+    def serving(self) -> bool:
+        """Whether a head is served (loaded, and valid)."""
+        return self.ready and self.snapshots.status.serving is not None
+
+    def unavailable(self) -> str | None:
+        """Why there is nothing to serve yet (loading, or no valid head), or None."""
+        if not self.ready:
+            return self.load_error or "the registry is still loading"
+        if self.snapshots.status.serving is None:
+            return f"nothing to serve: {self.snapshots.status.reason}"
+        return None

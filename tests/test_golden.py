@@ -1,0 +1,794 @@
+"""Every route family answers the bytes it answered when the recording was made: a fixed list of requests
+(GraphQL over POST and GET, GraphiQL, permalinks pinned and at the head, manifests, /healthz, every page
+type as HTML and JSON, badges, feeds, exports, the well-known files, /mcp, 404s and refusals) against the
+embedded registry and a small registry built here, each answer's status, the headers a client acts on and
+its body, compared with `tests/data/golden/<registry>.json.zst`.
+
+The recording is a behaviour contract for refactoring the edges: a change of any byte fails here, unless it
+is a deliberate one listed in `CHANGES` (with why). Record again only for a deliberate change of answers:
+
+    KERNELINDEX_GOLDEN=record pytest tests/test_golden.py
+
+Volatile parts are left out, never guessed: /healthz's clock readings and process id (replaced by their
+names), and the modification-time validators of static files.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+import zstandard
+from helpers import (
+    EMBEDDED_REPO,
+    TEST_DATA,
+    TEST_TIME,
+    basic_scenario,
+    commit_manifests,
+    digest_of,
+    make_attestation,
+    make_implementation,
+    make_operation,
+    make_project,
+    make_run,
+)
+from server import Running, serve
+
+import registry
+from api.graphiql import GraphiQL
+
+GOLDEN = TEST_DATA / "golden"
+RECORDING = os.environ.get("KERNELINDEX_GOLDEN") == "record"
+
+HTML = (("accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"),)  # Chromium's
+JSON = (("accept", "application/json"),)
+GRAPHQL_RESPONSE = (("accept", "application/graphql-response+json"),)
+POST_JSON = (("content-type", "application/json"),)
+MCP = (("accept", "application/json, text/event-stream"), ("content-type", "application/json"))
+
+KEPT_HEADERS = (
+    "access-control-allow-headers",
+    "access-control-allow-methods",
+    "access-control-allow-origin",
+    "access-control-expose-headers",
+    "access-control-max-age",
+    "allow",
+    "cache-control",
+    "content-disposition",
+    "content-encoding",
+    "content-type",
+    "etag",
+    "last-modified",
+    "location",
+    "retry-after",
+    "vary",
+    "x-kernelindex-commit",
+)
+"""What a client acts on; `date`, `server` and `content-length` (which follows the body) are not kept."""
+
+LARGEST_KEPT = 256 * 1024
+"""A body larger than this is kept as its length and sha256 (an export of the embedded registry)."""
+
+_HEALTH_CLOCKS = re.compile(rb'"(checkedAt|buildSeconds|checkSeconds|uptimeSeconds|worker)":("[^"]*"|[0-9.]+|null)')
+
+CHANGES: dict[str, tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
+"""Deliberate changes of an answer since the recording, by probe name: why, and the recorded answer made
+into the expected one. Every entry is a change a client can see: list it in the changelog too."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One request. `<name>` in the path or body is a value of the registry's `ids`; `tag_of` sends the
+    entity tag the named earlier probe got (as `If-None-Match`)."""
+
+    name: str
+    path: str
+    method: str = "GET"
+    headers: tuple[tuple[str, str], ...] = ()
+    body: str | None = None
+    tag_of: str | None = None
+    static: bool = False  # a static file: its validators come from the file's modification time
+    health: bool = False
+    only: str | None = None  # "embedded" or "built": a probe of one registry only
+    extra: tuple[tuple[str, str], ...] = field(default=())
+
+
+def _graphql(
+    name: str, document: str, variables: dict[str, Any] | None = None, operation: str | None = None, **kw: Any
+) -> Probe:
+    request: dict[str, Any] = {"query": document}
+    if variables is not None:
+        request["variables"] = variables
+    if operation is not None:
+        request["operationName"] = operation
+    body = json.dumps(request)
+    headers = kw.pop("headers", JSON)
+    return Probe(name, "/graphql", "POST", (*headers, *POST_JSON), body, **kw)
+
+
+def _get_graphql(name: str, document: str, headers: tuple[tuple[str, str], ...] = JSON, **params: str) -> Probe:
+    from urllib.parse import urlencode
+
+    return Probe(name, "/graphql?" + urlencode({"query": document, **params}), headers=headers)
+
+
+def _mcp(name: str, method: str, params: dict[str, Any]) -> Probe:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    return Probe(name, "/mcp", "POST", MCP, body)
+
+
+# The requests ---------------------------------------------------------------------------------------
+
+_RUN_DOC = "query($id: String!) { run(id: $id) { digest name rank primary { display } cohort { key } } }"
+_PINNED_DOC = '{ registry(at: "<main>") { commit { id } run(id: "<run1>") { digest rank } } }'
+
+GRAPHQL_PROBES = [
+    _graphql("graphql: a query", _RUN_DOC, {"id": "<run1>"}),
+    _graphql("graphql: a query, graphql-response+json", _RUN_DOC, {"id": "<run1>"}, headers=GRAPHQL_RESPONSE),
+    _graphql("graphql: pinned to a full commit id (immutable)", _PINNED_DOC),
+    _graphql("graphql: pinned by name (revalidates)", '{ registry(at: "main") { commit { id } } }'),
+    _graphql("graphql: pinned to a commit off main", '{ registry(at: "<branch>") { commit { id } } }'),
+    _graphql("graphql: unknown revision", '{ registry(at: "no-such-branch") { commit { id } } }'),
+    _graphql("graphql: syntax error", "{ run(id: ", headers=JSON),
+    _graphql("graphql: syntax error, graphql-response+json", "{ run(id: ", headers=GRAPHQL_RESPONSE),
+    _graphql("graphql: validation error", "{ nope }"),
+    _graphql("graphql: bad variable", _RUN_DOC, {"id": 5}),
+    _graphql("graphql: a bad cursor", '{ runs(first: 2, after: "bogus") { totalCount } }'),
+    _graphql("graphql: page too large", "{ runs(first: 1000) { totalCount } }"),
+    _graphql("graphql: a mutation", "mutation { x }"),
+    _graphql("graphql: unknown operation name", "query A { registry { commit { id } } }", None, "B"),
+    _graphql(
+        "graphql: an operation of two",
+        "query A { registry { commit { id } } } query B { records(first: 1) { totalCount } }",
+        None,
+        "B",
+    ),
+    _graphql(
+        "graphql: two operations, no name",
+        "query A { registry { commit { id } } } query B { records(first: 1) { totalCount } }",
+    ),
+    _graphql("graphql: too deep", "{ " + "registry { " * 14 + "commit { id }" + " }" * 15),
+    _graphql(
+        "graphql: too costly",
+        "{ a: runs(first: 100) { edges { node { name cohort { entries(first: 100) { "
+        "edges { node { run { name } } } } } } } } }",
+    ),
+    _graphql(
+        "graphql: records, 100",
+        "{ records(first: 100) { totalCount edges { node { since cohort { key } "
+        "holder { name primary { display } } } } } }",
+    ),
+    Probe(
+        "graphql: records, brotli",
+        "/graphql",
+        "POST",
+        (*JSON, *POST_JSON, ("accept-encoding", "br")),
+        json.dumps({"query": "{ records(first: 100) { edges { node { since cohort { key } holder { name } } } } }"}),
+    ),
+    Probe(
+        "graphql: records, gzip",
+        "/graphql",
+        "POST",
+        (*JSON, *POST_JSON, ("accept-encoding", "gzip")),
+        json.dumps({"query": "{ records(first: 100) { edges { node { since cohort { key } holder { name } } } } }"}),
+    ),
+    Probe(
+        "graphql: records, not modified",
+        "/graphql",
+        "POST",
+        (*JSON, *POST_JSON),
+        json.dumps(
+            {
+                "query": "{ records(first: 100) { totalCount edges { node { since cohort { key } "
+                "holder { name primary { display } } } } } }"
+            }
+        ),
+        tag_of="graphql: records, 100",
+    ),
+    _get_graphql("graphql: GET", _RUN_DOC, variables=json.dumps({"id": "<run1>"})),
+    _get_graphql("graphql: GET, variables not JSON", _RUN_DOC, variables="{nope"),
+    _get_graphql("graphql: GET, an operation", "query A { registry { commit { id } } }", operationName="A"),
+    _get_graphql("graphql: GET by a browser is GraphiQL", _RUN_DOC, headers=HTML),
+    Probe("graphql: GraphiQL for a browser", "/graphql", headers=HTML),
+    Probe("graphql: HEAD without a query", "/graphql", "HEAD"),
+    Probe("graphql: GET without a query", "/graphql", headers=JSON),
+    Probe(
+        "graphql: not acceptable",
+        "/graphql?query=%7Bregistry%7Bcommit%7Bid%7D%7D%7D",
+        headers=(("accept", "text/csv"),),
+    ),
+    Probe("graphql: POST without a content type", "/graphql", "POST", JSON, "{}"),
+    Probe("graphql: POST of text/plain", "/graphql", "POST", (*JSON, ("content-type", "text/plain")), "{}"),
+    Probe(
+        "graphql: POST of application/graphql",
+        "/graphql",
+        "POST",
+        (*JSON, ("content-type", "application/graphql")),
+        "{ registry { commit { id } } }",
+    ),
+    Probe("graphql: body not JSON", "/graphql", "POST", (*JSON, *POST_JSON), "{nope"),
+    Probe("graphql: body not an object", "/graphql", "POST", (*JSON, *POST_JSON), "42"),
+    Probe("graphql: empty batch", "/graphql", "POST", (*JSON, *POST_JSON), "[]"),
+    Probe(
+        "graphql: a batch",
+        "/graphql",
+        "POST",
+        (*JSON, *POST_JSON),
+        json.dumps([{"query": "{ registry { commit { id } } }"}, {"query": _PINNED_DOC}, {"nope": 1}]),
+    ),
+    Probe(
+        "graphql: a batch, pinned",
+        "/graphql",
+        "POST",
+        (*JSON, *POST_JSON),
+        json.dumps([{"query": _PINNED_DOC}, {"query": _PINNED_DOC.replace("rank", "name")}]),
+    ),
+    Probe(
+        "graphql: a batch too large",
+        "/graphql",
+        "POST",
+        (*JSON, *POST_JSON),
+        json.dumps([{"query": "{ registry { commit { id } } }"}] * 11),
+    ),
+    Probe("graphql: a body too large", "/graphql", "POST", (*JSON, *POST_JSON), json.dumps({"query": "#" * 140_000})),
+    Probe(
+        "graphql: a query too large",
+        "/graphql",
+        "POST",
+        (*JSON, *POST_JSON),
+        json.dumps({"query": "{ registry { commit { id } } }" + " " * 70_000}),
+    ),
+    Probe(
+        "graphql: persisted query, not known yet",
+        "/graphql",
+        "POST",
+        (*JSON, *POST_JSON),
+        json.dumps(
+            {
+                "extensions": {
+                    "persistedQuery": {
+                        "version": 1,
+                        "sha256Hash": hashlib.sha256(b"{ registry { commit { id shortId } } }").hexdigest(),
+                    }
+                }
+            }
+        ),
+    ),
+    Probe(
+        "graphql: persisted query, registered",
+        "/graphql",
+        "POST",
+        (*JSON, *POST_JSON),
+        json.dumps(
+            {
+                "query": "{ registry { commit { id shortId } } }",
+                "extensions": {
+                    "persistedQuery": {
+                        "version": 1,
+                        "sha256Hash": hashlib.sha256(b"{ registry { commit { id shortId } } }").hexdigest(),
+                    }
+                },
+            }
+        ),
+    ),
+    Probe(
+        "graphql: persisted query, by hash",
+        "/graphql",
+        "POST",
+        (*JSON, *POST_JSON),
+        json.dumps(
+            {
+                "extensions": {
+                    "persistedQuery": {
+                        "version": 1,
+                        "sha256Hash": hashlib.sha256(b"{ registry { commit { id shortId } } }").hexdigest(),
+                    }
+                }
+            }
+        ),
+    ),
+    Probe(
+        "graphql: persisted query, wrong hash",
+        "/graphql",
+        "POST",
+        (*JSON, *POST_JSON),
+        json.dumps(
+            {
+                "query": "{ registry { commit { id } } }",
+                "extensions": {"persistedQuery": {"version": 1, "sha256Hash": "0" * 64}},
+            }
+        ),
+    ),
+    _graphql("graphql: minCommit served", '{ registry(minCommit: "<main>") { commit { id } } }'),
+    _graphql("graphql: minCommit not a full id", '{ registry(minCommit: "abc") { commit { id } } }'),
+    _graphql("graphql: minCommit off main", '{ registry(minCommit: "<branch>") { commit { id } } }'),
+    Probe(
+        "graphql: min-commit header, bad",
+        "/graphql",
+        "POST",
+        (*JSON, *POST_JSON, ("x-registry-min-commit", "nope")),
+        json.dumps({"query": "{ registry { commit { id } } }"}),
+    ),
+    Probe(
+        "graphql: CORS preflight",
+        "/graphql",
+        "OPTIONS",
+        (
+            ("origin", "https://app.example"),
+            ("access-control-request-method", "POST"),
+            ("access-control-request-headers", "content-type, apollo-require-preflight"),
+        ),
+    ),
+    Probe(
+        "graphql: CORS simple request",
+        "/graphql",
+        "POST",
+        (*JSON, *POST_JSON, ("origin", "https://app.example")),
+        json.dumps({"query": "{ registry { commit { id } } }"}),
+    ),
+    Probe("graphiql: an asset", "/static/graphiql/<graphiql>/graphiql.min.css"),
+    Probe(
+        "graphiql: an asset, brotli",
+        "/static/graphiql/<graphiql>/graphiql.min.js",
+        headers=(("accept-encoding", "br"),),
+    ),
+    Probe(
+        "graphiql: an asset, not modified", "/static/graphiql/<graphiql>/graphiql.min.css", tag_of="graphiql: an asset"
+    ),
+    Probe("graphiql: an old version", "/static/graphiql/0000000000000000/graphiql.min.css"),
+    Probe("graphiql: no such asset", "/static/graphiql/<graphiql>/nope.js"),
+]
+
+
+def _page_probes(kind: str, path: str, *, pinned: bool = True, twin: str | None = None) -> list[Probe]:
+    """A page at the head as HTML, as JSON by Accept and by its `.json` twin, and pinned to main's head."""
+    if twin is None:
+        base, _, query = path.partition("?")
+        twin = base + ".json" + (f"?{query}" if query else "")
+    probes = [
+        Probe(f"page {kind}: HTML", path, headers=HTML),
+        Probe(f"page {kind}: JSON by Accept", path, headers=JSON),
+        Probe(f"page {kind}: the .json twin", twin, headers=HTML),
+        Probe(f"page {kind}: no Accept", path),
+        Probe(f"page {kind}: HTML, not modified", path, headers=HTML, tag_of=f"page {kind}: HTML"),
+    ]
+    if pinned:
+        probes += [
+            Probe(f"page {kind}: pinned, HTML", "/at/<main>" + path, headers=HTML),
+            Probe(f"page {kind}: pinned, JSON", "/at/<main>" + twin, headers=HTML),
+            Probe(f"page {kind}: pinned to a prefix", "/at/<main12>" + path, headers=HTML),
+            Probe(f"page {kind}: pinned off main", "/at/<branch>" + path, headers=HTML),
+            Probe(f"page {kind}: pinned off main, JSON", "/at/<branch>" + twin, headers=HTML),
+        ]
+    return probes
+
+
+PAGE_PROBES = [
+    Probe("page home: HTML", "/", headers=HTML),
+    Probe("page home: JSON index by Accept", "/", headers=JSON),
+    Probe("page home: no Accept", "/"),
+    Probe("page home: /index.json", "/index.json", headers=HTML),
+    Probe("page home: pinned", "/at/<main>", headers=HTML),
+    Probe("page home: pinned, JSON", "/at/<main>/index.json", headers=HTML),
+    Probe("page home: pinned to a prefix", "/at/<main12>", headers=HTML),
+    Probe("page home: pinned to an older commit", "/at/<first>", headers=HTML),
+    Probe("page home: pinned off main", "/at/<branch>", headers=HTML),
+    Probe("page home: pinned to nothing", "/at/0000000000000000000000000000000000000000", headers=HTML),
+    *_page_probes("leaderboard", "/cohorts/<cohort>"),
+    Probe("page leaderboard: next page", "/cohorts/<cohort>?after=<cohort_after>", headers=HTML),
+    Probe("page leaderboard: minTrust", "/cohorts/<cohort>?minTrust=VERIFIED", headers=HTML),
+    Probe("page leaderboard: bad minTrust", "/cohorts/<cohort>?minTrust=SURE", headers=HTML),
+    Probe("page leaderboard: bad minTrust, JSON", "/cohorts/<cohort>.json?minTrust=SURE", headers=HTML),
+    Probe("page leaderboard: bad cursor", "/cohorts/<cohort>?after=bogus", headers=HTML),
+    Probe("page leaderboard: bad cursor, JSON", "/cohorts/<cohort>?after=bogus", headers=JSON),
+    Probe("page leaderboard: no such cohort", "/cohorts/sha256:0000", headers=HTML),
+    Probe("page leaderboard: no such cohort, JSON", "/cohorts/sha256:0000.json", headers=HTML),
+    *_page_probes("records", "/records"),
+    *_page_probes("compare", "/compare?run=<run1>&run=<run2>", twin="/compare.json?run=<run1>&run=<run2>"),
+    Probe("page compare: one run", "/compare?run=<run1>", headers=HTML),
+    Probe("page compare: one run, JSON", "/compare.json?run=<run1>", headers=HTML),
+    *_page_probes("search", "/search?q=<search>", twin="/search.json?q=<search>"),
+    Probe("page search: empty", "/search", headers=HTML),
+    Probe("page search: too long", "/search?q=" + "x" * 501, headers=HTML),
+    Probe("page search: too long, JSON", "/search.json?q=" + "x" * 501, headers=HTML),
+    *_page_probes("operation", "/operations/<operation>"),
+    Probe("page operation: missing", "/operations/no-such-operation", headers=HTML),
+    Probe("page operation: missing, JSON", "/operations/no-such-operation.json", headers=HTML),
+    *_page_probes("implementation", "/implementations/<implementation>"),
+    Probe("page implementation: missing", "/implementations/nope", headers=HTML),
+    *_page_probes("project", "/projects/<project>"),
+    Probe("page project: missing, JSON", "/projects/nope", headers=JSON),
+    *_page_probes("source", "/sources/<source>"),
+    Probe("page source: missing", "/sources/nope", headers=HTML),
+    *_page_probes("commit", "/commits/<main>", pinned=False),
+    Probe("page commit: an older one", "/commits/<first>", headers=HTML),
+    Probe("page commit: a prefix", "/commits/<main12>", headers=HTML),
+    Probe("page commit: not an id", "/commits/HEAD", headers=HTML),
+    Probe("page commit: not an id, JSON", "/commits/HEAD.json", headers=HTML),
+    Probe("page commit: off main", "/commits/<branch>", headers=HTML),
+    Probe("page commit: unknown", "/commits/0000000000000000000000000000000000000000", headers=HTML),
+    Probe("page run: HTML", "/at/<main>/runs/<run1>", headers=HTML),
+    Probe("page run: HTML again (cached)", "/at/<main>/runs/<run1>", headers=HTML),
+    Probe("page run: HTML, not modified", "/at/<main>/runs/<run1>", headers=HTML, tag_of="page run: HTML"),
+    Probe("page run: dossier by Accept", "/at/<main>/runs/<run1>", headers=JSON),
+    Probe("page run: dossier, no Accept", "/at/<main>/runs/<run1>"),
+    Probe("page run: dossier, .json twin", "/at/<main>/runs/<run1>.json", headers=HTML),
+    Probe("page run: dossier, brotli", "/at/<main>/runs/<run1>", headers=(*JSON, ("accept-encoding", "br"))),
+    Probe(
+        "page run: dossier, not modified", "/at/<main>/runs/<run1>", headers=JSON, tag_of="page run: dossier by Accept"
+    ),
+    Probe("page run: published earlier", "/at/<main>/runs/<run_first>", headers=HTML),
+    Probe("page run: pinned to a prefix", "/at/<main12>/runs/<run1>", headers=HTML),
+    Probe("page run: pinned to a prefix, JSON", "/at/<main12>/runs/<run1>", headers=JSON),
+    Probe("page run: pinned off main", "/at/<branch>/runs/<run1>", headers=HTML),
+    Probe("page run: pinned off main, JSON", "/at/<branch>/runs/<run1>", headers=JSON),
+    Probe("page run: unknown commit", "/at/0000000000000000000000000000000000000000/runs/<run1>", headers=HTML),
+    Probe("page run: a bad digest", "/at/<main>/runs/sha256:nope", headers=HTML),
+    Probe("page run: no such run", "/at/<main>/runs/sha256:" + "0" * 64, headers=HTML),
+    Probe("page run: no such run, JSON", "/at/<main>/runs/sha256:" + "0" * 64, headers=JSON),
+    Probe("page run: not a run", "/at/<main>/runs/<operation_digest>", headers=HTML),
+    Probe("page run: not a run, JSON", "/at/<main>/runs/<operation_digest>.json", headers=HTML),
+    Probe("page run: at the head redirects", "/runs/<run1>", headers=HTML),
+    Probe("page run: at the head, a bad digest", "/runs/nope", headers=HTML),
+    Probe("page run: a KernelIndex id", "/runs/<uuid>", headers=HTML),
+    Probe("page run: an unknown KernelIndex id", "/runs/00000000-0000-4000-8000-000000000000", headers=HTML),
+    Probe("page serving run: HTML", "/at/<main>/runs/<serving_run>", headers=HTML, only="embedded"),
+    Probe("page serving run: dossier", "/at/<main>/runs/<serving_run>", headers=JSON, only="embedded"),
+    Probe("page serving run: .json twin", "/at/<main>/runs/<serving_run>.json", headers=HTML, only="embedded"),
+    *[
+        Probe(p.name, p.path, p.method, p.headers, p.body, p.tag_of, only="embedded")
+        for p in _page_probes("serving cohort", "/serving/cohorts/<serving_cohort>")
+    ],
+    Probe("page serving cohort: missing", "/serving/cohorts/nope", headers=HTML),
+    Probe("badge run", "/badges/runs/<run1>.svg"),
+    Probe("badge run: not modified", "/badges/runs/<run1>.svg", tag_of="badge run"),
+    Probe("badge run: pinned", "/at/<main>/badges/runs/<run1>.svg"),
+    Probe("badge run: pinned off main", "/at/<branch>/badges/runs/<run1>.svg"),
+    Probe("badge run: unranked", "/badges/runs/<run_unranked>.svg"),
+    Probe("badge run: missing", "/badges/runs/nope.svg"),
+    Probe("badge implementation", "/badges/implementations/<implementation>.svg"),
+    Probe("badge implementation: pinned", "/at/<main>/badges/implementations/<implementation>.svg"),
+    Probe("badge implementation: missing", "/badges/implementations/nope.svg"),
+    Probe("static: the stylesheet", "/static/site.css", static=True),
+    Probe("static: missing", "/static/nope.css", static=True),
+]
+
+PERMALINK_PROBES = [
+    Probe("manifest: pinned", "/at/<main>/manifests/<operation_digest>"),
+    Probe("manifest: not modified", "/at/<main>/manifests/<operation_digest>", tag_of="manifest: pinned"),
+    Probe("manifest: published earlier", "/at/<main>/manifests/<run_first>"),
+    Probe("manifest: pinned to a prefix", "/at/<main12>/manifests/<operation_digest>"),
+    Probe("manifest: pinned by name", "/at/main/manifests/<operation_digest>"),
+    Probe("manifest: off main", "/at/<branch>/manifests/<operation_digest>"),
+    Probe("manifest: unknown commit", "/at/0000000000000000000000000000000000000000/manifests/<operation_digest>"),
+    Probe("manifest: a bad digest", "/at/<main>/manifests/sha256:XYZ"),
+    Probe("manifest: missing", "/at/<main>/manifests/sha256:" + "0" * 64),
+    Probe("manifest: at the head redirects", "/manifests/<operation_digest>"),
+    Probe("manifest: at the head, a bad digest", "/manifests/nope"),
+]
+
+PUBLISHING_PROBES = [
+    Probe("feed records", "/feeds/records.atom"),
+    Probe("feed records: not modified", "/feeds/records.atom", tag_of="feed records"),
+    Probe(
+        "feed records: not modified since",
+        "/feeds/records.atom",
+        headers=(("if-modified-since", "Fri, 01 Jan 2100 00:00:00 GMT"),),
+    ),
+    Probe(
+        "feed records: modified since",
+        "/feeds/records.atom",
+        headers=(("if-modified-since", "Mon, 01 Jan 1990 00:00:00 GMT"),),
+    ),
+    Probe("feed records: pinned", "/at/<main>/feeds/records.atom"),
+    Probe("feed records: pinned to a prefix", "/at/<main12>/feeds/records.atom"),
+    Probe("feed records: pinned off main", "/at/<branch>/feeds/records.atom"),
+    Probe("feed records: pinned to nothing", "/at/nope/feeds/records.atom"),
+    Probe("feed publications", "/feeds/publications.atom"),
+    Probe("feed publications: pinned to the first commit", "/at/<first>/feeds/publications.atom"),
+    Probe("feed operation", "/feeds/operations/<operation>.atom"),
+    Probe("feed operation: pinned", "/at/<main>/feeds/operations/<operation>.atom"),
+    Probe("feed operation: missing", "/feeds/operations/nope.atom"),
+    Probe("feed cohort", "/feeds/cohorts/<cohort>.atom"),
+    Probe("feed cohort: missing", "/feeds/cohorts/sha256:0000.atom"),
+    Probe("export: latest", "/exports/latest.json"),
+    Probe("export: latest, not modified", "/exports/latest.json", tag_of="export: latest"),
+    Probe("export: HEAD", "/at/<main>/export.jsonl.zst", "HEAD"),
+    Probe("export: GET", "/at/<main>/export.jsonl.zst"),
+    Probe("export: not modified", "/at/<main>/export.jsonl.zst", tag_of="export: HEAD"),
+    Probe("export: pinned to a prefix", "/at/<main12>/export.jsonl.zst"),
+    Probe("export: off main", "/at/<branch>/export.jsonl.zst"),
+    Probe("export: unknown", "/at/nope/export.jsonl.zst"),
+    Probe("llms.txt", "/llms.txt"),
+    Probe("robots.txt", "/robots.txt"),
+    Probe("sitemap", "/sitemap.xml"),
+    Probe("sitemap: the site", "/sitemaps/site.xml"),
+    Probe("sitemap: runs", "/sitemaps/runs-1.xml"),
+    Probe("sitemap: past the last", "/sitemaps/runs-9.xml"),
+    Probe("sitemap: no such", "/sitemaps/nope.xml"),
+]
+
+OPERATIONS_PROBES = [
+    Probe("healthz", "/healthz", health=True),
+    Probe("healthz: POST", "/healthz", "POST"),
+    Probe("refresh: without a secret", "/hooks/refresh", "POST"),
+    Probe("refresh: with the secret", "/hooks/refresh", "POST", (("authorization", "Bearer s3cret"),)),
+    Probe("refresh: GET", "/hooks/refresh"),
+    Probe("404", "/no/such/page", headers=HTML),
+    Probe("404, JSON", "/no/such/page", headers=JSON),
+    _mcp("mcp: tools/list", "tools/list", {}),
+    _mcp(
+        "mcp: a tool",
+        "tools/call",
+        {"name": "get_benchmark_evidence", "arguments": {"idOrDigest": "<run1>", "at": "<main>"}},
+    ),
+    _mcp("mcp: a tool's refusal", "tools/call", {"name": "get_operation", "arguments": {"idOrSlug": "nope"}}),
+    _mcp("mcp: a resource", "resources/read", {"uri": "kernelindex://at/<main>/manifests/<operation_digest>"}),
+]
+
+PROBES = [*GRAPHQL_PROBES, *PAGE_PROBES, *PERMALINK_PROBES, *PUBLISHING_PROBES, *OPERATIONS_PROBES]
+
+FAULT_PROBES = [
+    Probe("fault: a manifest", "/at/<main>/manifests/<run_first>"),
+    Probe("fault: a run's dossier", "/at/<main>/runs/<run_first>", headers=JSON),
+    Probe("fault: a run's page", "/at/<main>/runs/<run_first>", headers=HTML),
+    _graphql("fault: graphql", '{ run(id: "<run_first>") { name manifest } }'),
+    _graphql("fault: graphql, pinned", '{ registry(at: "<main>") { run(id: "<run_first>") { name manifest } } }'),
+    _mcp("fault: mcp", "resources/read", {"uri": "kernelindex://at/<main>/manifests/<run_first>"}),
+    Probe("fault: healthz", "/healthz", health=True),
+]
+"""Asked of the small registry after one stored run was altered under the server: the faults' answers."""
+
+
+# The registries --------------------------------------------------------------------------------------
+
+EMBEDDED_IDS = {
+    "main": "667fb1b393371afe7b1663540a73b8bc9ee41f9b",
+    "first": "e775d39b6768675ff8eb086da76420493425c1a4",  # the seeds' commit
+    "branch": "e775d39b6768675ff8eb086da76420493425c1a4",  # the embedded registry has no branch: an older commit
+    "run1": "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308",  # seed 000
+    "run2": "sol-submission-16043",
+    "run_first": "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308",
+    "run_unranked": "sha256:8855f7d9b77891cfca2a37dd9d307883c74d4582a3fa14a525cebb413c0c133d",
+    "cohort": "sha256:39d43c1992795178d10cba3e0981ac913d0242d5d34e9a9cd4ec9ed763039662",  # the largest
+    "operation": "060-fused-attention-qk-matmul-scale-mask-softmax-backward",
+    "implementation": "sol-submission-6709",
+    "project": "sol-user-recursive",
+    "source": "sol-execbench",
+    "search": "op:rmsnorm b200",
+    "serving_run": "sha256:01c6ab47eceddeb82079274a54b28f7f1e34e9c7de5f355dbe973f1e8683334f",
+    "serving_cohort": "sha256:b47faeb4eecab1be28bc6c2dfff86e36d8714f160baa24f868c69785c807c9b3",
+    "uuid": "01a0032e-d57a-74d8-8b5c-15a3ea25ed78",
+}
+
+
+@dataclass(frozen=True)
+class Registry:
+    name: str
+    running: Running
+    ids: dict[str, str]
+
+
+def _branch_commit(store: registry.GitStore, parent: str, doc: dict[str, Any]) -> str:
+    """A commit of a pull-request branch (`refs/heads/pr`) adding `doc`, with a fixed signature."""
+    repo = pygit2.Repository(str(store.git_dir))
+    manifest = registry.load_manifest(json.dumps(doc).encode(), "pr.json")
+    index = pygit2.Index()
+    index.read_tree(repo.revparse_single(parent).peel(pygit2.Tree))
+    index.add(pygit2.IndexEntry(manifest.path, repo.create_blob(manifest.stored_bytes()), pygit2.enums.FileMode.BLOB))
+    person = pygit2.Signature("Contributor", "c@example.com", TEST_TIME + 200_000, 0)
+    tree = index.write_tree(repo)
+    return str(repo.create_commit("refs/heads/pr", person, person, "Add a run\n", tree, [pygit2.Oid(hex=parent)]))
+
+
+def _built(path: Path) -> dict[str, str]:
+    """A small registry in two commits of main and a branch: the basic scenario, then a second
+    implementation's runs (one source-native, one with an interval), an attestation and a run without
+    a value; the branch adds a run main never got."""
+    store = registry.GitStore.init(path)
+    s = basic_scenario()
+    first = commit_manifests(store, s.docs)
+    other = make_operation("layernorm-h4096", family="layernorm")
+    reported = make_run(s.implementations[1], s.workload, s.protocol, s.environment, 8500, "2026-08-04T12:00:00Z",
+                        confidence95=(8300, 8700), name="run-b2", source_native="test-source")  # fmt: skip
+    unranked = make_run(s.implementations[0], s.workload, s.protocol, s.environment, None, name="run-no-value")
+    kernel_c = make_implementation(other, "kernel-c")
+    kernel_c["metadata"]["labels"] = {"project": "test-kernels"}
+    main = commit_manifests(
+        store,
+        [other, make_project("test-kernels"), kernel_c, reported, unranked, make_attestation(s.runs[0])],
+        TEST_TIME + 86_400,
+        subject="Add a second batch",
+        source="test-source",
+    )
+    branch = _branch_commit(
+        store, main, make_run(s.implementations[1], s.workload, s.protocol, s.environment, 100, name="pr-run")
+    )
+    graph = registry.snapshots.Snapshots(path)
+    graph.load()
+    cohort = graph.head.facts[digest_of(s.runs[0])].cohort
+    assert cohort is not None
+    return {
+        "main": main,
+        "first": first,
+        "branch": branch,
+        "run1": digest_of(s.runs[0]),
+        "run2": digest_of(s.runs[1]),
+        "run_first": digest_of(s.runs[2]),
+        "run_unranked": digest_of(unranked),
+        "cohort": cohort,
+        "operation": "rmsnorm-h4096",
+        "implementation": "kernel-a",
+        "project": "test-kernels",
+        "source": "test-source",
+        "search": "rmsnorm",
+        "uuid": "01a0032e-d57a-74d8-8b5c-15a3ea25ed78",
+    }
+
+
+@pytest.fixture(scope="module")
+def embedded() -> Iterator[Registry]:
+    with serve(EMBEDDED_REPO) as running:
+        yield Registry("embedded", running, EMBEDDED_IDS)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    path = tmp_path_factory.mktemp("golden") / "manifests.git"
+    ids = _built(path)
+    with serve(
+        path, base_url="https://registry.example", hook_secret="s3cret", cors_origins=("https://app.example",)
+    ) as running:
+        yield Registry("built", running, ids)
+
+
+@pytest.fixture(scope="module")
+def tampered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    """The small registry, served, then one run's stored bytes altered behind the server's back."""
+    path = tmp_path_factory.mktemp("golden-tampered") / "manifests.git"
+    ids = _built(path)
+    with serve(path) as running:
+        store = registry.GitStore(path)
+        entry = store.find_entry(ids["main"], ids["run_first"])
+        assert entry is not None
+        loose = store.git_dir / "objects" / entry.oid[:2] / entry.oid[2:]
+        forged = store.read_blob(entry.oid).replace(b'"run-b1"', b'"run-ZZ"')
+        loose.chmod(0o644)
+        loose.write_bytes(zlib.compress(b"blob %d\0" % len(forged) + forged))
+        yield Registry("tampered", running, ids)
+
+
+# Asking and comparing -------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"(?:<|%3C)([a-z_0-9]+)(?:>|%3E)")
+
+
+def _filled(text: str, ids: dict[str, str]) -> str:
+    return _TOKEN.sub(lambda m: ids.get(m.group(1), m.group(0)), text)
+
+
+def _ids(reg: Registry) -> dict[str, str]:
+    ids = dict(reg.ids)
+    ids["main12"] = ids["main"][:12]
+    ids["graphiql"] = GraphiQL().version
+    ids.setdefault("operation_digest", _operation_digest(reg))
+    ids.setdefault("cohort_after", _cursor(reg))
+    return ids
+
+
+def _operation_digest(reg: Registry) -> str:
+    found = reg.running.graphql(
+        "query($id: String!) { operation(id: $id) { digest } }", {"id": reg.ids["operation"]}
+    ).json()
+    return str(found["data"]["operation"]["digest"])
+
+
+def _cursor(reg: Registry) -> str:
+    document = "query($key: String!) { cohort(key: $key) { entries(first: 1) { pageInfo { endCursor } } } }"
+    found = reg.running.graphql(document, {"key": reg.ids["cohort"]})
+    return str(found.json()["data"]["cohort"]["entries"]["pageInfo"]["endCursor"])
+
+
+def _ask(reg: Registry, probe: Probe, ids: dict[str, str], tags: dict[str, str]) -> dict[str, Any]:
+    headers = {"accept-encoding": "identity", **dict(probe.headers)}
+    if probe.tag_of is not None:
+        headers["if-none-match"] = tags.get(probe.tag_of, '"none"')
+    body = _filled(probe.body, ids).encode() if probe.body is not None else None
+    with reg.running.client.stream(
+        probe.method, _filled(probe.path, ids), headers=headers, content=body, follow_redirects=False
+    ) as response:
+        raw = b"".join(response.iter_raw())
+    kept = {k: response.headers[k] for k in KEPT_HEADERS if k in response.headers}
+    if "allow" in kept:  # Starlette lists a route's methods from a set: their order is not part of the answer
+        kept["allow"] = ", ".join(sorted(kept["allow"].split(", ")))
+    if "etag" in kept:
+        tags[probe.name] = kept["etag"]
+    if probe.static:
+        kept.pop("etag", None)
+        kept.pop("last-modified", None)
+    if probe.health:
+        raw = _HEALTH_CLOCKS.sub(lambda m: b'"' + m.group(1) + b'":"<' + m.group(1) + b'>"', raw)
+    return {"name": probe.name, "status": response.status_code, "headers": kept, "body": _kept_body(raw)}
+
+
+def _kept_body(raw: bytes) -> Any:
+    if len(raw) > LARGEST_KEPT:
+        return {"length": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(raw).decode()}
+
+
+def _answers(reg: Registry, probes: list[Probe]) -> list[dict[str, Any]]:
+    ids = _ids(reg)
+    tags: dict[str, str] = {}
+    return [_ask(reg, probe, ids, tags) for probe in probes if probe.only in (None, reg.name)]
+
+
+def _recording(name: str) -> Path:
+    return GOLDEN / f"{name}.json.zst"
+
+
+def _check(reg: Registry, probes: list[Probe] = PROBES) -> None:
+    answers = _answers(reg, probes)
+    path = _recording(reg.name)
+    if RECORDING:
+        GOLDEN.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(answers, indent=1, ensure_ascii=False, sort_keys=True).encode()
+        path.write_bytes(zstandard.ZstdCompressor(level=19).compress(text))
+        return
+    recorded = json.loads(zstandard.ZstdDecompressor().decompress(path.read_bytes()))
+    assert [a["name"] for a in answers] == [r["name"] for r in recorded], "the probes changed: record again"
+    differ = []
+    for answer, expected in zip(answers, recorded, strict=True):
+        if answer["name"] in CHANGES:
+            expected = CHANGES[answer["name"]][1](expected)
+        if answer != expected:
+            differ.append(_difference(answer, expected))
+    assert not differ, f"{len(differ)} of {len(answers)} answers changed:\n" + "\n".join(differ[:20])
+
+
+def _difference(answer: dict[str, Any], expected: dict[str, Any]) -> str:
+    parts = [f"- {answer['name']}:"]
+    for key in ("status", "headers"):
+        if answer[key] != expected[key]:
+            parts.append(f"  {key}: {expected[key]!r} -> {answer[key]!r}")
+    if answer["body"] != expected["body"]:
+        was, now = str(expected["body"]), str(answer["body"])
+        at = next((i for i, (a, b) in enumerate(zip(was, now, strict=False)) if a != b), min(len(was), len(now)))
+        parts.append(
+            f"  body from {at}: {was[max(0, at - 60) : at + 120]!r}\n    -> {now[max(0, at - 60) : at + 120]!r}"
+        )
+    return "\n".join(parts)
+
+
+def test_the_embedded_registry_answers_as_recorded(embedded: Registry) -> None:
+    _check(embedded)
+
+
+def test_a_small_registry_answers_as_recorded(built: Registry) -> None:
+    _check(built)
+
+
+def test_the_faults_answer_as_recorded(tampered: Registry) -> None:
+    _check(tampered, FAULT_PROBES)
+
+
+def test_every_probe_has_its_own_name() -> None:
+    names = [p.name for p in [*PROBES, *FAULT_PROBES]]
+    assert len(names) == len(set(names))
+
+
+def test_every_change_names_a_probe() -> None:
+    assert set(CHANGES) <= {p.name for p in [*PROBES, *FAULT_PROBES]}
