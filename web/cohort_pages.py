@@ -92,6 +92,7 @@ async def leaderboard(request: Request) -> Response:
         subject="cohort",
         missing=f"no cohort {key}",
         extra=lambda data, links: _leaderboard_extra(data, links, after, min_trust),
+        query=[(k, v) for k, v in (("after", after), ("minTrust", min_trust)) if v],
     )
     return await render(request, spec, as_json or json_asked(request), at)
 
@@ -128,6 +129,7 @@ async def records(request: Request) -> Response:
         variables={"at": at, "first": RECORDS_PAGE, "after": after},
         title=lambda d: "Records ledger",
         extra=_records_extra,
+        query=[("after", after)] if after else [],
     )
     return await render(request, spec, json_asked(request), at)
 
@@ -154,5 +156,6 @@ async def compare(request: Request) -> Response:
         variables={"at": at, "runs": runs},
         title=lambda d: f"Compare {len(d['compare']['runs'])} runs",
         extra=_compare_extra,
+        query=[("run", run) for run in runs],
     )
     return await render(request, spec, json_asked(request), at)
