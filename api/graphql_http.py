@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -236,11 +236,29 @@ def load_trusted_documents(path: Path) -> dict[str, str]:
 
 
 class PersistedQueries:
-    """Documents known by their sha256: registered by clients (APQ), or an operator's allow-list."""
+    """Documents known by their sha256: registered by clients (APQ), or an operator's allow-list.
+
+    With an allow-list, only its documents run, whichever edge asks (`allows`: the query service asks it for
+    every document, so the pages and `/mcp` are held to it too), and the server's own documents (those of
+    its pages, permalinks and MCP tools, `trust`) count as listed: they are fixed text, the same in every
+    release."""
 
     def __init__(self, trusted: Mapping[str, str] | None = None) -> None:
         self.trusted = dict(trusted) if trusted is not None else None
+        self._texts = frozenset(self.trusted.values()) if self.trusted is not None else frozenset()
         self._registered: ByteLRU[str, str] = ByteLRU(PERSISTED_BYTES, lambda text: len(text) + 160)
+
+    def trust(self, documents: Iterable[str]) -> None:
+        """Count the server's own `documents` as listed (when there is an allow-list)."""
+        if self.trusted is None:
+            return
+        for document in documents:
+            self.trusted[hashlib.sha256(document.encode()).hexdigest()] = document
+        self._texts = frozenset(self.trusted.values())
+
+    def allows(self, document: str) -> bool:
+        """Whether `document` may run: anything without an allow-list, else only a listed one."""
+        return self.trusted is None or document in self._texts
 
     def resolve(self, operation: Operation) -> str | Refusal:
         """The document to run; a refusal with a GraphQL error code when there is none.

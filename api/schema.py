@@ -23,7 +23,7 @@ from api.types.search_root import SearchRoot
 from registry import nodes as n
 from registry.graph import Graph
 from registry.provenance import utc_instant
-from registry.search import gpu_keys_matching, tokens
+from registry.search import gpu_keys_matching, search_cost, tokens
 
 __all__ = ["DOCUMENTS", "LIMITS", "Query", "Snapshot", "schema"]
 
@@ -308,7 +308,8 @@ class Snapshot(st.ServingRoot, SearchRoot):
         graph = self._g(info)
         t.page_bounds(first)
         # Words, case-insensitive, split on _, - and spaces: "fused attention" finds fused_attention_*.
-        needle = tokens(search) if search else None
+        # Bounded as a search is (512 characters, 32 terms): SearchTooLarge past them.
+        needle = tokens(search) if search and search_cost(search) else None
 
         def matches(node: n.Operation) -> bool:
             if not needle:

@@ -252,9 +252,14 @@ def test_search_shows_how_the_query_was_read_and_what_it_matched(site: Site) -> 
     api = site.client.post("/graphql", json={"query": documents.SEARCH, "variables": variables}).json()
     assert site.client.get("/search.json?q=rmsnorm").json() == api
     assert api["data"]["registry"]["search"]["runs"]["totalCount"] == 4  # every run of rmsnorm-h4096
-    assert site.client.get("/search?q=" + "a" * 500, headers=HTML).status_code == 200
-    too_long = site.client.get("/search?q=" + "a" * 501, headers=HTML)
-    assert too_long.status_code == 400 and "q: a search of at most 500 characters (got 501)" in _text(too_long.text)
+    # The search limits of every edge (512 characters): the page answers as /graphql does.
+    assert site.client.get("/search?q=" + "a" * 512, headers=HTML).status_code == 200
+    too_long = site.client.get("/search?q=" + "a" * 513, headers=HTML)
+    assert too_long.status_code == 400
+    assert "SEARCH_TOO_LARGE" in too_long.text
+    assert "a search query holds at most 512 characters (this one holds 513)" in _text(too_long.text)
+    as_json = site.client.get("/search.json?q=" + "a" * 513).json()
+    assert as_json["errors"][0]["extensions"]["code"] == "SEARCH_TOO_LARGE"
 
 
 # Badges ------------------------------------------------------------------------------------------
