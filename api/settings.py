@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import re
@@ -9,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["EMBEDDED_REPO", "Settings", "parse_git_date"]
+__all__ = ["EMBEDDED_REPO", "Settings", "is_loopback", "parse_git_date"]
 
 EMBEDDED_REPO = Path(__file__).resolve().parent.parent / "manifests.git"
 """The registry committed with the project (real data), served when nothing else is named."""
@@ -79,6 +80,11 @@ class Settings:
     min_commit_wait: float = 2.0
     cors_origins: tuple[str, ...] = ("*",)
     trusted_documents_path: Path | None = None
+    export_cache: Path | None = None  # where exports are kept (None: beside the repository, `<repo>.exports`)
+    export_cache_bytes: int = 1024 * 1024 * 1024
+    prepare_search: bool = True  # build a new head's search index and facets in the background
+    mcp_origins: tuple[str, ...] = ()  # browser origins /mcp answers besides the base URL's ("*": any)
+    allowed_hosts: tuple[str, ...] = ()  # Host names /mcp answers besides the base URL's and loopback's
 
     def trust_root_policy(self) -> bytes | None:
         """The bytes of the pinned trust root (an allowed-signers file), if one is configured.
@@ -154,4 +160,34 @@ class Settings:
             trusted_documents_path=(
                 Path(env["KERNELINDEX_TRUSTED_DOCUMENTS"]) if env.get("KERNELINDEX_TRUSTED_DOCUMENTS") else None
             ),
+            export_cache=Path(env["KERNELINDEX_EXPORT_CACHE"]) if env.get("KERNELINDEX_EXPORT_CACHE") else None,
+            export_cache_bytes=_integer(env, "KERNELINDEX_EXPORT_CACHE_BYTES", 1024**3, 1, 2**50),
+            prepare_search=env.get("KERNELINDEX_PREPARE_SEARCH", "1") != "0",
+            mcp_origins=_listed(env, "KERNELINDEX_MCP_ORIGINS"),
+            allowed_hosts=_listed(env, "KERNELINDEX_ALLOWED_HOSTS"),
         )
+
+    @property
+    def loopback_only(self) -> bool:
+        """Whether the server listens on a loopback address only (`127.0.0.1`, `::1`, `localhost`)."""
+        return is_loopback(self.host)
+
+
+def _listed(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """A comma-separated list of an environment variable, without blanks."""
+    return tuple(item.strip() for item in env.get(name, "").split(",") if item.strip())
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a host (a name or an address, `[::1]` bracketed or not) is this machine's loopback.
+
+    >>> [is_loopback(h) for h in ("127.0.0.1", "127.9.9.9", "::1", "[::1]", "localhost", "0.0.0.0", "example.org")]
+    [True, True, True, True, True, False, False]
+    """
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
