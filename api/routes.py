@@ -13,10 +13,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
-from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from api.http import graphql, operations, permalinks, publishing
+from api.http.responses import Files
 from api.urls import PATHS, PINNED, twin
 from web import catalog_pages, cohort_pages, run_pages, search_page, serving_pages
 from web.render import STATIC
@@ -70,7 +70,7 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         _head("commit", catalog_pages.commit),
         *_both("run_badge", run_pages.run_badge),
         *_both("implementation_badge", run_pages.implementation_badge),
-        Mount(PATHS["static"], StaticFiles(directory=STATIC), name="static"),
+        Mount(PATHS["static"], Files(directory=STATIC), name="static"),
         # Permalinks: at the head they redirect to the commit served now; a run's is also its page.
         _head("manifest", permalinks.head_manifest),
         _head("run", permalinks.head_run),

@@ -17,8 +17,9 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import EMBEDDED_REPO, PROJECT_ROOT, basic_scenario, commit_manifests, make_operation
+from helpers import EMBEDDED_REPO, basic_scenario, commit_manifests, make_operation
 from probes import probe_all
+from security_docs import documented_headers
 from server import Running, serve
 
 import registry
@@ -57,17 +58,6 @@ BADGES = {
     "run badge": f"/badges/runs/{SEED}.svg",
     "implementation badge": "/badges/implementations/sol-submission-6709.svg",
 }
-
-
-def documented_headers() -> dict[str, dict[str, str]]:
-    """The headers docs/security.md promises, by answer (`pages`, `graphiql`, `svg`, `other`): each a fenced
-    block after a `<!-- headers: NAME -->` marker. The independent source of the values asserted here."""
-    text = (PROJECT_ROOT / "docs" / "security.md").read_text(encoding="utf-8")
-    found = {}
-    for name, block in re.findall(r"<!-- headers: (\w+) -->\s*```[a-z]*\n(.*?)```", text, re.S):
-        found[name] = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in block.splitlines())}
-    assert set(found) == {"pages", "graphiql", "svg", "other"}, found
-    return found
 
 
 @pytest.fixture(scope="module")

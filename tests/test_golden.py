@@ -16,6 +16,7 @@ names), and the modification-time validators of static files.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import os
@@ -42,10 +43,13 @@ from helpers import (
     make_project,
     make_run,
 )
+from security_docs import documented_headers
 from server import Running, serve
 
 import registry
+from api.cache import entity_tag
 from api.graphiql import GraphiQL
+from registry.search_query import search_cost
 
 GOLDEN = TEST_DATA / "golden"
 RECORDING = os.environ.get("KERNELINDEX_GOLDEN") == "record"
@@ -66,12 +70,17 @@ KEPT_HEADERS = (
     "cache-control",
     "content-disposition",
     "content-encoding",
+    "content-security-policy",
     "content-type",
     "etag",
     "last-modified",
     "location",
+    "referrer-policy",
+    "repr-digest",
     "retry-after",
     "vary",
+    "x-content-type-options",
+    "x-frame-options",
     "x-kernelindex-commit",
 )
 """What a client acts on; `date`, `server` and `content-length` (which follows the body) are not kept."""
@@ -81,9 +90,11 @@ LARGEST_KEPT = 256 * 1024
 
 _HEALTH_CLOCKS = re.compile(rb'"(checkedAt|buildSeconds|checkSeconds|uptimeSeconds|worker)":("[^"]*"|[0-9.]+|null)')
 
-CHANGES: dict[str, tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
+Transform = Callable[[dict[str, Any], str], dict[str, Any]]
+CHANGES: dict[str, tuple[str, Transform]] = {}
 """Deliberate changes of an answer since the recording, by probe name: why, and the recorded answer made
-into the expected one. Every entry is a change a client can see: list it in the changelog too."""
+into the expected one (given the registry's name: `embedded`, `built`, `tampered`). Every entry is a change a
+client can see: list it in the changelog too. They are declared at the end of this module (`_CHANGES`)."""
 
 
 @dataclass(frozen=True)
@@ -399,8 +410,9 @@ PAGE_PROBES = [
     Probe("page compare: one run, JSON", "/compare.json?run=<run1>", headers=HTML),
     *_page_probes("search", "/search?q=<search>", twin="/search.json?q=<search>"),
     Probe("page search: empty", "/search", headers=HTML),
-    Probe("page search: too long", "/search?q=" + "x" * 501, headers=HTML),
-    Probe("page search: too long, JSON", "/search.json?q=" + "x" * 501, headers=HTML),
+    # One past the search limit of every edge (512 characters; the page's own limit was 500 when recorded).
+    Probe("page search: too long", "/search?q=" + "x" * 513, headers=HTML),
+    Probe("page search: too long, JSON", "/search.json?q=" + "x" * 513, headers=HTML),
     *_page_probes("operation", "/operations/<operation>"),
     Probe("page operation: missing", "/operations/no-such-operation", headers=HTML),
     Probe("page operation: missing, JSON", "/operations/no-such-operation.json", headers=HTML),
@@ -552,6 +564,9 @@ FAULT_PROBES = [
 
 # The registries --------------------------------------------------------------------------------------
 
+BUILT_SEARCH = "rmsnorm"
+"""What the small registry's search probes ask."""
+
 EMBEDDED_IDS = {
     "main": "667fb1b393371afe7b1663540a73b8bc9ee41f9b",
     "first": "e775d39b6768675ff8eb086da76420493425c1a4",  # the seeds' commit
@@ -631,7 +646,7 @@ def _built(path: Path) -> dict[str, str]:
         "implementation": "kernel-a",
         "project": "test-kernels",
         "source": "test-source",
-        "search": "rmsnorm",
+        "search": BUILT_SEARCH,
         "uuid": "01a0032e-d57a-74d8-8b5c-15a3ea25ed78",
     }
 
@@ -753,7 +768,7 @@ def _check(reg: Registry, probes: list[Probe] = PROBES) -> None:
     differ = []
     for answer, expected in zip(answers, recorded, strict=True):
         if answer["name"] in CHANGES:
-            expected = CHANGES[answer["name"]][1](expected)
+            expected = CHANGES[answer["name"]][1](expected, reg.name)
         if answer != expected:
             differ.append(_difference(answer, expected))
     assert not differ, f"{len(differ)} of {len(answers)} answers changed:\n" + "\n".join(differ[:20])
@@ -792,3 +807,231 @@ def test_every_probe_has_its_own_name() -> None:
 
 def test_every_change_names_a_probe() -> None:
     assert set(CHANGES) <= {p.name for p in [*PROBES, *FAULT_PROBES]}
+
+
+# Deliberate changes since the recording ------------------------------------------------------------------
+#
+# Each is (why, the probes it concerns, how the recorded answer becomes the expected one). A probe's entry
+# in CHANGES applies every change that concerns it, in this order. Expected header values come from
+# docs/security.md (`security_docs`), the search limits from registry.search_query.
+
+DOCUMENTED = documented_headers()
+_PAGE_304S = {p.name for p in PROBES if p.tag_of is not None and p.name.startswith("page ") and "HTML" in p.name}
+_GRAPHIQL = {
+    "graphql: GET by a browser is GraphiQL",
+    "graphql: GraphiQL for a browser",
+    "graphql: HEAD without a query",
+}
+_NOT_FOUND = {"static: missing", "404", "404, JSON"}
+_SEARCH_TWINS = {
+    "page search: JSON by Accept",
+    "page search: the .json twin",
+    "page search: no Accept",
+    "page search: pinned, JSON",
+    "page search: pinned off main, JSON",
+}
+_TOO_LONG = ("q: a search of at most 500 characters (got 501)", "BAD_USER_INPUT")
+_SEARCH_REFUSAL = ("a search query holds at most 512 characters (this one holds 513); shorten it", "SEARCH_TOO_LARGE")
+
+
+@functools.cache
+def _recorded(registry_name: str) -> dict[str, dict[str, Any]]:
+    """The recorded answers of a registry, by probe name (for a change that takes a value from another)."""
+    found = json.loads(zstandard.ZstdDecompressor().decompress(_recording(registry_name).read_bytes()))
+    return {answer["name"]: answer for answer in found}
+
+
+def _headers(answer: dict[str, Any], **changed: str | None) -> dict[str, Any]:
+    headers = {**answer["headers"], **{k.replace("_", "-"): v for k, v in changed.items() if v is not None}}
+    return {**answer, "headers": headers}
+
+
+def _security(answer: dict[str, Any], name: str) -> dict[str, Any]:
+    """Every answer: the security headers of its media type (a page's 304 those of its page, a badge's its
+    badge's), and a Cache-Control where it said none (`no-store`)."""
+    media = (answer["headers"].get("content-type") or "").split(";")[0].strip()
+    if name in _PAGE_304S or media == "text/html":
+        kind = "graphiql" if name in _GRAPHIQL else "pages"
+    elif media == "image/svg+xml" or name == "badge run: not modified":
+        kind = "svg"
+    else:
+        kind = "other"
+    headers = {**DOCUMENTED[kind], **answer["headers"]}
+    headers.setdefault("cache-control", "no-store")
+    return {**answer, "headers": headers}
+
+
+def _varies_on_accept(answer: dict[str, Any], _: str) -> dict[str, Any]:
+    vary = answer["headers"].get("vary")
+    return _headers(answer, vary="accept" + (f", {vary}" if vary else ""))
+
+
+def _graphiql(answer: dict[str, Any], _: str) -> dict[str, Any]:
+    """GraphiQL's page: its template, whose inline script and style are now files it pins by integrity."""
+    recorded = answer["body"]
+    found = re.search(r'src="(.*?)/static/graphiql/[0-9a-f]{16}/react', recorded)
+    page = GraphiQL()
+    body = page.page(f"{found.group(1) if found else ''}/static/graphiql/{page.version}") if recorded else ""
+    vary = answer["headers"].get("vary")
+    return {
+        **_headers(answer, vary=f"Accept, Accept-Encoding, {vary}" if vary else "Accept, Accept-Encoding"),
+        "body": body,
+    }
+
+
+def _search_cost(answer: dict[str, Any], registry_name: str) -> dict[str, Any]:
+    """A search's cost counts 500 per pass over the index: 1 + its terms (`search_cost` of the query asked)."""
+    if answer["status"] != 200:
+        return answer  # a refusal (off main): no search ran
+    query = EMBEDDED_IDS["search"] if registry_name == "embedded" else BUILT_SEARCH
+    body = re.sub(
+        r'"cost":\{"requested":(\d+)',
+        lambda m: f'"cost":{{"requested":{int(m.group(1)) + 500 * search_cost(query)}',
+        answer["body"],
+    )
+    return {**_headers(answer, etag=entity_tag(body.encode())), "body": body}
+
+
+def _search_limit(answer: dict[str, Any], _: str) -> dict[str, Any]:
+    """The page refuses a search past 512 characters as /graphql does (SEARCH_TOO_LARGE), no longer past 500."""
+    body = answer["body"].replace(_TOO_LONG[0], _SEARCH_REFUSAL[0]).replace(_TOO_LONG[1], _SEARCH_REFUSAL[1])
+    return {**answer, "body": body}
+
+
+def _not_found(answer: dict[str, Any], registry_name: str) -> dict[str, Any]:
+    """Starlette's plain "Not Found" is now the registry's 404: an error page for a browser (the page another
+    404 of the same registry shows, with this message), the error shape otherwise."""
+    message = "nothing here: no page or API route has this path"
+    if answer["name"] == "404":
+        page = _recorded(registry_name)["page operation: missing"]
+        body = re.sub(r'<p class="problem">.*?</p>', f'<p class="problem">{message}</p>', page["body"], flags=re.S)
+        media = page["headers"]["content-type"]
+    else:
+        body, media = (
+            json.dumps({"errors": [{"message": message, "extensions": {"code": "NOT_FOUND"}}]}, separators=(",", ":")),
+            "application/json",
+        )
+    return {**_headers(answer, content_type=media), "body": body}
+
+
+def _export_measure(registry_name: str) -> tuple[str, int]:
+    """The sha256 (hex) and size of the recorded export of a registry's main."""
+    recorded = _recorded(registry_name)["export: GET"]["body"]
+    if "sha256" in recorded:
+        return str(recorded["sha256"]), int(recorded["length"])
+    raw = base64.b64decode(recorded["base64"])
+    return hashlib.sha256(raw).hexdigest(), len(raw)
+
+
+def _repr_digest(answer: dict[str, Any], registry_name: str) -> dict[str, Any]:
+    """An export is served with its sha256 (RFC 9530 Repr-Digest)."""
+    if answer["status"] != 200:
+        return answer
+    if answer["name"] == "export: off main":  # the embedded registry's "branch" is an older commit of main
+        raw = answer["body"]
+        data = base64.b64decode(raw["base64"]) if "base64" in raw else None
+        sha = hashlib.sha256(data).hexdigest() if data is not None else raw["sha256"]
+    else:
+        sha = _export_measure(registry_name)[0]
+    return _headers(answer, repr_digest="sha-256=:" + base64.b64encode(bytes.fromhex(sha)).decode() + ":")
+
+
+def _latest_export(answer: dict[str, Any], registry_name: str) -> dict[str, Any]:
+    """`/exports/latest.json` gains the export's sha256 and size (and so a new entity tag)."""
+    sha, size = _export_measure(registry_name)
+    pointer = json.loads(_recorded(registry_name)["export: latest"]["body"])
+    body = json.dumps({**pointer, "sha256": sha, "size": size}, separators=(",", ":"))
+    changed = _headers(answer, etag=entity_tag(body.encode()))
+    return changed if answer["status"] == 304 else {**changed, "body": body}
+
+
+def _health(answer: dict[str, Any], _: str) -> dict[str, Any]:
+    """`/healthz` counts the refresh hook's runs and the calls that joined a queued one."""
+    body = answer["body"]
+    return {**answer, "body": body[:-1] + ',"refreshHook":{"runs":0,"joined":0}}'}
+
+
+def _tool_limit(answer: dict[str, Any], _: str) -> dict[str, Any]:
+    """search_catalog's `q` takes what every search takes: 512 characters."""
+    return {**answer, "body": answer["body"].replace('"q":{"maxLength":500', '"q":{"maxLength":512')}
+
+
+def _revalidate(answer: dict[str, Any], _: str) -> dict[str, Any]:
+    return _headers(answer, cache_control="public, max-age=0, must-revalidate")
+
+
+def _named(*names: str) -> Callable[[str], bool]:
+    return lambda name: name in names
+
+
+def _negotiated_error(answer: dict[str, Any], registry_name: str) -> dict[str, Any]:
+    """An error a page answers (an error page for a browser, the error shape otherwise: the recording's
+    `no-store` ones) and a 404 now vary on Accept."""
+    recorded = answer["headers"].get("cache-control")
+    if answer["status"] >= 400 and (recorded == "no-store" or answer["name"] in _NOT_FOUND):
+        return _varies_on_accept(answer, registry_name)
+    return answer
+
+
+_CHANGES: list[tuple[str, Callable[[str], bool], Transform]] = [
+    (
+        "an error page and the error shape answer the same URL by Accept: they vary on it",
+        lambda name: name.startswith(("page ", "fault: a run's page")) or name in _NOT_FOUND,
+        _negotiated_error,
+    ),
+    (
+        "an unknown path is the registry's 404 (a page, or the error shape), not Starlette's text",
+        _NOT_FOUND.__contains__,
+        _not_found,
+    ),
+    (
+        "every answer carries the security headers of its media type (Content-Security-Policy, nosniff; framing "
+        "protection and Referrer-Policy on HTML and SVG) and says how to cache it",
+        lambda name: True,
+        lambda answer, registry_name: _security(answer, answer["name"]),
+    ),
+    (
+        "/ answers the home page or the API's index by Accept: the index varies on it and revalidates",
+        _named("page home: JSON index by Accept", "page home: no Accept"),
+        lambda answer, registry_name: _revalidate(_varies_on_accept(answer, registry_name), registry_name),
+    ),
+    (
+        "GraphiQL's page holds no inline script or style; it varies on Accept and Accept-Encoding",
+        _GRAPHIQL.__contains__,
+        _graphiql,
+    ),
+    ("a search's cost counts its passes over the search index", _SEARCH_TWINS.__contains__, _search_cost),
+    (
+        "the search page's limit is every edge's: 512 characters, SEARCH_TOO_LARGE",
+        lambda n: n.startswith("page search: too long"),
+        _search_limit,
+    ),
+    ("the pages' stylesheet revalidates", _named("static: the stylesheet"), _revalidate),
+    (
+        "exports are served from a cache with their digest",
+        _named("export: HEAD", "export: GET", "export: off main"),
+        _repr_digest,
+    ),
+    (
+        "/exports/latest.json names the export's sha256 and size",
+        _named("export: latest", "export: latest, not modified"),
+        _latest_export,
+    ),
+    ("/healthz counts the refresh hook's runs", _named("healthz", "fault: healthz"), _health),
+    ("search_catalog's query takes up to 512 characters", _named("mcp: tools/list"), _tool_limit),
+]
+
+
+def _composed(transforms: list[Transform]) -> Transform:
+    def apply(answer: dict[str, Any], registry_name: str) -> dict[str, Any]:
+        for transform in transforms:
+            answer = transform(answer, registry_name)
+        return answer
+
+    return apply
+
+
+for _probe in [*PROBES, *FAULT_PROBES]:
+    _applied = [(why, transform) for why, concerns, transform in _CHANGES if concerns(_probe.name)]
+    if _applied:
+        CHANGES[_probe.name] = ("; ".join(why for why, _ in _applied), _composed([t for _, t in _applied]))

@@ -156,8 +156,9 @@ def _path(request: Request) -> str:
 
 
 def _query(spec: Spec) -> str:
-    """The page's query string, from the parameters it read (never the raw one: it may carry anything)."""
-    return f"?{urlencode(list(spec.query))}" if spec.query else ""
+    """The page's query string, from the parameters it read (never the raw one: it may carry anything);
+    `:` kept as itself, as digests and search facets are written."""
+    return f"?{urlencode(list(spec.query), safe=':', quote_via=quote)}" if spec.query else ""
 
 
 def _key(

@@ -10,13 +10,15 @@ from collections.abc import Mapping
 import orjson
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
 
 from api import compression
-from api.cache import ByteLRU, Representation
+from api.cache import REVALIDATE, ByteLRU, Representation
 from api.graphql_http import etag_matches
 from api.http.headers import for_media
 
-__all__ = ["ERROR_CACHE", "JSON", "VARY", "error", "error_body", "finish", "send"]
+__all__ = ["ERROR_CACHE", "JSON", "VARY", "Files", "error", "error_body", "finish", "send"]
 
 JSON = "application/json"
 VARY = "Accept, Accept-Encoding"
@@ -86,3 +88,14 @@ def send(
         if made and cache is not None and item.key is not None:
             cache.put(item.key, item)  # weigh it again, with its new coding
     return Response(body, status_code=status, media_type=media_type or item.media_type, headers=out)
+
+
+class Files(StaticFiles):
+    """Static files (the pages' stylesheet and script) that say how to cache them: revalidate, which their
+    validators (Last-Modified, ETag) make cheap; a new release may change them under the same name."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        if response.status_code in (200, 304):
+            response.headers.setdefault("cache-control", REVALIDATE)
+        return response
