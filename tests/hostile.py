@@ -70,13 +70,13 @@ LINKS = (
     "data:text/html,<script>alert(1)</script>",
     "data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+",
     "//evil.example/x",
+    "https://ok.example/evidence",  # the 13th: the attestation's evidence, a link that stays one
     "\\\\evil.example\\x",
     "https://user@evil.example/",
     'https://ok.example/"onmouseover="alert(1)',
     "https://ok.example/a b",
     "kernelindex:artifact/sha256:" + "a" * 64,
     "file:///etc/passwd",
-    "https://ok.example/evidence",
 )
 """Values an attacker writes into a URL field (one of them a link that may stay a link)."""
 
