@@ -9,6 +9,7 @@ from typing import Any
 import strawberry
 from graphql import GraphQLError
 from strawberry.extensions import AddValidationRules, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.schema.config import StrawberryConfig
 
 import registry
 from api import types as t
@@ -19,6 +20,7 @@ from api.pipeline import CostLimit, DocumentCache, ParsedDocument
 from api.types import serving_root as st
 from api.types.base import Info
 from api.types.node_root import NodeRoot
+from api.types.scalars import SCALAR_MAP, DateTime
 from api.types.search_root import SearchRoot
 from registry import nodes as n
 from registry.graph import Graph
@@ -50,7 +52,7 @@ class RunFilter:
     min_trust: t.Trust | None = None
     trust: list[t.Trust] | None = None
     eligible_only: bool = False
-    observed_since: str | None = strawberry.field(default=None, description="An ISO 8601 UTC instant.")
+    observed_since: DateTime | None = strawberry.field(default=None, description="An ISO 8601 UTC instant.")
     implementation: str | None = None
     workload: str | None = None
     cohort: str | None = None
@@ -192,7 +194,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
         return t.commit_type(info.context, self._g(info).commit)
 
     @strawberry.field(description="Its committer time, ISO 8601 UTC.")
-    def committed_at(self, info: Info) -> str:
+    def committed_at(self, info: Info) -> DateTime:
         return utc_instant(self._g(info).committed_at)
 
     @strawberry.field(description="Manifests by kind.")
@@ -428,6 +430,7 @@ _COST = CostModel(max_page=t.MAX_PAGE)
 schema = _Schema(
     query=Query,
     types=[Snapshot],
+    config=StrawberryConfig(scalar_map=SCALAR_MAP),
     extensions=[
         lambda: AddValidationRules(_LIMIT_RULES),
         lambda: MaxTokensLimiter(max_token_count=LIMITS["max_tokens"]),

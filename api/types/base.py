@@ -22,6 +22,7 @@ from strawberry.scalars import JSON
 import registry
 from api.context import Context
 from api.types.identity import Node
+from api.types.scalars import DateTime
 from registry import nodes as n
 from registry.graph import Graph
 
@@ -156,9 +157,9 @@ class Observed(Named, Generic[E]):
         return cast(E, self.statuses(cast(_RunNode, self._node).status))
 
     @strawberry.field(description="When it was measured, as the manifest says (ISO 8601 UTC).")
-    def observed_at(self) -> str:
+    def observed_at(self) -> DateTime:
         return cast(_RunNode, self._node).observed_at
 
     @strawberry.field(description="Committer time of the first commit on main that contains it; null if unpublished.")
-    def published_at(self) -> str | None:
+    def published_at(self) -> DateTime | None:
         return published_at(self._graph, self._node)

@@ -34,7 +34,10 @@ class CompareEntry:
 @strawberry.type(description="Runs side by side, field by field; ranks only when they share an eligible cohort.")
 class Compare:
     runs: list[Run]
-    material: list[str] = strawberry.field(description="The material fields that differ, in DESIGN order.")
+    material: list[str] = strawberry.field(
+        description="The material fields that differ, in this order: operation, workload, protocol, "
+        "environment, correctness, metric. Empty when the runs are comparable."
+    )
     rows: list[CompareRow]
     same_cohort: bool
     entries: list[CompareEntry] | None = strawberry.field(

@@ -9,6 +9,7 @@ import strawberry
 from api.types.base import Info, build, document, published_at, text
 from api.types.identity import Node
 from api.types.provenance import Provenance, provenance_of
+from api.types.scalars import DateTime
 from registry import nodes as n
 from registry.graph import Graph
 
@@ -56,7 +57,7 @@ class Attestation(Node):
         return text(document(info, self._node)["spec"].get("environmentSummary"))
 
     @strawberry.field
-    def published_at(self) -> str | None:
+    def published_at(self) -> DateTime | None:
         return published_at(self._graph, self._node)
 
     @strawberry.field
@@ -81,7 +82,7 @@ class Retraction(Node):
         return self._node.reason
 
     @strawberry.field
-    def published_at(self) -> str | None:
+    def published_at(self) -> DateTime | None:
         return published_at(self._graph, self._node)
 
     @strawberry.field
@@ -115,5 +116,5 @@ class Verification(Node):
         return self._graph.honoured(self._node)
 
     @strawberry.field
-    def published_at(self) -> str | None:
+    def published_at(self) -> DateTime | None:
         return published_at(self._graph, self._node)

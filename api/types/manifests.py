@@ -9,6 +9,7 @@ import registry
 from api.types.base import Info, as_json, published_at
 from api.types.identity import Node
 from api.types.provenance import Provenance, provenance_of
+from api.types.scalars import DateTime
 from registry import nodes as n
 from registry.graph import Graph
 
@@ -44,7 +45,7 @@ class Manifest(Node):
         return registry.manifest_path(self._node.kind, self._node.digest)
 
     @strawberry.field
-    def published_at(self) -> str | None:
+    def published_at(self) -> DateTime | None:
         return published_at(self._graph, self._node)
 
     @strawberry.field(description="The stored JSON document (metadata included).")

@@ -8,6 +8,7 @@ import registry
 from api.context import Context
 from api.types.base import Info
 from api.types.identity import Node
+from api.types.scalars import DateTime
 from registry import nodes as n
 from registry.graph import Graph
 
@@ -58,11 +59,11 @@ class Commit(Node):
         return self._info.id[:12]
 
     @strawberry.field(description="Committer time, ISO 8601 UTC.")
-    def committed_at(self) -> str:
+    def committed_at(self) -> DateTime:
         return self._info.committer.when_utc
 
     @strawberry.field
-    def authored_at(self) -> str:
+    def authored_at(self) -> DateTime:
         return self._info.author.when_utc
 
     @strawberry.field
