@@ -19,6 +19,7 @@ from api.errors import BadUserInput, ErrorCodes
 from api.pipeline import CostLimit, DocumentCache, ParsedDocument
 from api.types import serving_root as st
 from api.types.base import Info
+from api.types.identity import find_cohort, find_manifest
 from api.types.node_root import NodeRoot
 from api.types.scalars import SCALAR_MAP, DateTime
 from api.types.search_root import SearchRoot
@@ -79,8 +80,37 @@ class KindCount:
     count: int
 
 
+_NOUNS = {
+    "BenchmarkRun": ("Run", "a run"),
+    "OperationSpec": ("Operation", "an operation"),
+    "ImplementationRevision": ("Implementation", "an implementation"),
+    "SoftwareProject": ("Project", "a project"),
+    "BenchmarkProtocol": ("Protocol", "a protocol"),
+    "ExecutionEnvironment": ("Environment", "an environment"),
+    "WorkloadCase": ("Workload", "a workload"),
+}
+# Every type whose id names a manifest (by its digest): `manifest(digest:)` takes any of their ids.
+_MANIFEST_TYPES = (
+    "Manifest", "Run", "Operation", "Workload", "Implementation", "Project", "Protocol", "Environment",
+    "Attestation", "Retraction", "Verification", "ServingRun", "Model", "ServingStack", "ServingConfiguration",
+    "ServingWorkload",
+)  # fmt: skip
+
+
 def _lookup(graph: Graph, kinds: tuple[str, ...], ident: str) -> n.Node | None:
-    return graph.find(kinds, ident)
+    """The manifest of one of `kinds` an id argument names (digest, prefix, name or Node id); None if none.
+
+    Raises:
+        BadUserInput: malformed (says what was expected).
+    """
+    type_name, noun = _NOUNS[kinds[0]]
+    found: n.Node | None = find_manifest(graph, kinds, ident, (type_name,), noun)
+    return found
+
+
+def _cohort(graph: Graph, key: str) -> registry.graph.Cohort | None:
+    found: registry.graph.Cohort | None = find_cohort(graph.cohorts, key)
+    return found
 
 
 def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
@@ -93,7 +123,7 @@ def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
         candidates = set(found) if candidates is None else candidates.intersection(found)
 
     if f.operation is not None:
-        node = graph.find(("OperationSpec",), f.operation)
+        node = _lookup(graph, ("OperationSpec",), f.operation)
         narrow(graph.runs_by["operation"].get(node.digest, set()) if node else set())
     if f.gpu is not None:  # any case, a product word or an architecture: "b200", "NVIDIA B200", "sm_100"
         index = graph.runs_by["gpu"]
@@ -101,13 +131,13 @@ def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
     if f.source is not None:
         narrow(graph.runs_by["source"].get(f.source.strip(), set()))
     if f.implementation is not None:
-        node = graph.find(("ImplementationRevision",), f.implementation)
+        node = _lookup(graph, ("ImplementationRevision",), f.implementation)
         narrow(graph.runs_by["implementation"].get(node.digest, set()) if node else set())
     if f.workload is not None:
-        node = graph.find(("WorkloadCase", "WorkloadSuite"), f.workload)
+        node = _lookup(graph, ("WorkloadCase", "WorkloadSuite"), f.workload)
         narrow(graph.runs_by["workload"].get(node.digest, set()) if node else set())
     if f.cohort is not None:
-        cohort = graph.find_cohort(f.cohort)
+        cohort = _cohort(graph, f.cohort)
         narrow(set(cohort.members) if cohort else set())
     pool: Any = candidates if candidates is not None else graph.facts.keys()
     statuses = {s.value for s in f.status} if f.status else None
@@ -159,13 +189,13 @@ def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) 
 
     if f is not None:
         if f.operation is not None:
-            node = graph.find(("OperationSpec",), f.operation)
+            node = _lookup(graph, ("OperationSpec",), f.operation)
             narrow(graph.cohorts_by["operation"].get(node.digest, set()) if node else set())
         if f.gpu is not None:
             index = graph.cohorts_by["gpu"]
             narrow({k for key in gpu_keys_matching(f.gpu, index) for k in index[key]})
         if f.workload is not None:
-            node = graph.find(("WorkloadCase", "WorkloadSuite"), f.workload)
+            node = _lookup(graph, ("WorkloadCase", "WorkloadSuite"), f.workload)
             narrow(graph.cohorts_by["workload"].get(node.digest, set()) if node else set())
     pool = set(graph.cohorts) if keys is None else keys
     if f is not None and f.min_size:
@@ -184,7 +214,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
     _graph: strawberry.Private[Graph | None] = None
 
     def _g(self, info: Info) -> Graph:
-        return self._graph if self._graph is not None else info.context.graph(None)
+        return self._graph if self._graph is not None else t.head_graph(info)
 
     def _at(self, graph: Graph) -> Snapshot:
         return Snapshot(_graph=graph)
@@ -218,7 +248,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> t.Connection[t.Manifest]:
+    ) -> t.Connection[t.Manifest] | None:
         graph = self._g(info)
         t.page_bounds(first)
         digests = graph.first_published_here
@@ -257,7 +287,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> t.Connection[t.Run]:
+    ) -> t.Connection[t.Run] | None:
         graph = self._g(info)
         t.page_bounds(first)
         digests = _filtered_runs(graph, filter)
@@ -266,7 +296,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
     @strawberry.field(description="A cohort by its key (or a unique prefix of >= 12 hex digits).")
     def cohort(self, info: Info, key: str) -> t.Cohort | None:
         graph = self._g(info)
-        cohort = graph.find_cohort(key)
+        cohort = _cohort(graph, key)
         return t.Cohort(_graph=graph, _cohort=cohort) if cohort else None
 
     @strawberry.field(description="Cohorts, largest first unless ordered otherwise.")
@@ -280,7 +310,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> t.Connection[t.Cohort]:
+    ) -> t.Connection[t.Cohort] | None:
         graph = self._g(info)
         t.page_bounds(first)
         keys = _filtered_cohorts(graph, filter, order)
@@ -306,7 +336,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> t.Connection[t.Operation]:
+    ) -> t.Connection[t.Operation] | None:
         graph = self._g(info)
         t.page_bounds(first)
         # Words, case-insensitive, split on _, - and spaces: "fused attention" finds fused_attention_*.
@@ -355,7 +385,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
     @strawberry.field(description="Any manifest, of any kind, by digest (or unique prefix, or name).")
     def manifest(self, info: Info, digest: str) -> t.Manifest | None:
         graph = self._g(info)
-        node = graph.find(registry.KINDS.keys(), digest)
+        node = find_manifest(graph, registry.KINDS.keys(), digest, _MANIFEST_TYPES, "a manifest")
         return t.Manifest(_graph=graph, _node=node) if node else None
 
     @strawberry.field(description="The records ledger: one entry per cohort with a record, newest holder first.")
@@ -367,7 +397,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> t.Connection[t.RecordEntry]:
+    ) -> t.Connection[t.RecordEntry] | None:
         graph = self._g(info)
         return t.paginate(
             graph,
@@ -377,7 +407,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
         )
 
     @strawberry.field(description="Runs side by side; material differences first.")
-    def compare(self, info: Info, runs: list[str]) -> t.Compare:
+    def compare(self, info: Info, runs: list[str]) -> t.Compare | None:
         if len(runs) > 20:
             raise t.PageSizeError(f"compare takes at most 20 runs (got {len(runs)})")
         st.refuse_serving_runs(self._g(info), runs)
@@ -397,7 +427,9 @@ class Query(Snapshot, NodeRoot):
     )
     def registry(self, info: Info, at: str | None = None, min_commit: str | None = None) -> Snapshot | None:
         # Execution runs in a worker thread (api.service), so a pinned graph is built right here.
-        graph = info.context.graph(at)
+        graph = t.head_graph(info) if at is None else info.context.graph(at)
+        if at is not None:
+            info.context.pinned_paths.add((info.path.key,))
         if min_commit is not None and at is None:
             # The HTTP layer already waited for it (api.freshness); the head of this request is what it got.
             standing = info.context.snapshots.standing(min_commit)

@@ -29,6 +29,7 @@ from api.types.pages import (
     Window,
     cursor_commit,
     follows_cursor,
+    head_graph,
     page_bounds,
     paginate,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "cursor_commit",
     "document",
     "follows_cursor",
+    "head_graph",
     "node_type",
     "ordered_cohorts",
     "ordered_runs",

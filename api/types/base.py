@@ -13,7 +13,7 @@ import enum
 import functools
 import importlib
 import typing
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import strawberry
@@ -23,6 +23,7 @@ import registry
 from api.context import Context
 from api.types.identity import Node
 from api.types.scalars import DateTime
+from api.types.states import manifest_state
 from registry import nodes as n
 from registry.graph import Graph
 
@@ -121,6 +122,9 @@ class Named(Node):
 
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._node.digest
+
+    def _state(self, info: Any) -> Hashable:
+        return manifest_state(self._graph, self._node)
 
     def _at(self, graph: Graph) -> Any:
         """The same manifest in another snapshot's graph (None if it is not there)."""

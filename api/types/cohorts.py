@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import strawberry
 
@@ -15,6 +15,7 @@ from api.types.kinds import Environment, Operation, Protocol, Workload, operatio
 from api.types.pages import DEFAULT_PAGE, Connection, Window, follows_cursor, paginate
 from api.types.runs import Run, run_of
 from api.types.scalars import DateTime
+from api.types.states import cohort_state
 from registry import nodes as n
 from registry.graph import SOURCE_NATIVE, Graph
 from registry.graph import Cohort as DomainCohort
@@ -86,6 +87,9 @@ class Cohort(Node):
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._cohort.key
 
+    def _state(self, info: Info) -> Hashable:
+        return cohort_state(self._graph, self._cohort)
+
     def _at(self, graph: Graph) -> Cohort | None:
         cohort = graph.cohorts.get(self._cohort.key)
         return Cohort(_graph=graph, _cohort=cohort) if cohort else None
@@ -151,7 +155,7 @@ class Cohort(Node):
         last: int | None = None,
         before: str | None = None,
         min_trust: Trust | None = None,
-    ) -> Connection[CohortEntry]:
+    ) -> Connection[CohortEntry] | None:
         def make(entry: registry.cohorts.Ranked) -> CohortEntry:
             node = self._graph.nodes[entry.id]
             assert isinstance(node, n.Run)
@@ -170,7 +174,7 @@ class Cohort(Node):
         "order and ranks, computed in one pass, so about twice as fast for a leaderboard asked for the first "
         "time. Page further with `entries`."
     )
-    def leaderboard(self, first: int = DEFAULT_PAGE, min_trust: Trust | None = None) -> list[LeaderboardRow]:
+    def leaderboard(self, first: int = DEFAULT_PAGE, min_trust: Trust | None = None) -> list[LeaderboardRow] | None:
         return leaderboard_rows(self._graph, self._cohort, first, min_trust)
 
     @strawberry.field(description="Every run of the cohort, newest first, eligible or not.")
@@ -182,7 +186,7 @@ class Cohort(Node):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> Connection[Run]:
+    ) -> Connection[Run] | None:
         digests = ordered_runs(self._graph, set(self._cohort.members))
         return paginate(self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Run))
 
@@ -203,6 +207,9 @@ class RecordEntry(Node):
 
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._cohort.key
+
+    def _state(self, info: Info) -> Hashable:
+        return cohort_state(self._graph, self._cohort)
 
     @strawberry.field
     def cohort(self) -> Cohort:

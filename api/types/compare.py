@@ -9,6 +9,7 @@ import strawberry
 import registry
 from api.types.base import Info
 from api.types.enums import _TRUST
+from api.types.identity import find_manifest
 from api.types.runs import Run, primary_display
 from registry import nodes as n
 from registry.graph import Graph
@@ -50,7 +51,7 @@ def compare_runs(graph: Graph, ids: Sequence[str], info: Info) -> Compare:
     runs: list[n.Run] = []
     missing = []
     for ident in ids:
-        node = graph.find(("BenchmarkRun",), ident)
+        node = find_manifest(graph, ("BenchmarkRun",), ident, ("Run",), "a run")
         if isinstance(node, n.Run):
             runs.append(node)
         else:

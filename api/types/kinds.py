@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
@@ -22,6 +23,7 @@ from api.types.base import (
 )
 from api.types.manifests import Manifest
 from api.types.pages import Connection, Window, follows_cursor, paginate
+from api.types.states import implementation_state, operation_state, project_state, workload_state
 from registry import nodes as n
 from registry.graph import Graph
 from registry.present import workload_label
@@ -40,6 +42,9 @@ CohortRef = Annotated["Cohort", strawberry.lazy("api.types.cohorts")]
 class Operation(Named):
     _node: strawberry.Private[n.Operation]
 
+    def _state(self, info: Info) -> Hashable:
+        return operation_state(self._graph, self._node)
+
     @strawberry.field
     def family(self) -> str:
         return self._node.family
@@ -57,7 +62,7 @@ class Operation(Named):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> Connection[Workload]:
+    ) -> Connection[Workload] | None:
         digests = sorted(self._graph.children["workloads"].get(self._node.digest, ()))
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Workload)
@@ -72,7 +77,7 @@ class Operation(Named):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> Connection[Implementation]:
+    ) -> Connection[Implementation] | None:
         digests = sorted(self._graph.children["implementations"].get(self._node.digest, ()))
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Implementation)
@@ -87,7 +92,7 @@ class Operation(Named):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> Connection[CohortRef]:
+    ) -> Connection[CohortRef] | None:
         keys = ordered_cohorts(self._graph, self._graph.cohorts_by["operation"].get(self._node.digest, set()))
         return paginate(
             self._graph,
@@ -105,7 +110,7 @@ class Operation(Named):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> Connection[RunRef]:
+    ) -> Connection[RunRef] | None:
         digests = ordered_runs(self._graph, self._graph.runs_by["operation"].get(self._node.digest, set()))
         return paginate(
             self._graph,
@@ -122,6 +127,9 @@ class Operation(Named):
 @strawberry.type(description="The inputs a run measured: one case, or a suite of cases.")
 class Workload(Named):
     _node: strawberry.Private[n.Workload]
+
+    def _state(self, info: Info) -> Hashable:
+        return workload_state(self._graph, self._node)
 
     @strawberry.field(description="WorkloadCase or WorkloadSuite.")
     def kind(self) -> str:
@@ -160,7 +168,7 @@ class Workload(Named):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> Connection[CohortRef]:
+    ) -> Connection[CohortRef] | None:
         keys = ordered_cohorts(self._graph, self._graph.cohorts_by["workload"].get(self._node.digest, set()))
         return paginate(
             self._graph,
@@ -173,6 +181,9 @@ class Workload(Named):
 @strawberry.type(description="Who maintains implementations: a library, a person, a vendor.")
 class Project(Named):
     _node: strawberry.Private[n.Project]
+
+    def _state(self, info: Info) -> Hashable:
+        return project_state(self._graph, self._node)
 
     @strawberry.field(description="The project's own name (spec.name).")
     def display_name(self) -> str:
@@ -191,7 +202,7 @@ class Project(Named):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> Connection[Implementation]:
+    ) -> Connection[Implementation] | None:
         digests = sorted(self._graph.children["project_implementations"].get(self._node.name, ()))
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Implementation)
@@ -201,6 +212,10 @@ class Project(Named):
 @strawberry.type(description="One revision of code that computes an operation.")
 class Implementation(Named):
     _node: strawberry.Private[n.Implementation]
+
+    def _state(self, info: Info) -> Hashable:
+        project = project_of(self._graph, self._node)
+        return implementation_state(self._graph, self._node, project.digest if project else None)
 
     @strawberry.field(description="Who wrote it: the first author, else the project, else the name.")
     def display_name(self) -> str:
@@ -241,7 +256,7 @@ class Implementation(Named):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> Connection[RunRef]:
+    ) -> Connection[RunRef] | None:
         digests = ordered_runs(self._graph, self._graph.runs_by["implementation"].get(self._node.digest, set()))
         return paginate(
             self._graph,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
@@ -10,6 +11,7 @@ from api.types.base import Info, build, document, published_at, text
 from api.types.identity import Node
 from api.types.provenance import Provenance, provenance_of
 from api.types.scalars import DateTime
+from api.types.states import manifest_state
 from registry import nodes as n
 from registry.graph import Graph
 
@@ -30,6 +32,9 @@ class Attestation(Node):
 
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._node.digest
+
+    def _state(self, info: Info) -> Hashable:
+        return manifest_state(self._graph, self._node)
 
     @strawberry.field
     def digest(self) -> str:
@@ -73,6 +78,9 @@ class Retraction(Node):
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._node.digest
 
+    def _state(self, info: Info) -> Hashable:
+        return manifest_state(self._graph, self._node)
+
     @strawberry.field
     def digest(self) -> str:
         return self._node.digest
@@ -97,6 +105,10 @@ class Verification(Node):
 
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._node.digest
+
+    def _state(self, info: Info) -> Hashable:
+        rerun = self._node.rerun if self._node.rerun in self._graph.nodes else None
+        return (*manifest_state(self._graph, self._node), self._graph.honoured(self._node), rerun)
 
     @strawberry.field
     def digest(self) -> str:

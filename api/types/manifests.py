@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import strawberry
 from strawberry.scalars import JSON
 
@@ -10,6 +12,7 @@ from api.types.base import Info, as_json, published_at
 from api.types.identity import Node
 from api.types.provenance import Provenance, provenance_of
 from api.types.scalars import DateTime
+from api.types.states import manifest_state
 from registry import nodes as n
 from registry.graph import Graph
 
@@ -23,6 +26,9 @@ class Manifest(Node):
 
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._node.digest
+
+    def _state(self, info: Info) -> Hashable:
+        return manifest_state(self._graph, self._node)
 
     @strawberry.field
     def kind(self) -> str:

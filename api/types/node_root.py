@@ -64,7 +64,7 @@ def _in_graph(graph: Graph, type_name: str, key: str) -> Any:
     return None
 
 
-def _node(info: Info, ident: str) -> Node | None:
+def _node(info: Info, ident: str, path: tuple[str | int, ...]) -> Node | None:
     context = info.context
     if len(ident) == 40 and all(c in "0123456789abcdef" for c in ident):  # a Commit's id is its sha
         try:
@@ -75,8 +75,12 @@ def _node(info: Info, ident: str) -> Node | None:
     decoded = decode_id(ident)
     if decoded is None:
         raise BadUserInput(f"not an id of this registry: {ident!r} (ids come from the `id` field of a Node)")
-    type_name, commit, key = decoded
-    found: Node | None = _in_graph(context.graph(commit), type_name, key)
+    if decoded.commit is not None:
+        context.pinned_paths.add(path)
+        graph = context.graph(decoded.commit)
+    else:
+        graph = t.head_graph(info)
+    found: Node | None = _in_graph(graph, decoded.type_name, decoded.key)
     return found
 
 
@@ -86,10 +90,10 @@ class NodeRoot:
 
     @strawberry.field(description="The object an id names, as of the snapshot the id was read from; null if none.")
     def node(self, info: Info, id: strawberry.ID) -> Node | None:
-        return _node(info, id)
+        return _node(info, id, (info.path.key,))
 
     @strawberry.field(description="The objects ids name, in order (at most 100); null for each that names none.")
-    def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Node | None]:
+    def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Node | None] | None:
         if len(ids) > MAX_NODES:
             raise t.PageSizeError(f"nodes takes at most {MAX_NODES} ids (got {len(ids)})")
-        return [_node(info, ident) for ident in ids]
+        return [_node(info, ident, (info.path.key, index)) for index, ident in enumerate(ids)]

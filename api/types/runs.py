@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
@@ -15,6 +16,7 @@ from api.types.kinds import Environment, Implementation, Operation, Protocol, Wo
 from api.types.lifecycle import Attestation, Retraction, Verification
 from api.types.measures import Artifact, Interval, Measurement, Metric, Primary, SourceNative
 from api.types.provenance import Provenance, Source, provenance_of, source_type
+from api.types.states import run_state
 from registry import nodes as n
 from registry.graph import Graph
 from registry.present import Citation as CitationFacts
@@ -35,6 +37,11 @@ class Run(Observed[RunStatus]):
 
     def _facts(self) -> registry.graph.RunFacts:
         return self._graph.facts[self._node.digest]
+
+    def _state(self, info: Info) -> Hashable:
+        slug = self._facts().source
+        terms = info.context.snapshots.source_terms(self._graph.mainline, slug) if slug else {}
+        return run_state(self._graph, self._node, sorted(terms.items()))
 
     @strawberry.field
     def primary(self) -> Primary | None:
@@ -254,7 +261,9 @@ class Run(Observed[RunStatus]):
         "your reader accessed it) adds an access date; the server never adds its own, so an answer pinned "
         "to a published commit never changes."
     )
-    def citation(self, info: Info, format: CitationFormat = CitationFormat.TEXT, accessed: str | None = None) -> str:
+    def citation(
+        self, info: Info, format: CitationFormat = CitationFormat.TEXT, accessed: str | None = None
+    ) -> str | None:
         day = access_date(accessed) if accessed is not None else info.context.today
         return cite(self._citation_facts(info, day.isoformat() if day else None), format.value)
 

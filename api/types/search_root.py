@@ -86,7 +86,7 @@ class SearchRoot:
     _graph: strawberry.Private[Graph | None] = None
 
     def _search_graph(self, info: Info) -> Graph:
-        return self._graph if self._graph is not None else info.context.graph(None)
+        return self._graph if self._graph is not None else t.head_graph(info)
 
     @strawberry.field(
         description="Runs matching a query in KernelIndex's grammar, most relevant first: `rmsnorm b200 bf16`, "
@@ -104,7 +104,7 @@ class SearchRoot:
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> SearchResult:
+    ) -> SearchResult | None:
         graph = self._search_graph(info)
         if len(query) > MAX_QUERY:
             raise t.PageSizeError(f"a search query is at most {MAX_QUERY} characters (got {len(query)})")
@@ -131,7 +131,7 @@ class SearchRoot:
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> t.Connection[t.Project]:
+    ) -> t.Connection[t.Project] | None:
         graph = self._search_graph(info)
         found = sorted((x for x in graph.nodes.values() if isinstance(x, n.Project)), key=lambda x: (x.name, x.digest))
         return t.paginate(
@@ -147,7 +147,7 @@ class SearchRoot:
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> t.Connection[t.Implementation]:
+    ) -> t.Connection[t.Implementation] | None:
         graph = self._search_graph(info)
         runs = graph.runs_by["implementation"]
         found = sorted(

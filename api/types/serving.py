@@ -10,6 +10,7 @@ and `registry.serving_graph` (one graph's serving index); these types only prese
 from __future__ import annotations
 
 import enum
+from collections.abc import Hashable
 from typing import Any, cast
 
 import strawberry
@@ -27,6 +28,7 @@ from api.types.serving_resolution import (
     ServingResolution,
     direction_of,
 )
+from api.types.states import manifest_state
 from registry import nodes as n
 from registry import serving as policy
 from registry.graph import Graph
@@ -161,6 +163,10 @@ class _Described(Named):
 class Model(_Described):
     _node: strawberry.Private[n.Model]
 
+    def _state(self, info: Info) -> Hashable:
+        runs = tuple(serving_index(self._graph).filtered(model=self._node.digest))
+        return (*manifest_state(self._graph, self._node), runs)
+
     @strawberry.field(description="spec.model")
     def model(self) -> str:
         return self._node.model
@@ -178,7 +184,7 @@ class Model(_Described):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> t.Connection[ServingRun]:
+    ) -> t.Connection[ServingRun] | None:
         index = serving_index(self._graph)
         return t.paginate(
             self._graph,
@@ -282,6 +288,12 @@ class ServingRun(Observed[ServingRunStatus]):
 
     def _facts(self) -> ServingFacts:
         return serving_index(self._graph).facts[self._node.digest]
+
+    def _state(self, info: Info) -> Hashable:
+        facts = self._facts()
+        slug = self._source(info)
+        terms = info.context.snapshots.source_terms(self._graph.mainline, slug) if slug else {}
+        return (*manifest_state(self._graph, self._node), repr(facts), tuple(sorted(terms.items())))
 
     @strawberry.field
     def model(self) -> Model | None:
@@ -421,7 +433,7 @@ class ServingRun(Observed[ServingRunStatus]):
     )
     def citation(
         self, info: Info, format: t.CitationFormat = t.CitationFormat.TEXT, accessed: str | None = None
-    ) -> str:
+    ) -> str | None:
         day = access_date(accessed) if accessed is not None else info.context.today
         return cite(self._citation_facts(info, day.isoformat() if day else None), format.value)
 
@@ -483,6 +495,11 @@ class ServingCohort(Node):
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._cohort.key
 
+    def _state(self, info: Info) -> Hashable:
+        index = serving_index(self._graph)
+        members = sorted(self._cohort.members)
+        return (self._cohort.key, tuple((d, repr(index.facts[d]), self._graph.publication(d)) for d in members))
+
     def _at(self, graph: Graph) -> ServingCohort | None:
         cohort = serving_index(graph).cohorts.get(self._cohort.key)
         return ServingCohort(_graph=graph, _cohort=cohort) if cohort else None
@@ -543,7 +560,7 @@ class ServingCohort(Node):
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> t.Connection[ServingRun]:
+    ) -> t.Connection[ServingRun] | None:
         digests = serving_index(self._graph).ordered(self._cohort.members)
         return t.paginate(self._graph, digests, t.Window(first, after, last, before), run_maker(self._graph))
 
@@ -554,7 +571,7 @@ class ServingCohort(Node):
     )
     def resolve(
         self, constraints: list[ServingConstraintInput] | None = None, objective: ServingObjectiveInput | None = None
-    ) -> ServingResolution:
+    ) -> ServingResolution | None:
         given = constraints or []
         if len(given) > MAX_CONSTRAINTS:
             raise registry.errors.InvalidConstraint(

@@ -8,6 +8,7 @@ import strawberry
 import registry
 from api import types as t
 from api.types.base import Info
+from api.types.identity import find_cohort, find_manifest
 from api.types.serving import ServingCohort, ServingMetric, ServingRun, ServingRunStatus, run_maker, vocabulary
 from registry import nodes as n
 from registry.graph import Graph
@@ -44,7 +45,7 @@ def _filtered_runs(graph: Graph, index: ServingIndex, f: ServingRunFilter | None
         return index.runs
     model: str | None = None
     if f.model is not None:
-        node = graph.find(("ModelRevision",), f.model)
+        node = find_manifest(graph, ("ModelRevision",), f.model, ("Model",), "a model")
         if node is None:
             return []
         model = node.digest
@@ -58,7 +59,7 @@ def _filtered_runs(graph: Graph, index: ServingIndex, f: ServingRunFilter | None
         eligible_only=f.eligible_only,
     )
     if f.cohort is not None:
-        cohort = index.find_cohort(f.cohort)
+        cohort = find_cohort(index.cohorts, f.cohort, ("ServingCohort",))
         members = set(cohort.members) if cohort else set()
         found = [d for d in found if d in members]
     return found
@@ -68,12 +69,12 @@ def _filtered_cohorts(graph: Graph, index: ServingIndex, f: ServingCohortFilter 
     keys = index.ordered_cohorts()
     if f is None:
         return keys
-    for kinds, wanted, part in (
-        (("ModelRevision",), f.model, 0),
-        (("ServingWorkload",), f.workload, 2),
+    for kinds, wanted, part, noun in (
+        (("ModelRevision",), f.model, 0, "Model"),
+        (("ServingWorkload",), f.workload, 2, "ServingWorkload"),
     ):
         if wanted is not None:
-            node = graph.find(kinds, wanted)
+            node = find_manifest(graph, kinds, wanted, (noun,), f"a {noun}")
             keys = [k for k in keys if node is not None and index.cohorts[k].parts[part] == node.digest]
     if f.min_size:
         keys = [k for k in keys if len(index.cohorts[k].members) >= f.min_size]
@@ -87,12 +88,12 @@ class ServingRoot:
     _graph: strawberry.Private[Graph | None] = None
 
     def _serving_graph(self, info: Info) -> Graph:
-        return self._graph if self._graph is not None else info.context.graph(None)
+        return self._graph if self._graph is not None else t.head_graph(info)
 
     @strawberry.field(description="A serving run by digest, unique hex prefix (>= 12) or metadata.name.")
     def serving_run(self, info: Info, id: str) -> ServingRun | None:
         graph = self._serving_graph(info)
-        node = graph.find(("ServingRun",), id)
+        node = find_manifest(graph, ("ServingRun",), id, ("ServingRun",), "a serving run")
         return ServingRun(_graph=graph, _node=node) if isinstance(node, n.ServingRun) else None
 
     @strawberry.field(description="Serving runs, newest observation first.")
@@ -105,7 +106,7 @@ class ServingRoot:
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> t.Connection[ServingRun]:
+    ) -> t.Connection[ServingRun] | None:
         graph = self._serving_graph(info)
         t.page_bounds(first)
         digests = _filtered_runs(graph, serving_index(graph), filter)
@@ -114,7 +115,7 @@ class ServingRoot:
     @strawberry.field(description="A serving cohort by its key (or a unique prefix of >= 12 hex digits).")
     def serving_cohort(self, info: Info, key: str) -> ServingCohort | None:
         graph = self._serving_graph(info)
-        cohort = serving_index(graph).find_cohort(key)
+        cohort = find_cohort(serving_index(graph).cohorts, key, ("ServingCohort",))
         return ServingCohort(_graph=graph, _cohort=cohort) if cohort else None
 
     @strawberry.field(description="Serving cohorts, largest first, then by key.")
@@ -127,7 +128,7 @@ class ServingRoot:
         after: str | None = None,
         last: int | None = None,
         before: str | None = None,
-    ) -> t.Connection[ServingCohort]:
+    ) -> t.Connection[ServingCohort] | None:
         graph = self._serving_graph(info)
         t.page_bounds(first)
         index = serving_index(graph)
