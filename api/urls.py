@@ -57,6 +57,7 @@ PATHS = {
     "latest_export": "/exports/latest.json",
     "llms_txt": "/llms.txt",
     "robots_txt": "/robots.txt",
+    "favicon": "/favicon.ico",
     "sitemap": "/sitemap.xml",
     "sitemap_part": "/sitemaps/{name}.xml",
 }
@@ -244,6 +245,9 @@ class Urls:
 
     def sitemap(self) -> str:
         return self.url_path_for("sitemap")
+
+    def favicon(self) -> str:
+        return self.url_path_for("favicon")
 
     def sitemap_part(self, name: str) -> str:
         return self.url_path_for("sitemap_part", name=name)

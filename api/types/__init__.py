@@ -12,7 +12,20 @@ from __future__ import annotations
 from api.types.base import Info, Named, Observed, build, document, ordered_cohorts, ordered_runs, published_at, typed
 from api.types.cohorts import Cohort, CohortEntry, RecordEntry, RecordEvent
 from api.types.compare import Compare, CompareEntry, CompareRow, compare_runs
-from api.types.enums import CitationFormat, CohortProfile, RecordCause, RunStatus, Trust, trust_of_enum
+from api.types.enums import (
+    CitationFormat,
+    CohortProfile,
+    EntryOrder,
+    IneligibilityReason,
+    ManifestKind,
+    RecordCause,
+    RecordOrder,
+    RunOrder,
+    RunStatus,
+    Trust,
+    WorkloadKind,
+    trust_of_enum,
+)
 from api.types.kinds import Environment, Implementation, Operation, Project, Protocol, Workload
 from api.types.lifecycle import Attestation, Retraction, Verification
 from api.types.manifests import Manifest
@@ -21,9 +34,13 @@ from api.types.nodes import node_type
 from api.types.pages import (
     DEFAULT_PAGE,
     MAX_PAGE,
+    After,
+    Before,
     Connection,
     CursorError,
     Edge,
+    First,
+    Last,
     PageInfo,
     PageSizeError,
     Window,
@@ -49,8 +66,10 @@ from api.types.runs import Run
 __all__ = [
     "DEFAULT_PAGE",
     "MAX_PAGE",
+    "After",
     "Artifact",
     "Attestation",
+    "Before",
     "CitationFormat",
     "Cohort",
     "CohortEntry",
@@ -62,11 +81,16 @@ __all__ = [
     "Connection",
     "CursorError",
     "Edge",
+    "EntryOrder",
     "Environment",
+    "First",
     "Implementation",
+    "IneligibilityReason",
     "Info",
     "Interval",
+    "Last",
     "Manifest",
+    "ManifestKind",
     "Measurement",
     "Metric",
     "Named",
@@ -82,8 +106,10 @@ __all__ = [
     "RecordCause",
     "RecordEntry",
     "RecordEvent",
+    "RecordOrder",
     "Retraction",
     "Run",
+    "RunOrder",
     "RunStatus",
     "Signature",
     "Source",
@@ -93,6 +119,7 @@ __all__ = [
     "Verification",
     "Window",
     "Workload",
+    "WorkloadKind",
     "build",
     "commit_type",
     "compare_runs",

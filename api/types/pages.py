@@ -21,7 +21,7 @@ import inspect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 import strawberry
 from graphql import (
@@ -42,12 +42,17 @@ from registry.graph import Graph
 __all__ = [
     "DEFAULT_PAGE",
     "MAX_PAGE",
+    "After",
+    "Before",
     "Connection",
     "CursorError",
     "Edge",
+    "First",
+    "Last",
     "PageInfo",
     "PageSizeError",
     "Window",
+    "cursor_at",
     "cursor_commit",
     "follows_cursor",
     "head_graph",
@@ -69,33 +74,62 @@ class PageSizeError(registry.RegistryError, ValueError):
 
 
 class CursorError(registry.RegistryError, ValueError):
-    pass
+    """A cursor that is not one of ours, or that cannot continue this list (another commit): `CURSOR_ERROR`."""
 
 
-@strawberry.type
+First = Annotated[
+    int | None,
+    strawberry.argument(
+        description="How many items from the start (or after `after`): 0 to 100. With neither `first` nor "
+        "`last`, a page is the first 20."
+    ),
+]
+After = Annotated[
+    str | None,
+    strawberry.argument(
+        description="Continue after this cursor (an `endCursor` or an edge's `cursor` of the same list, with the "
+        "same other arguments). The page comes from the cursor's commit."
+    ),
+]
+Last = Annotated[
+    int | None,
+    strawberry.argument(description="How many items from the end (or before `before`): 0 to 100. Not with `first`."),
+]
+Before = Annotated[
+    str | None,
+    strawberry.argument(description="Continue before this cursor (a `startCursor` of the same list), backwards."),
+]
+
+
+@strawberry.type(description="Where a page sits in its list, and how to get the next or the previous one.")
 class PageInfo:
-    has_next_page: bool
-    has_previous_page: bool
-    start_cursor: str | None
-    end_cursor: str | None
+    has_next_page: bool = strawberry.field(description="Whether items follow this page (ask `after: endCursor`).")
+    has_previous_page: bool = strawberry.field(
+        description="Whether items precede this page (ask `before: startCursor`)."
+    )
+    start_cursor: str | None = strawberry.field(description="The first item's cursor; null for an empty page.")
+    end_cursor: str | None = strawberry.field(description="The last item's cursor; null for an empty page.")
     commit: str = strawberry.field(
-        description="The commit this page is from: its cursors page on from it, even after main moves."
+        description="The commit this page is from: its cursors page on from it, even after main moves (restart "
+        "from the first page to see the new head)."
     )
 
 
-@strawberry.type
+@strawberry.type(description="One item of a page, with its cursor.")
 class Edge(Generic[T]):
-    cursor: str
-    node: T
+    cursor: str = strawberry.field(description="Opaque: pass it as `after` (or `before`) to page from this item.")
+    node: T = strawberry.field(description="The item.")
 
 
-@strawberry.type
+@strawberry.type(
+    description="A page of a list, cut from one commit (`pageInfo.commit`); cursors are opaque. Page with "
+    "`first`/`after` (or `last`/`before`); in Apollo Client use `relayStylePagination()`, in urql's Graphcache "
+    "`relayPagination()`."
+)
 class Connection(Generic[T]):
-    """A page of a list that is stable for a given commit; cursors are opaque."""
-
-    edges: list[Edge[T]]
-    page_info: PageInfo
-    total_count: int
+    edges: list[Edge[T]] = strawberry.field(description="The page's items, in the list's order.")
+    page_info: PageInfo = strawberry.field(description="How to get the next or the previous page.")
+    total_count: int = strawberry.field(description="How many items the whole list holds (at this commit).")
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +142,8 @@ class Window:
     before: str | None = None
 
 
-def _cursor(commit: str, offset: int) -> str:
+def cursor_at(commit: str, offset: int) -> str:
+    """The cursor of the item at `offset` of a list as of `commit` (what its edge's `cursor` is)."""
     return base64.urlsafe_b64encode(f"{commit}:{offset}".encode()).decode().rstrip("=")
 
 
@@ -163,7 +198,9 @@ def paginate(graph: Graph, items: Sequence[Any], window: Window, make: Callable[
         start = max(start, end - last)
     else:
         end = min(end, start + (first if first is not None else DEFAULT_PAGE))
-    edges = [Edge(cursor=_cursor(graph.commit, start + i), node=make(item)) for i, item in enumerate(items[start:end])]
+    edges = [
+        Edge(cursor=cursor_at(graph.commit, start + i), node=make(item)) for i, item in enumerate(items[start:end])
+    ]
     return Connection(
         edges=edges,
         page_info=PageInfo(

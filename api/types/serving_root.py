@@ -3,6 +3,8 @@ and `compare`'s refusal of serving runs."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import strawberry
 
 import registry
@@ -27,17 +29,21 @@ class ServingRunFilter:
     submitter: str | None = strawberry.field(
         default=None, description="The stack's project, any case, with or without its note: 'AMD'."
     )
-    quality_policy: str | None = None
+    quality_policy: str | None = strawberry.field(
+        default=None, description="Runs held to this accuracy target (mlperf_closed_99...), exactly."
+    )
     cohort: str | None = strawberry.field(default=None, description="A serving cohort key (or unique prefix).")
-    status: list[ServingRunStatus] | None = None
-    eligible_only: bool = False
+    status: list[ServingRunStatus] | None = strawberry.field(
+        default=None, description="Runs with one of these statuses (VALID for results that can rank)."
+    )
+    eligible_only: bool = strawberry.field(default=False, description="Only runs that rank; false by default.")
 
 
-@strawberry.input
+@strawberry.input(description="Narrow the serving cohorts; every given condition must hold.")
 class ServingCohortFilter:
     model: str | None = strawberry.field(default=None, description="A model id (digest, prefix or name).")
     workload: str | None = strawberry.field(default=None, description="A serving workload id (digest, prefix or name).")
-    min_size: int | None = None
+    min_size: int | None = strawberry.field(default=None, description="Cohorts of at least this many runs.")
 
 
 def _filtered_runs(graph: Graph, index: ServingIndex, f: ServingRunFilter | None) -> list[str]:
@@ -55,7 +61,7 @@ def _filtered_runs(graph: Graph, index: ServingIndex, f: ServingRunFilter | None
         scenario=f.scenario,
         submitter=f.submitter,
         quality_policy=f.quality_policy,
-        statuses=[s.value for s in f.status] if f.status else None,
+        statuses=[s.name.lower() for s in f.status] if f.status else None,
         eligible_only=f.eligible_only,
     )
     if f.cohort is not None:
@@ -91,7 +97,17 @@ class ServingRoot:
         return self._graph if self._graph is not None else t.head_graph(info)
 
     @strawberry.field(description="A serving run by digest, unique hex prefix (>= 12) or metadata.name.")
-    def serving_run(self, info: Info, id: str) -> ServingRun | None:
+    def serving_run(
+        self,
+        info: Info,
+        id: Annotated[
+            str,
+            strawberry.argument(
+                description="Its digest, a unique hex prefix of at least 12 digits, its name or its `id` (MLPerf "
+                "names are not unique: prefer digests)."
+            ),
+        ],
+    ) -> ServingRun | None:
         graph = self._serving_graph(info)
         node = find_manifest(graph, ("ServingRun",), id, ("ServingRun",), "a serving run")
         return ServingRun(_graph=graph, _node=node) if isinstance(node, n.ServingRun) else None
@@ -101,11 +117,13 @@ class ServingRoot:
     def serving_runs(
         self,
         info: Info,
-        filter: ServingRunFilter | None = None,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
+        filter: Annotated[
+            ServingRunFilter | None, strawberry.argument(description="Keep the runs that meet every condition given.")
+        ] = None,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
     ) -> t.Connection[ServingRun] | None:
         graph = self._serving_graph(info)
         t.page_bounds(first)
@@ -113,7 +131,16 @@ class ServingRoot:
         return t.paginate(graph, digests, t.Window(first, after, last, before), run_maker(graph))
 
     @strawberry.field(description="A serving cohort by its key (or a unique prefix of >= 12 hex digits).")
-    def serving_cohort(self, info: Info, key: str) -> ServingCohort | None:
+    def serving_cohort(
+        self,
+        info: Info,
+        key: Annotated[
+            str,
+            strawberry.argument(
+                description="Its key (sha256:<64 hex>), a unique prefix of at least 12 hex digits, or its `id`."
+            ),
+        ],
+    ) -> ServingCohort | None:
         graph = self._serving_graph(info)
         cohort = find_cohort(serving_index(graph).cohorts, key, ("ServingCohort",))
         return ServingCohort(_graph=graph, _cohort=cohort) if cohort else None
@@ -123,11 +150,14 @@ class ServingRoot:
     def serving_cohorts(
         self,
         info: Info,
-        filter: ServingCohortFilter | None = None,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
+        filter: Annotated[
+            ServingCohortFilter | None,
+            strawberry.argument(description="Keep the cohorts that meet every condition given."),
+        ] = None,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
     ) -> t.Connection[ServingCohort] | None:
         graph = self._serving_graph(info)
         t.page_bounds(first)
