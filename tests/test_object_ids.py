@@ -301,3 +301,28 @@ def test_cohort_keys_fail_loudly_or_answer_null(reg: Registry, key: str, code: s
     assert [e["code"] for e in errors] == ([code] if code else [])
     if code:
         assert "a cohort key: sha256: and 64 lower-case hex digits" in errors[0]["message"]
+
+
+def test_the_api_guide_lists_every_type_without_an_id() -> None:
+    """A cache meets every object type: each has an `id` (implements Node) or the guide lists it as a value
+    (`keys: null`), so a Graphcache configured from the guide warns of no type."""
+    import re
+
+    from graphql import GraphQLObjectType
+    from helpers import PROJECT_ROOT
+
+    types = schema._schema.type_map
+    node = types["Node"]
+    values = {
+        name
+        for name, kind in types.items()
+        if isinstance(kind, GraphQLObjectType)
+        and not name.startswith("__")
+        and name != "Query"
+        and node not in kind.interfaces
+        and not name.endswith(("Connection", "Edge"))
+        and name != "PageInfo"
+    }
+    guide = (PROJECT_ROOT / "docs" / "api.md").read_text()
+    paragraph = guide[guide.index("**Types without an `id` are values**") :].split("\n\n")[0]
+    assert set(re.findall(r"`(\w+)`", paragraph)) - {"id", "null", "PageInfo"} == values
