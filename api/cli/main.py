@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from api.cli import checking, citing, exporting, reading, serving, sources, writing
+from api.cli import checking, citing, exporting, reading, schemas, serving, sources, writing
 from api.cli.console import err
 from api.cli.stores import read_settings
 
@@ -25,6 +25,8 @@ app.add_typer(import_app, name="import")
 
 # In the order `kernelindex --help` lists them.
 app.command()(writing.init)
+app.command()(schemas.schema)
+app.command()(schemas.new)
 app.command()(reading.digest)
 app.command()(checking.validate)
 app.command()(writing.add)
