@@ -170,7 +170,9 @@ def test_a_yaml_stream_is_one_change_with_its_documents_named(runner: CliRunner,
 def test_digest_lists_every_entry(runner: CliRunner) -> None:
     result = _run(runner, "digest", SUBMISSION)
     assert result.exit_code == 0
-    assert result.stdout.splitlines() == [f"{digest}  {SUBMISSION} ({where})" for where, (_, digest) in EXPECTED.items()]
+    assert result.stdout.splitlines() == [
+        f"{digest}  {SUBMISSION} ({where})" for where, (_, digest) in EXPECTED.items()
+    ]
 
 
 def test_a_bundle_added_in_a_clone_appears_in_its_work_tree(runner: CliRunner, repo: Path, tmp_path: Path) -> None:
@@ -181,6 +183,8 @@ def test_a_bundle_added_in_a_clone_appears_in_its_work_tree(runner: CliRunner, r
     subprocess.run(["git", "-C", str(clone), "switch", "-q", "-c", "add-larkspur"], check=True)
     result = runner.invoke(app, ["add", str(SUBMISSION), "--repo", str(clone), *AUTHOR], env=FIXED_DATES)
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.splitlines()[-1] == "next: git push origin add-larkspur   # then open a pull request against main"
+    assert (
+        result.stdout.splitlines()[-1] == "next: git push origin add-larkspur   # then open a pull request against main"
+    )
     run = EXPECTED["runs[0].run"][1].removeprefix("sha256:")
     assert (clone / "benchmark-runs" / run[:2] / f"{run}.json").is_file()
