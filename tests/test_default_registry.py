@@ -123,4 +123,7 @@ def test_a_replicas_first_clone_takes_pull_requests_when_configured(
         banner = process.stderr.read().decode()
         process.stderr.close()
     assert f"kernelindex: cloned {basic_store.path} into {replica}" in banner
-    assert f"kernelindex: serving {basic_store.path} (a replica, in {replica}) on http://127.0.0.1:{port}/graphql" in banner
+    assert (
+        f"kernelindex: serving {basic_store.path} (a replica, in {replica}) on http://127.0.0.1:{port}/graphql"
+        in banner
+    )
