@@ -57,15 +57,23 @@ class Installed:
         return done
 
 
+_NOT_THE_PROJECT = [".git", ".venv", "venv", "node_modules", "__pycache__", "*.egg-info", "build", "dist", "site"]
+_NOT_THE_PROJECT += ["*.graphcache", "*.integrity", "artifacts", ".mypy_cache", ".ruff_cache", ".pytest_cache"]
+
+
 def _copy_of_the_project(target: Path) -> None:
-    """The project's files as a checkout has them (tracked, or new and not ignored): no build output, no venv."""
+    """The project's files as a checkout has them (tracked, or new and not ignored): no build output, no venv.
+    Outside a git checkout (an unpacked archive), everything but build output and caches."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=PROJECT_ROOT,
         capture_output=True,
-        check=True,
-    ).stdout
-    for name in filter(None, listed.decode().split("\0")):
+        check=False,
+    )
+    if listed.returncode != 0:
+        shutil.copytree(PROJECT_ROOT, target, ignore=shutil.ignore_patterns(*_NOT_THE_PROJECT))
+        return
+    for name in filter(None, listed.stdout.decode().split("\0")):
         source = PROJECT_ROOT / name
         if source.is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
