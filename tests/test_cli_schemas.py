@@ -144,3 +144,13 @@ def test_every_kind_of_the_docs_examples_has_a_starter(runner: CliRunner) -> Non
     assert kinds == set(registry.KINDS)
     for kind in sorted(kinds):
         assert _run(runner, "new", kind).stdout.startswith(MODELINE)
+
+
+def test_a_place_that_cannot_be_written_is_one_located_line(runner: CliRunner, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    for command in (["new", "benchmark-run", "--out", str(blocker / "run.yaml")], ["schema", "--out", str(blocker)]):
+        result = _run(runner, *command)
+        assert result.exit_code == 1, result.output
+        assert result.stderr.startswith(f"kernelindex: {blocker}") and "Traceback" not in result.stderr
+        assert len(result.stderr.splitlines()) == 1
