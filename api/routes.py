@@ -16,7 +16,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from api.http import graphql, operations, permalinks, publishing
+from api.http import graphql, operations, permalinks, publishing, schemas
 from api.urls import PATHS, PINNED, twin
 from web import catalog_pages, cohort_pages, icon, run_pages, search_page, serving_pages
 from web.render import STATIC
@@ -93,5 +93,7 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         _head("favicon", icon.favicon),
         _head("sitemap", publishing.sitemap),
         _head("sitemap_part", publishing.sitemap_part),
+        _head("schema", schemas.current),
+        _head("schema_version", schemas.versioned),
         Route(PATHS["mcp"], mcp, methods=["GET", "POST", "DELETE"], name="mcp"),
     ]

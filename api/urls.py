@@ -60,6 +60,9 @@ PATHS = {
     "favicon": "/favicon.ico",
     "sitemap": "/sitemap.xml",
     "sitemap_part": "/sitemaps/{name}.xml",
+    # The JSON Schemas of the manifest kinds (editors read them): the current one, and each version's, immutable.
+    "schema": "/schemas/{name}",
+    "schema_version": "/schemas/{version}/{name}",
 }
 
 _PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
@@ -251,3 +254,7 @@ class Urls:
 
     def sitemap_part(self, name: str) -> str:
         return self.url_path_for("sitemap_part", name=name)
+
+    def schema(self, name: str) -> str:
+        """A kind's JSON Schema by its file name (`benchmark-run.v1alpha1.schema.json`), as served now."""
+        return self.url_path_for("schema", name=name)
