@@ -139,6 +139,9 @@ class _Walker:
             return own
         items = 1
         own_page = self._page(node, definition)
+        if page is not None and own_page is not None and not _sized(node):
+            # a connection that pages with its wrapper's arguments when it has none (`search(first:) { runs }`)
+            own_page = page
         if _is_list(definition):
             # a list that takes `first` itself (Cohort.leaderboard) holds that many; an edges list, its
             # connection's page; any other, `list_items`
@@ -195,6 +198,11 @@ class _Walker:
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in sizes):
             return self.model.max_page
         return min(max(int(max(sizes)), 0), self.model.max_page)
+
+
+def _sized(node: FieldNode) -> bool:
+    """Whether the field's node gives `first` or `last` itself."""
+    return any(argument.name.value in ("first", "last") for argument in node.arguments or ())
 
 
 def _is_list(definition: GraphQLField) -> bool:

@@ -15,10 +15,10 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp
 
-from api.http import graphql, operations, permalinks, publishing
+from api.http import graphql, operations, permalinks, publishing, schemas
 from api.http.responses import Files
 from api.urls import PATHS, PINNED, twin
-from web import catalog_pages, cohort_pages, run_pages, search_page, serving_pages
+from web import catalog_pages, cohort_pages, icon, run_pages, search_page, serving_pages
 from web.render import STATIC
 
 __all__ = ["routes"]
@@ -90,7 +90,10 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         _head("latest_export", publishing.latest_export),
         _head("llms_txt", publishing.llms),
         _head("robots_txt", publishing.robots),
+        _head("favicon", icon.favicon),
         _head("sitemap", publishing.sitemap),
         _head("sitemap_part", publishing.sitemap_part),
+        _head("schema", schemas.current),
+        _head("schema_version", schemas.versioned),
         Route(PATHS["mcp"], mcp, methods=["GET", "POST", "DELETE"], name="mcp"),
     ]

@@ -10,10 +10,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["EMBEDDED_REPO", "Settings", "is_loopback", "parse_git_date"]
+__all__ = ["EMBEDDED_REPO", "PACKAGED_REPO", "REPO_ORIGINS", "Settings", "is_loopback", "parse_git_date"]
 
-EMBEDDED_REPO = Path(__file__).resolve().parent.parent / "manifests.git"
-"""The registry committed with the project (real data), served when nothing else is named."""
+_CLONE_REPO = Path(__file__).resolve().parent.parent / "manifests.git"
+PACKAGED_REPO = Path(__file__).resolve().parent / "embedded" / "manifests.git"
+"""Where a wheel carries the embedded registry (setup.py copies the clone's `manifests.git` there)."""
+EMBEDDED_REPO = _CLONE_REPO if (_CLONE_REPO / "HEAD").is_file() or not PACKAGED_REPO.exists() else PACKAGED_REPO
+"""The registry shipped with the project (real data), served when nothing else is named: a clone's own
+`manifests.git`, or, installed from a wheel, the same repository inside the package."""
+
+REPO_ORIGINS = ("--repo", "KERNELINDEX_REPO", "./manifests.git", "the working directory", "embedded")
 
 _GIT_DATE = re.compile(r"@?(\d+)(?:\s+([+-])(\d\d)(\d\d))?")
 
@@ -61,6 +67,7 @@ class Settings:
     """Everything the CLI and the server take from their environment."""
 
     repo_path: Path = EMBEDDED_REPO
+    repo_origin: str = "embedded"  # how repo_path was found: one of REPO_ORIGINS (the CLI sets "--repo")
     host: str = "127.0.0.1"
     port: int = 8000
     workers: int = 1
@@ -122,16 +129,19 @@ class Settings:
         repo = env.get("KERNELINDEX_REPO")
         here = cwd or Path.cwd()
         local = here / "manifests.git"
+        # The registry, first found: the environment's, ./manifests.git, the working directory when it is a
+        # clone of a manifests repository (or a bare one), else the embedded one (`--repo` overrides all).
         if repo:
-            repo_path = Path(repo)
+            repo_path, origin = Path(repo), "KERNELINDEX_REPO"
         elif local.exists():
-            repo_path = local
+            repo_path, origin = local, "./manifests.git"
         elif (here / ".git").exists() or (here / "HEAD").is_file():
-            repo_path = here  # inside a clone of a manifests repository (or a bare one)
+            repo_path, origin = here, "the working directory"
         else:
-            repo_path = EMBEDDED_REPO
+            repo_path, origin = EMBEDDED_REPO, "embedded"
         return cls(
             repo_path=repo_path,
+            repo_origin=origin,
             host=env.get("KERNELINDEX_HOST") or "127.0.0.1",
             port=_integer(env, "KERNELINDEX_PORT", 8000, 0, 65535),
             workers=_integer(env, "KERNELINDEX_WORKERS", 1, 1, 1024),

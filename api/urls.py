@@ -57,8 +57,12 @@ PATHS = {
     "latest_export": "/exports/latest.json",
     "llms_txt": "/llms.txt",
     "robots_txt": "/robots.txt",
+    "favicon": "/favicon.ico",
     "sitemap": "/sitemap.xml",
     "sitemap_part": "/sitemaps/{name}.xml",
+    # The JSON Schemas of the manifest kinds (editors read them): the current one, and each version's, immutable.
+    "schema": "/schemas/{name}",
+    "schema_version": "/schemas/{version}/{name}",
 }
 
 _PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
@@ -245,5 +249,12 @@ class Urls:
     def sitemap(self) -> str:
         return self.url_path_for("sitemap")
 
+    def favicon(self) -> str:
+        return self.url_path_for("favicon")
+
     def sitemap_part(self, name: str) -> str:
         return self.url_path_for("sitemap_part", name=name)
+
+    def schema(self, name: str) -> str:
+        """A kind's JSON Schema by its file name (`benchmark-run.v1alpha1.schema.json`), as served now."""
+        return self.url_path_for("schema", name=name)

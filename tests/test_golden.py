@@ -97,6 +97,114 @@ into the expected one (given the registry's name: `embedded`, `built`, `tampered
 client can see: list it in the changelog too. They are declared at the end of this module (`_CHANGES`)."""
 
 
+def _recorded_again(answer: dict[str, Any], _: str) -> dict[str, Any]:
+    """The recording already holds the new answer: it was made again after the change its entry names."""
+    return answer
+
+
+_HEAD = (
+    "every page's <head> gained a meta description (what search results show under the title) and the "
+    "icon links (/favicon.ico and /static/icon.svg): the base template words them for every page"
+)
+_REASONS = {
+    _HEAD: (
+        "fault: a run's page",
+        "page commit: HTML",
+        "page commit: HTML, not modified",
+        "page commit: an older one",
+        "page commit: not an id",
+        "page commit: off main",
+        "page commit: unknown",
+        "page compare: HTML",
+        "page compare: HTML, not modified",
+        "page compare: one run",
+        "page compare: pinned off main",
+        "page compare: pinned, HTML",
+        "page home: HTML",
+        "page home: pinned",
+        "page home: pinned off main",
+        "page home: pinned to an older commit",
+        "page home: pinned to nothing",
+        "page implementation: HTML",
+        "page implementation: HTML, not modified",
+        "page implementation: missing",
+        "page implementation: pinned off main",
+        "page implementation: pinned, HTML",
+        "page leaderboard: HTML",
+        "page leaderboard: HTML, not modified",
+        "page leaderboard: bad cursor",
+        "page leaderboard: bad minTrust",
+        "page leaderboard: minTrust",
+        "page leaderboard: next page",
+        "page leaderboard: pinned off main",
+        "page leaderboard: pinned, HTML",
+        "page operation: HTML",
+        "page operation: HTML, not modified",
+        "page operation: missing",
+        "page operation: pinned off main",
+        "page operation: pinned, HTML",
+        "page project: HTML",
+        "page project: HTML, not modified",
+        "page project: pinned off main",
+        "page project: pinned, HTML",
+        "page records: HTML",
+        "page records: HTML, not modified",
+        "page records: pinned off main",
+        "page records: pinned, HTML",
+        "page run: HTML",
+        "page run: HTML again (cached)",
+        "page run: HTML, not modified",
+        "page run: pinned off main",
+        "page run: published earlier",
+        "page search: HTML",
+        "page search: HTML, not modified",
+        "page search: empty",
+        "page search: pinned off main",
+        "page search: pinned, HTML",
+        "page search: too long",
+        "page serving cohort: HTML",
+        "page serving cohort: HTML, not modified",
+        "page serving cohort: missing",
+        "page serving cohort: pinned off main",
+        "page serving cohort: pinned, HTML",
+        "page serving run: HTML",
+        "page source: HTML",
+        "page source: HTML, not modified",
+        "page source: missing",
+        "page source: pinned off main",
+        "page source: pinned, HTML",
+    ),
+    "connections are nullable: a refused argument (a bad cursor, a page over 100) nulls only its field, "
+    "`data: {runs: null}`, instead of all of `data`": (
+        "graphql: a bad cursor",
+        "graphql: page too large",
+    ),
+    "a malformed cohort key (`sha256:0000`: too short for a prefix) is refused as BAD_USER_INPUT, 400, saying "
+    "what a key looks like, where it was looked up and not found (404)": (
+        "page leaderboard: no such cohort",
+        "page leaderboard: no such cohort, JSON",
+    ),
+    "the search page pages with `runs(first:, after:)` instead of search's deprecated paging arguments: the "
+    "same runs, and a cost that no longer counts its facets and issues as a page of runs": (
+        "page search: JSON by Accept",
+        "page search: no Accept",
+        "page search: pinned off main, JSON",
+        "page search: pinned, JSON",
+        "page search: the .json twin",
+    ),
+    "BibTeX citations brace their corporate author twice (`author = {{NVIDIA SOL-ExecBench}}`): one literal "
+    "name to BibTeX and pybtex, not a person": (
+        "mcp: a tool",
+        "page run: dossier by Accept",
+        "page run: dossier, .json twin",
+        "page run: dossier, brotli",
+        "page run: dossier, no Accept",
+        "page run: dossier, not modified",
+        "page run: pinned off main, JSON",
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Probe:
     """One request. `<name>` in the path or body is a value of the registry's `ids`; `tag_of` sends the
@@ -1035,3 +1143,10 @@ for _probe in [*PROBES, *FAULT_PROBES]:
     _applied = [(why, transform) for why, concerns, transform in _CHANGES if concerns(_probe.name)]
     if _applied:
         CHANGES[_probe.name] = ("; ".join(why for why, _ in _applied), _composed([t for _, t in _applied]))
+
+# Probes recorded again after a change (the recording holds the new answer) keep their reason; transforms of the
+# changes above still apply on top of the new recording.
+for _why, _names in _REASONS.items():
+    for _name in _names:
+        _before = CHANGES.get(_name)
+        CHANGES[_name] = (f"{_before[0]}; {_why}", _before[1]) if _before else (_why, _recorded_again)

@@ -107,6 +107,9 @@ class Spec:
     found: Callable[[dict[str, Any]], bool] | None = None  # for a page whose subject is a list: is it there?
     canonical: Callable[[str], str] | None = None  # the page's URL for a full commit id (default: /at/{commit}/...)
     query: Sequence[tuple[str, str]] = ()  # the query parameters the page read, as its own links repeat them
+    # What search results show under the title (`<meta name="description">`); the base template words one
+    # from the title and the commit when a page gives none.
+    description: Callable[[dict[str, Any]], str] | None = None
 
 
 def strip_json(text: str) -> tuple[str, bool]:
@@ -256,6 +259,7 @@ async def _render(
     query = _query(spec)
     meta = {
         "title": spec.title(data),
+        "description": spec.description(data) if spec.description is not None else None,
         "commit": commit,
         "committed_at": data["commit"]["committedAt"],
         "pinned": at is not None,

@@ -82,6 +82,19 @@ def _run_title(data: dict[str, Any]) -> str:
     return f"Run {short} · {who} · {value}"
 
 
+def _run_description(data: dict[str, Any]) -> str:
+    """What a search result says of a run: its value, what and where it measured, and its standing."""
+    run = data["run"]
+    value = f"{run['primary']['display']} ({run['primary']['statistic']})" if run["primary"] else "No primary value"
+    who = run["implementation"]["displayName"] if run["implementation"] else run["name"]
+    where = " on ".join(p for p in ((run["workload"] or {}).get("label"), (run["environment"] or {}).get("gpu")) if p)
+    cohort = run["cohort"]
+    standing = (
+        f"rank {run['rank']} of {cohort['rankedCount']} comparable runs" if run["rank"] and cohort else "not ranked"
+    )
+    return f"{value} by {who}{', ' + where if where else ''}: {standing}, evidence {run['trust'].lower()}."
+
+
 async def run_permalink(request: Request) -> Response:
     """`/at/{commit}/runs/{digest}`: one URL, two audiences: the run's page for a browser, its dossier for an
     API client (and at `.json`, whatever the client accepts)."""
@@ -110,6 +123,7 @@ async def run_page(request: Request, commit: str, digest: str) -> Response:
         document=documents.RUN,
         variables={"at": commit, "id": digest},
         title=_run_title,
+        description=_run_description,
         subject="run",
         missing=f"run not found: {digest}",
         extra=_run_extra,
