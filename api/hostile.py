@@ -11,10 +11,9 @@ Published data may predate the rules a new contribution must pass, so an exit ne
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 from urllib.parse import quote, urlunsplit
-
-from registry.kinds.content import XML_FORBIDDEN, link_problem
 
 __all__ = ["HOSTS", "link", "profile_link", "repository_link", "shown"]
 
@@ -31,6 +30,8 @@ def link(value: Any) -> str | None:
     >>> link("https://example.com/log?x=1"), link("javascript:alert(1)"), link(" https://x.example")
     ('https://example.com/log?x=1', None, None)
     """
+    from registry.kinds.content import link_problem  # on first use: a server starts without the manifest kinds
+
     if isinstance(value, str) and link_problem(value) is None:
         return value
     return None
@@ -68,7 +69,13 @@ def repository_link(kind: Any, ident: Any) -> str | None:
 _NONCHARACTERS = "\ufdd0-\ufdef" + "".join(
     f"{chr(plane << 16 | 0xFFFE)}{chr(plane << 16 | 0xFFFF)}" for plane in range(17)
 )
-_UNSHOWN = re.compile(f"[{XML_FORBIDDEN}\x7f-\x9f{_NONCHARACTERS}]")
+
+
+@cache
+def _unshown() -> re.Pattern[str]:
+    from registry.kinds.content import XML_FORBIDDEN  # on first use, as `link`
+
+    return re.compile(f"[{XML_FORBIDDEN}\x7f-\x9f{_NONCHARACTERS}]")
 
 
 def shown(value: Any) -> Any:
@@ -80,5 +87,5 @@ def shown(value: Any) -> Any:
     N\\x08VIDIA 42
     """
     if isinstance(value, str):
-        return _UNSHOWN.sub(lambda found: repr(found.group())[1:-1], value)
+        return _unshown().sub(lambda found: repr(found.group())[1:-1], value)
     return value

@@ -24,7 +24,7 @@ from web.documents import SEARCH
 __all__ = ["RUN_TARGET_MS", "measure_edges"]
 
 RUN_TARGET_MS = 100.0
-"""A `run(id:)` query answers within 100 ms while two worst-case searches run (issue 20)."""
+"""A `run(id:)` query answers within 100 ms while two worst-case searches run."""
 RUN = "query($id: String!) { run(id: $id) { digest name rank primary { display } cohort { key } } }"
 
 
