@@ -30,6 +30,7 @@ import registry
 from api.cache import REVALIDATE
 from api.codes import INTERNAL, NOT_FOUND, STORE_CORRUPT
 from api.errors import UNEXPECTED
+from api.http.fastlane import FastLane
 from api.http.headers import SafeAnswers
 from api.http.mcp_guard import McpGuard
 from api.http.requests import server_of
@@ -78,16 +79,18 @@ def create_app(settings: Settings | None = None) -> Starlette:
         async with server.running(), mcp.running():
             yield
 
+    cors: dict[str, Any] = {
+        "allow_origins": list(server.settings.cors_origins),
+        "allow_methods": ["GET", "HEAD", "POST", "OPTIONS"],
+        "allow_headers": list(CORS_HEADERS),
+        "expose_headers": ["etag", "x-kernelindex-commit"],
+        "max_age": 86400,
+    }
     middleware = [
-        Middleware(SafeAnswers),  # outermost: it sees every answer, the framework's own included
-        Middleware(
-            CORSMiddleware,
-            allow_origins=list(server.settings.cors_origins),
-            allow_methods=["GET", "HEAD", "POST", "OPTIONS"],
-            allow_headers=list(CORS_HEADERS),
-            expose_headers=["etag", "x-kernelindex-commit"],
-            max_age=86400,
-        ),
+        # Cached GraphQL answers leave here, finished as the two below would finish them (api/http/fastlane.py).
+        Middleware(FastLane, server=server, cors=cors),
+        Middleware(SafeAnswers),  # it sees every other answer, the framework's own included
+        Middleware(CORSMiddleware, **cors),
     ]
     handlers: dict[Any, Any] = {404: _not_found, registry.RegistryError: _registry_fault, Exception: _unexpected_fault}
     guarded = McpGuard(mcp, server.settings)  # /mcp answers only the origins and hosts it is configured for

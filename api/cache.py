@@ -52,11 +52,14 @@ class ByteLRU(Generic[K, V]):
         """What the kept entries weigh together."""
         return self._bytes
 
-    def get(self, key: K) -> V | None:
+    def get(self, key: K, *, count_miss: bool = True) -> V | None:
+        """The value of `key` (now the most recently used), or None; `count_miss=False` for a look that
+        another will repeat when it misses (the fast lane's, before the endpoint's)."""
         with self._lock:
             found = self._items.get(key)
             if found is None:
-                self.misses += 1
+                if count_miss:
+                    self.misses += 1
                 return None
             self._items.move_to_end(key)
             self.hits += 1
@@ -91,9 +94,21 @@ class Representation:
 
     A GraphQL answer also keeps `request_error` (it never ran: 400 to clients of
     application/graphql-response+json) and `cost` (what it was charged, against a batch's budget).
+    `wire` keeps the fast lane's finished header lists (`api.http.fastlane`).
     """
 
-    __slots__ = ("body", "cost", "encodings", "etag", "headers", "key", "media_type", "request_error", "status")
+    __slots__ = (
+        "body",
+        "cost",
+        "encodings",
+        "etag",
+        "headers",
+        "key",
+        "media_type",
+        "request_error",
+        "status",
+        "wire",
+    )
 
     def __init__(
         self,
@@ -114,7 +129,9 @@ class Representation:
         self.headers = {**(headers or {}), "etag": self.etag}
         self.encodings = Encodings()
         self.key: tuple[str, ...] | None = None
+        # The finished header lists the fast lane sent for it, by (status, media type, coding).
+        self.wire: dict[tuple[int, str, str | None], tuple[tuple[bytes, bytes], ...]] = {}
 
     def weight(self) -> int:
         """What it holds in a cache: the body and its codings, the headers, the key, the bookkeeping."""
-        return len(self.body) + self.encodings.size + 512
+        return len(self.body) + self.encodings.size + 512 + 1024 * len(self.wire)

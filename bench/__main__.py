@@ -24,7 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +126,7 @@ class Plan:
     load_seconds: int
     workers: tuple[int, ...]
     load_runs: int = 1  # p99 is reported per run, each against the floor measured right after it
+    only: frozenset[str] = frozenset()  # measurement groups to run (`--only`); empty: all of them
 
 
 PLANS = {
@@ -720,8 +721,15 @@ def measure_load(repo: Path, ids: dict[str, Any], plan: Plan) -> list[Result]:
 # The run ---------------------------------------------------------------------------------------------
 
 
+GROUPS = ("build", "integrity", "rss", "warm", "incremental", "peers", "search", "latency", "load")
+"""What `--only` chooses from (each a `measure_*` family; `load` needs `latency`'s ids and runs its probe)."""
+
+
 def run(plan: Plan, report: Callable[[Result], None]) -> list[Result]:
     results: list[Result] = []
+
+    def wanted(group: str) -> bool:
+        return not plan.only or group in plan.only
 
     def add(found: list[Result]) -> None:
         for item in found:
@@ -732,25 +740,33 @@ def run(plan: Plan, report: Callable[[Result], None]) -> list[Result]:
     repos = {}
     for scale in plan.scales:
         repos[scale] = synthetic_registry(scale)
-        found, colds[scale] = measure_build(scale, repos[scale], plan)
-        add(found)
-        if scale in plan.warm_scales:
+        if wanted("build") or wanted("integrity") or wanted("warm") or wanted("incremental"):
+            found, colds[scale] = measure_build(scale, repos[scale], plan)
+            add(found if wanted("build") else [])
+        if scale in plan.warm_scales and wanted("integrity"):
             add(measure_integrity(scale, repos[scale], colds[scale], plan))
-        add(measure_rss(scale, repos[scale]))
-        if scale in plan.warm_scales:
+        if wanted("rss"):
+            add(measure_rss(scale, repos[scale]))
+        if scale in plan.warm_scales and wanted("warm"):
             add(measure_warm_start(scale, repos[scale], colds[scale], plan))
-        if scale in plan.incremental_scales:
+        if scale in plan.incremental_scales and wanted("incremental"):
             add(measure_incremental(scale, repos[scale], colds[scale], plan))
-        if scale in plan.datasette_scales:
+        if scale in plan.datasette_scales and wanted("peers"):
             add(measure_peers(scale, repos[scale], plan))
-    from bench.search import measure_search
+    if wanted("search"):
+        from bench.search import measure_search
 
-    rows, queries = measure_search(repos[1], 10 * plan.repeats)
-    add([result(*row) for row in rows])
-    add(measure_search_edges(repos[1], queries, plan))
-    latency, ids = measure_latency(repos[1], plan)
-    add(latency)
-    add(measure_load(repos[1], ids, plan))
+        rows, queries = measure_search(repos[1], 10 * plan.repeats)
+        add([result(*row) for row in rows])
+        add(measure_search_edges(repos[1], queries, plan))
+    if wanted("latency"):
+        latency, ids = measure_latency(repos[1], plan)
+        add(latency)
+    elif wanted("load"):
+        with _ours(repos[1]) as (url, _, _):
+            ids = _queries(url)
+    if wanted("load"):
+        add(measure_load(repos[1], ids, plan))
     return results
 
 
@@ -771,10 +787,17 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--quick", action="store_true", help="the real corpus only, short loads (< 3 min)")
     mode.add_argument("--smoke", action="store_true", help="check the harness: minimal repeats (CI)")
     parser.add_argument("--json", type=Path, help="write the results as JSON to this file")
+    parser.add_argument(
+        "--only", action="append", choices=GROUPS, default=[], help="run only these measurements (repeatable)"
+    )
+    parser.add_argument("--scales", help="comma-separated scales instead of the plan's (e.g. 1)")
     parser.add_argument("--scale", action="store_true", help="replicas behind nginx instead (bench/scale.py)")
     parser.add_argument("--canonical", type=Path, default=EMBEDDED, help="--scale: the registry to replicate")
     args = parser.parse_args(argv)
     plan = PLANS["smoke" if args.smoke else "quick" if args.quick else "full"]
+    plan = replace(plan, only=frozenset(args.only))
+    if args.scales:
+        plan = replace(plan, scales=tuple(int(s) for s in args.scales.split(",")))
     cpus = os.cpu_count()
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     print(

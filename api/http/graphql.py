@@ -26,7 +26,7 @@ from api.schema import LIMITS
 from api.server import Server
 from registry.graph import Graph
 
-__all__ = ["MAX_BODY", "asset", "endpoint"]
+__all__ = ["MAX_BODY", "asset", "endpoint", "request_digest"]
 
 MAX_BODY = 2 * LIMITS["max_query_bytes"]
 """A request body's limit: a query at its limit, and as much again for its variables."""
@@ -120,13 +120,10 @@ async def _answer(server: Server, head: Graph, operation: gh.Operation, budget: 
         return query
     if len(query.encode()) > LIMITS["max_query_bytes"]:
         return gh.Refusal(413, f"query over {LIMITS['max_query_bytes']:,} bytes", QUERY_TOO_LARGE)
-    try:
-        request_digest = hashlib.sha256(
-            orjson.dumps([query, operation.variables, operation.operation_name], option=orjson.OPT_SORT_KEYS)
-        ).hexdigest()
-    except TypeError:  # orjson reads deeper JSON than it writes (254 levels)
+    digest = request_digest(query, operation)
+    if digest is None:
         return gh.Refusal(400, "variables are nested too deeply", BAD_REQUEST)
-    key = (head.commit, request_digest)
+    key = (head.commit, digest)
     cached = server.responses.get(key)
     if cached is None or cached.cost > budget:
         budgeted = budget if budget < LIMITS["max_cost"] else None
@@ -140,6 +137,17 @@ async def _answer(server: Server, head: Graph, operation: gh.Operation, budget: 
             cached.key = key
             server.responses.put(key, cached)
     return cached
+
+
+def request_digest(query: str, operation: gh.Operation) -> str | None:
+    """An operation's key in the response cache (beside the commit): its document, variables and name;
+    None when its variables nest too deeply to be written again (orjson reads 1024 levels, writes 254)."""
+    try:
+        return hashlib.sha256(
+            orjson.dumps([query, operation.variables, operation.operation_name], option=orjson.OPT_SORT_KEYS)
+        ).hexdigest()
+    except TypeError:
+        return None
 
 
 async def _at_least(server: Server, request: Request, parsed: gh.Operation | list[gh.Operation]) -> Response | None:

@@ -26,6 +26,7 @@ __all__ = [
     "REFERRER_POLICY",
     "SVG_POLICY",
     "SafeAnswers",
+    "completed",
     "for_media",
 ]
 
@@ -93,13 +94,15 @@ class SafeAnswers:
 
         async def finished(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = _completed(list(message.get("headers") or ()))
+                message["headers"] = completed(list(message.get("headers") or ()))
             await send(message)
 
         await self.app(scope, receive, finished)
 
 
-def _completed(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+def completed(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """`headers` (a response's, raw) with the security headers of its media type and a Cache-Control
+    appended where missing: what `SafeAnswers` sends (the fast lane finishes its answers with it too)."""
     present = {name.lower() for name, _ in headers}
     media = next((value.decode("latin-1") for name, value in headers if name.lower() == b"content-type"), "")
     wanted = {**for_media(media), "cache-control": DEFAULT_CACHE}

@@ -1,0 +1,178 @@
+"""The fast lane: a GraphQL answer already in the response cache, sent from a raw ASGI path.
+
+A repeated answer costs microseconds to find, and the framework around it (a `Request`, the middleware
+chain, the router, a `Response`) cost several times that on the event loop: under load, that work is
+the tail latency. `FastLane` sits under the application's error handler and above every other
+middleware. For `POST` and `GET /graphql` it does what the endpoint (`api.http.graphql`) does before a
+cache hit (the same parsing, the same refusals, the same persisted-query rule, the same key), and when
+the answer is cached, sends it; anything else (a miss, a batch, a refusal, a minimum commit, GraphiQL,
+a server not ready) goes down the normal path untouched, with the body it read replayed.
+
+The answer leaves exactly as the normal path sends it: the endpoint's headers (`api.http.responses.send`,
+Starlette's content length and type), then the headers the middleware under it would add, by the same
+code (`CORSMiddleware.send` of an instance configured like the application's, and `SafeAnswers`'
+completion). The finished header list of an answer without `Origin` is kept with the answer, per coding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.datastructures import Headers, QueryParams
+from starlette.middleware.cors import CORSMiddleware
+
+from api import compression
+from api import graphql_http as gh
+from api.cache import Representation
+from api.http.graphql import MAX_BODY, request_digest
+from api.http.headers import ASGIApp, Message, Receive, Scope, Send, completed
+from api.http.responses import VARY
+from api.schema import LIMITS
+from api.server import Server
+from api.urls import PATHS
+
+__all__ = ["FastLane"]
+
+_GRAPHQL = PATHS["graphql"]
+
+
+async def _nothing(scope: Scope, receive: Receive, send: Send) -> None:
+    """The app of the CORS instance that only finishes headers (`send`): never called."""
+
+
+class FastLane:
+    """ASGI middleware: cached GraphQL answers sent without the framework (see the module's docstring).
+
+    `cors` is the CORS configuration the application's `CORSMiddleware` has (the same keyword arguments):
+    answers get its headers from an instance of the same class. `hits` counts answers sent here."""
+
+    def __init__(self, app: ASGIApp, *, server: Server, cors: Mapping[str, Any]) -> None:
+        self.app = app
+        self.server = server
+        self.cors = CORSMiddleware(_nothing, **cors)
+        self.hits = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != _GRAPHQL or scope["method"] not in ("POST", "GET"):
+            await self.app(scope, receive, send)
+            return
+        body = b""
+        if scope["method"] == "POST":
+            headers = Headers(scope=scope)
+            declared = headers.get("content-length")
+            if declared is None or not declared.isdigit() or int(declared) > MAX_BODY:
+                await self.app(scope, receive, send)
+                return
+            body, rest = await _read(receive, int(declared))
+            if rest is not None:  # longer than declared, or a disconnect: the endpoint meets it as it would
+                await self.app(scope, _replay(body, receive, rest), send)
+                return
+        if not await self._send_cached(scope, body, send):
+            await self.app(scope, _replay(body, receive) if scope["method"] == "POST" else receive, send)
+
+    async def _send_cached(self, scope: Scope, body: bytes, send: Send) -> bool:
+        """Send the cached answer to this request, if there is one (and nothing else would be answered)."""
+        headers = Headers(scope=scope)
+        accept = headers.get("accept")
+        method = scope["method"]
+        if method != "POST" and "text/html" in (accept or "") and gh.GRAPHQL_RESPONSE not in (accept or ""):
+            return False  # GraphiQL
+        media = gh.response_media_type(accept)
+        if media is None or headers.get("x-registry-min-commit", "").strip():
+            return False
+        params: Mapping[str, str] = QueryParams(scope["query_string"]) if method == "GET" else {}
+        operation = gh.parse_operations(method, params, headers.get("content-type"), body)
+        if not isinstance(operation, gh.Operation) or operation.query is None or "minCommit" in operation.query:
+            return False
+        server = self.server
+        if server.unavailable() is not None:
+            return False
+        query = server.persisted.resolve(operation)
+        if isinstance(query, gh.Refusal) or len(query.encode()) > LIMITS["max_query_bytes"]:
+            return False
+        digest = request_digest(query, operation)
+        if digest is None:
+            return False
+        key = (server.snapshots.head.commit, digest)
+        item = server.responses.get(key, count_miss=False)
+        if item is None or item.cost > LIMITS["max_cost"]:
+            return False
+        status = 400 if item.request_error and media == gh.GRAPHQL_RESPONSE else 200
+        await self._send(scope, headers, item, status, media, send)
+        self.hits += 1
+        return True
+
+    async def _send(
+        self, scope: Scope, headers: Headers, item: Representation, status: int, media: str, send: Send
+    ) -> None:
+        """What `api.http.responses.send` and the middleware under this one send for `item`."""
+        content = item.body
+        coding = None
+        if len(content) >= compression.MIN_BYTES:
+            coding = compression.negotiate(headers.get("accept-encoding"))
+        if status == 200 and gh.etag_matches(headers.get("if-none-match"), item.etag):
+            status, content = 304, b""
+        elif coding is not None:
+            content, made = item.encodings.get(content, coding)
+            if made and item.key is not None:
+                self.server.responses.put(item.key, item)  # weigh it again, with its new coding
+        origin = headers.get("origin")
+        memo = (status, media, coding) if origin is None else None
+        raw = item.wire.get(memo) if memo is not None else None
+        if raw is None:
+            raw = await self._headers(headers, item, status, media, coding, len(content))
+            if memo is not None:
+                item.wire[memo] = raw
+        await send({"type": "http.response.start", "status": status, "headers": list(raw)})
+        await send({"type": "http.response.body", "body": content})
+
+    async def _headers(
+        self, headers: Headers, item: Representation, status: int, media: str, coding: str | None, length: int
+    ) -> tuple[tuple[bytes, bytes], ...]:
+        out = {**item.headers, "etag": compression.tag_for(item.etag, coding), "vary": VARY}
+        if coding is not None and status != 304:
+            out["content-encoding"] = coding
+        # As a Starlette `Response` makes them: its headers, then the length and the type of a body.
+        raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in out.items()]
+        if status != 304:
+            raw.append((b"content-length", str(length).encode("latin-1")))
+            raw.append((b"content-type", media.encode("latin-1")))
+        message: Message = {"type": "http.response.start", "status": status, "headers": raw}
+        captured: list[Message] = []
+
+        async def capture(message: Message) -> None:
+            captured.append(message)
+
+        await self.cors.send(message, capture, headers)
+        return tuple(completed(list(captured[0]["headers"])))
+
+
+async def _read(receive: Receive, declared: int) -> tuple[bytes, Message | None]:
+    """The request's body; with the message that ended it otherwise than as declared (a disconnect, or a
+    chunk past `declared` bytes), the body read before that message."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        chunk = message.get("body", b"") if message["type"] == "http.request" else b""
+        if message["type"] != "http.request" or size + len(chunk) > declared:
+            return b"".join(chunks), message
+        size += len(chunk)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks), None
+
+
+def _replay(body: bytes, receive: Receive, rest: Message | None = None) -> Receive:
+    """A `receive` that gives `body` (already read) first, then `rest` (the message read after it, if
+    any), then whatever the client still sends."""
+    pending: list[Message] = [rest] if rest is not None else []
+    pending.append({"type": "http.request", "body": body, "more_body": rest is not None})
+
+    async def replayed() -> Message:
+        if pending:
+            return pending.pop()
+        return await receive()
+
+    return replayed

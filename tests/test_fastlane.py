@@ -1,0 +1,146 @@
+"""The fast lane (api/http/fastlane.py): a cached GraphQL answer leaves it byte for byte, headers included, as
+the normal path (endpoint, CORS, SafeAnswers) sends the same answer; it never answers from another commit, and
+it gives every request it does not answer to the normal path whole (its body replayed)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from helpers import EMBEDDED_REPO, basic_scenario, commit_manifests, make_run
+from server import Running, serve
+
+import registry
+from api.http.fastlane import FastLane
+
+RUNS = "{ runs(first: 3) { totalCount edges { node { digest name } } } }"
+RECORDS = "{ records(first: 100) { totalCount edges { node { since holder { name } cohort { key } } } } }"
+"""Over a kilobyte: compressed when a client accepts a coding."""
+UNSTABLE = ("date", "server")
+
+
+def _lane(api: Running) -> FastLane:
+    """The application's fast lane (Starlette builds its middleware on the first request)."""
+    layer = api.app.middleware_stack
+    while not isinstance(layer, FastLane):
+        layer = layer.app  # type: ignore[union-attr]
+    return layer
+
+
+def _wire(response: httpx.Response) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """Everything a client receives but the clock and the server's name, headers in order and raw."""
+    headers = [(k.lower(), v) for k, v in response.headers.raw if k.lower().decode() not in UNSTABLE]
+    return response.status_code, headers, response.content
+
+
+def _twice(api: Running, send: dict[str, object]) -> tuple[tuple[int, list[tuple[bytes, bytes]], bytes], ...]:
+    """The same request twice on a fresh cache: first down the normal path (a miss), then from the lane."""
+    api.service.responses = type(api.service.responses)(api.service.responses.max_bytes, lambda r: r.weight())
+    lane = _lane(api)
+    before = lane.hits
+    first = api.client.request(**send)  # type: ignore[arg-type]
+    assert lane.hits == before, "a miss went down the fast lane"
+    second = api.client.request(**send)  # type: ignore[arg-type]
+    assert lane.hits == before + 1, "a cached answer did not come from the fast lane"
+    return _wire(first), _wire(second)
+
+
+@pytest.fixture(scope="module")
+def embedded_api() -> Iterator[Running]:
+    with serve(EMBEDDED_REPO) as api:
+        api.graphql(RUNS)  # the first request builds the middleware
+        yield api
+
+
+def _post(query: str, **headers: str) -> dict[str, object]:
+    body = json.dumps({"query": query, "variables": {}}).encode()
+    return {
+        "method": "POST",
+        "url": "/graphql",
+        "content": body,
+        "headers": {"content-type": "application/json", **headers},
+    }
+
+
+REQUESTS = {
+    "POST, application/json": _post(RUNS, accept="application/json"),
+    "POST, no Accept": _post(RUNS),
+    "POST, graphql-response+json": _post(RUNS, accept="application/graphql-response+json"),
+    "POST, brotli": _post(RECORDS, **{"accept-encoding": "br"}),
+    "POST, gzip": _post(RECORDS, **{"accept-encoding": "gzip"}),
+    "POST, identity": _post(RECORDS, **{"accept-encoding": "identity"}),
+    "POST, an Origin": _post(RUNS, origin="https://elsewhere.example"),
+    "POST, an Origin, brotli": _post(RECORDS, origin="https://elsewhere.example", **{"accept-encoding": "br"}),
+    "GET": {"method": "GET", "url": "/graphql", "params": {"query": RUNS}, "headers": {"accept": "application/json"}},
+    "GET, variables": {
+        "method": "GET",
+        "url": "/graphql",
+        "params": {"query": "query($n: Int) { runs(first: $n) { totalCount } }", "variables": '{"n": 2}'},
+    },
+    "POST, a pinned answer (immutable)": _post(
+        '{ registry(at: "667fb1b393371afe7b1663540a73b8bc9ee41f9b") { runs(first: 1) { totalCount } } }'
+    ),
+}
+
+
+@pytest.mark.parametrize("name", REQUESTS)
+def test_a_cached_answer_leaves_the_lane_exactly_as_the_normal_path_sends_it(embedded_api: Running, name: str) -> None:
+    normal, fast = _twice(embedded_api, REQUESTS[name])
+    assert normal[0] == 200
+    assert fast == normal
+
+
+def test_not_modified_from_the_lane_is_the_normal_paths_304(embedded_api: Running) -> None:
+    plain = embedded_api.client.request(**_post(RECORDS, **{"accept-encoding": "br"}))  # type: ignore[arg-type]
+    tag = plain.headers["etag"]
+    normal, fast = _twice(embedded_api, _post(RECORDS, **{"accept-encoding": "br", "if-none-match": tag}))
+    assert normal[0] == 304 and normal[2] == b""
+    assert fast == normal
+
+
+def test_with_a_list_of_origins_allowed_and_refused_origins_get_the_normal_paths_headers() -> None:
+    with serve(EMBEDDED_REPO, cors_origins=("https://app.example",)) as api:
+        api.graphql(RUNS)
+        for origin in ("https://app.example", "https://elsewhere.example"):
+            normal, fast = _twice(api, _post(RUNS, origin=origin))
+            assert fast == normal
+            allowed = dict(fast[1]).get(b"access-control-allow-origin")
+            assert allowed == (b"https://app.example" if origin == "https://app.example" else None)
+
+
+def test_what_the_lane_does_not_answer_reaches_the_endpoint_whole(embedded_api: Running) -> None:
+    lane = _lane(embedded_api)
+    before = lane.hits
+    batch = json.dumps([{"query": RUNS}, {"query": RUNS}]).encode()
+    answered = embedded_api.client.post("/graphql", content=batch, headers={"content-type": "application/json"})
+    assert answered.status_code == 200 and len(answered.json()) == 2  # a batch: the body was replayed whole
+    embedded_api.graphql(RUNS)
+    refused = embedded_api.client.post("/graphql", content=b"{nope", headers={"content-type": "application/json"})
+    assert refused.status_code == 400 and refused.json()["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+    page = embedded_api.client.get("/graphql", headers={"accept": "text/html"})
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")  # GraphiQL
+    assert lane.hits == before + 1  # only the repeated query
+
+
+def test_a_cached_answer_never_crosses_commits(basic_store: registry.GitStore) -> None:
+    scenario = basic_scenario()
+    with serve(basic_store.path) as api:
+        lane = _lane_after_first(api)
+        first = api.graphql(RUNS)
+        assert first.json()["data"]["runs"]["totalCount"] == 3
+        assert api.graphql(RUNS).content == first.content and lane.hits == 1  # cached at this commit
+        run = make_run(*scenario.implementations[:1], scenario.workload, scenario.protocol, scenario.environment, 7000)
+        commit = commit_manifests(basic_store, [run])
+        api.service.refresh()
+        moved = api.graphql(RUNS)
+        assert lane.hits == 1  # the old commit's answer is still cached, and not sent
+        assert moved.json()["data"]["runs"]["totalCount"] == 4
+        assert moved.headers["x-kernelindex-commit"] == commit != first.headers["x-kernelindex-commit"]
+        assert api.graphql(RUNS).content == moved.content and lane.hits == 2
+
+
+def _lane_after_first(api: Running) -> FastLane:
+    api.client.get("/healthz")  # the first request builds the middleware
+    return _lane(api)
