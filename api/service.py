@@ -150,6 +150,8 @@ class QueryService:
         self._executors = executors
         self._admitted = admitted
         self._limiter: anyio.CapacityLimiter | None = None
+        self.executions = 0
+        """Operations executed (or refused by their document) so far."""
 
     def start(self) -> None:
         """Make the pool's limiter in the running event loop (anyio binds it there): an application's
@@ -181,6 +183,7 @@ class QueryService:
                 "extensions": {"code": PERSISTED_QUERY_NOT_ALLOWED},
             }
             return Answer(None, [error], {}, head.commit, request_error=True, cacheable=False, immutable=False)
+        self.executions += 1
         context = Context(self.snapshots, self.objects, self.base_url, self._today(), head, self.previews)
         context.cost_budget = budget
         run = functools.partial(

@@ -64,7 +64,7 @@ def _post(query: str, **headers: str) -> dict[str, object]:
     }
 
 
-REQUESTS = {
+REQUESTS: dict[str, dict[str, object]] = {
     "POST, application/json": _post(RUNS, accept="application/json"),
     "POST, no Accept": _post(RUNS),
     "POST, graphql-response+json": _post(RUNS, accept="application/graphql-response+json"),
@@ -144,3 +144,21 @@ def test_a_cached_answer_never_crosses_commits(basic_store: registry.GitStore) -
 def _lane_after_first(api: Running) -> FastLane:
     api.client.get("/healthz")  # the first request builds the middleware
     return _lane(api)
+
+
+def test_a_burst_of_the_same_new_request_executes_it_once(basic_store: registry.GitStore) -> None:
+    """Clients asking at once what nobody asked before wait for one execution (then the cache answers)."""
+    import asyncio
+
+    with serve(basic_store.path) as api:
+        api.client.get("/healthz")
+        before = api.service.queries.executions
+
+        async def burst() -> list[bytes]:
+            async with httpx.AsyncClient(base_url=api.url) as client:
+                answers = await asyncio.gather(*(client.post("/graphql", json={"query": RECORDS}) for _ in range(8)))
+            return [answer.content for answer in answers]
+
+        answers = asyncio.run(burst())
+        assert len(set(answers)) == 1 and b'"records"' in answers[0]
+        assert api.service.queries.executions == before + 1

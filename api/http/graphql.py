@@ -7,6 +7,7 @@ immutable caching when pinned to a full commit id. Answers come from the query s
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 
 import orjson
@@ -125,17 +126,34 @@ async def _answer(server: Server, head: Graph, operation: gh.Operation, budget: 
         return gh.Refusal(400, "variables are nested too deeply", BAD_REQUEST)
     key = (head.commit, digest)
     cached = server.responses.get(key)
-    if cached is None or cached.cost > budget:
-        budgeted = budget if budget < LIMITS["max_cost"] else None
-        answer = await server.queries.answer(
-            query, operation.variables, operation=operation.operation_name, head=head, budget=budgeted
-        )
-        cached = _representation(
-            answer.body, answer.immutable, head.commit, request_error=answer.request_error, cost=answer.cost
-        )
-        if answer.cacheable:
-            cached.key = key
-            server.responses.put(key, cached)
+    if cached is not None and cached.cost <= budget:
+        return cached
+    if budget < LIMITS["max_cost"]:  # a batch's later operation: its own budget, its own execution
+        return await _execute(server, head, query, operation, key, budget)
+    # The same request already executing (a burst of clients asking what nobody asked before) is waited
+    # for, not executed again; its execution is a task of its own, so that no waiter's cancellation
+    # (a client gone) cancels it for the others.
+    running = server.executing.get(key)
+    if running is None:
+        running = asyncio.ensure_future(_execute(server, head, query, operation, key, None))
+        server.executing[key] = running
+        running.add_done_callback(lambda _: server.executing.pop(key, None))
+    return await asyncio.shield(running)
+
+
+async def _execute(
+    server: Server, head: Graph, query: str, operation: gh.Operation, key: tuple[str, str], budget: int | None
+) -> Representation:
+    """Execute an operation (within `budget`, a batch's remainder) and cache its answer when it may be."""
+    answer = await server.queries.answer(
+        query, operation.variables, operation=operation.operation_name, head=head, budget=budget
+    )
+    cached = _representation(
+        answer.body, answer.immutable, head.commit, request_error=answer.request_error, cost=answer.cost
+    )
+    if answer.cacheable:
+        cached.key = key
+        server.responses.put(key, cached)
     return cached
 
 
