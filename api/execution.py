@@ -21,6 +21,7 @@ from typing import Any
 
 from graphql import GraphQLField, GraphQLObjectType, GraphQLScalarType, Undefined
 from graphql.execution.collect_fields import FieldDetailsList
+from graphql.execution.executor import to_nodes
 from graphql.pyutils import Path
 from graphql.type import GraphQLEnumType, GraphQLNonNull
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
@@ -29,9 +30,13 @@ from strawberry.types.field import StrawberryField
 __all__ = ["Executor"]
 
 Read = Callable[[Any], Any]
-_Plan = tuple[Read, GraphQLScalarType | GraphQLEnumType, bool] | None
-"""How to read a field straight: its reader, its leaf type, whether it is non-null; None: not straight."""
+_Plan = tuple[Read, GraphQLScalarType | GraphQLEnumType | GraphQLObjectType, bool, bool] | None
+"""How to read a field straight: its reader, its named type, whether it is non-null, whether that type
+is an object type whose instances need the type's own check (`is_type_of`, with a resolve info); None:
+not straight."""
 
+_STRAWBERRY_CHECKS = "strawberry.schema.schema_converter"
+"""Where strawberry's own `is_type_of` functions are made (they ignore the resolve info)."""
 _PLANS: dict[int, tuple[GraphQLField, _Plan]] = {}
 """Plans by field definition (kept beside it, so an id is never reused while its plan is)."""
 
@@ -49,8 +54,11 @@ def _make_plan(field: GraphQLField) -> _Plan:
     kind = field.type
     non_null = isinstance(kind, GraphQLNonNull)
     leaf = kind.of_type if isinstance(kind, GraphQLNonNull) else kind
-    if not isinstance(leaf, (GraphQLScalarType, GraphQLEnumType)) or field.args:
+    if not isinstance(leaf, (GraphQLScalarType, GraphQLEnumType, GraphQLObjectType)) or field.args:
         return None
+    check = leaf.is_type_of if isinstance(leaf, GraphQLObjectType) else None
+    # strawberry's own check of an object type is an isinstance, which reads no resolve info
+    checked = check is not None and getattr(check, "__module__", "") != _STRAWBERRY_CHECKS
     definition = field.extensions.get("strawberry-definition")
     resolve = field.resolve
     if not isinstance(definition, StrawberryField) or resolve is None or definition.extensions:
@@ -62,7 +70,7 @@ def _make_plan(field: GraphQLField) -> _Plan:
         if name != "_get_basic_result" or definition.default_resolver is not getattr:
             return None
         attribute = definition.python_name
-        return (lambda source: getattr(source, attribute)), leaf, non_null
+        return (lambda source: getattr(source, attribute)), leaf, non_null, checked
     if (
         name != "_resolver"  # not `_async_resolver`
         or definition.is_async
@@ -77,7 +85,7 @@ def _make_plan(field: GraphQLField) -> _Plan:
     method = resolver.wrapped_func
     if not callable(method):  # strawberry refuses to call it (UncallableResolverError): let it say so
         return None
-    return method, leaf, non_null
+    return method, leaf, non_null, checked
 
 
 class Executor(StrawberryGraphQLCoreExecutionContext):
@@ -97,16 +105,58 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
         if field is not None and not node.arguments and (middleware is None or not middleware.middlewares):
             plan = _plan(field)
             if plan is not None:
-                read, leaf, non_null = plan
+                read, named, non_null, checked = plan
                 try:
                     value = read(source)
-                    if value is None:
-                        if not non_null:
-                            return None
-                    elif value is not Undefined and not isinstance(value, Exception):
-                        coerced = leaf.coerce_output_value(value)
+                except Exception:
+                    value = Undefined  # graphql-core reads it again and reports it
+                if value is None:
+                    if not non_null:
+                        return None
+                elif value is not Undefined and not isinstance(value, Exception) and not self.is_awaitable(value):
+                    if not isinstance(named, GraphQLObjectType):
+                        try:
+                            coerced = named.coerce_output_value(value)
+                        except Exception:
+                            coerced = None  # graphql-core coerces it again and reports it
                         if coerced is not None and coerced is not Undefined:
                             return coerced
-                except Exception:
-                    pass
+                    else:
+                        return self._complete_object(
+                            parent_type, field, named, checked, field_details_list, path, value, position_context
+                        )
         return super().execute_field(parent_type, source, field_details_list, path, position_context)
+
+    def _complete_object(
+        self,
+        parent_type: GraphQLObjectType,
+        field: GraphQLField,
+        named: GraphQLObjectType,
+        checked: bool,
+        field_details_list: FieldDetailsList,
+        path: Path,
+        value: Any,
+        position_context: Any,
+    ) -> Any:
+        """What graphql-core does with an object value once read: its sub-selections executed, an error in
+        them reported at this field (null here if the field allows it, else passed up)."""
+        try:
+            if checked:
+                info = self.build_resolve_info(field, to_nodes(field_details_list), parent_type, path)
+                completed = self.complete_object_value(named, field_details_list, info, path, value, position_context)
+            else:
+                completed = self.collect_and_execute_subfields(named, field_details_list, path, value, position_context)
+        except Exception as raw_error:
+            self.handle_field_error(raw_error, field.type, field_details_list, path)
+            return None
+        if not self.is_awaitable(completed):
+            return completed
+
+        async def await_completed() -> Any:
+            try:
+                return await completed
+            except Exception as raw_error:
+                self.handle_field_error(raw_error, field.type, field_details_list, path)
+                return None
+
+        return await_completed()
