@@ -77,8 +77,15 @@ class Server:
         # The trusted-documents rule, for every edge: /graphql, the pages, permalinks, /mcp.
         self.persisted = PersistedQueries(settings.trusted_documents())
         self.persisted.trust(own_documents(dossier, mcp_documents))
+        self.in_flight = 0
+        """HTTP requests being answered now (the fast lane counts them: it sees every one)."""
         self.queries = QueryService(
-            self.snapshots, self.objects, self.urls.base, previews=self.previews, admitted=self.persisted.allows
+            self.snapshots,
+            self.objects,
+            self.urls.base,
+            previews=self.previews,
+            admitted=self.persisted.allows,
+            quiet=lambda: self.in_flight <= 1,
         )
         self.moved = asyncio.Condition()  # notified after each refresh (monotonic reads wait on it)
         self.graphiql = GraphiQL()

@@ -125,6 +125,9 @@ class Answer:
 class QueryService:
     """GraphQL answers over one registry's snapshots, at most `executors` executing at once.
 
+    `quiet`, when given, says whether the caller's event loop has nothing else to do (no other request in
+    flight): then an operation executes on it rather than in a worker thread.
+
     `today` is the reader's date where there is one (the CLI, `kernelindex mcp`); a server has none, so
     nothing it caches embeds the day it was computed. `previews`, when given, decides which pinned commits
     are published and refuses previews that fail the pull-request check. `admitted`, when given, is the
@@ -141,6 +144,7 @@ class QueryService:
         today: Callable[[], dt.date | None] = lambda: None,
         executors: int = EXECUTORS,
         admitted: Callable[[str], bool] | None = None,
+        quiet: Callable[[], bool] | None = None,
     ) -> None:
         self.snapshots = snapshots
         self.objects = objects
@@ -149,6 +153,7 @@ class QueryService:
         self._today = today
         self._executors = executors
         self._admitted = admitted
+        self._quiet = quiet
         self._limiter: anyio.CapacityLimiter | None = None
         self.executions = 0
         """Operations executed (or refused by their document) so far."""
@@ -195,7 +200,14 @@ class QueryService:
             root_value=Query(),
         )
         try:
-            result = await anyio.to_thread.run_sync(run, limiter=self._limiter)
+            if self._quiet is not None and self._limiter.borrowed_tokens == 0 and self._quiet():
+                # Nothing else to serve and nothing executing: the event loop would only wait for a worker
+                # thread, and the two hand-offs cost a first-time answer more than a thread saves (on a
+                # busy machine each is a wait for a core). A request arriving meanwhile waits for one
+                # execution at most; under load there is always another request, and threads execute.
+                result = run()
+            else:
+                result = await anyio.to_thread.run_sync(run, limiter=self._limiter)
         except (CannotGetOperationTypeError, InvalidOperationTypeError) as exc:
             # strawberry raises these rather than answering them: the operation could not be chosen.
             reason = "only queries are served"

@@ -45,7 +45,9 @@ class FastLane:
     """ASGI middleware: cached GraphQL answers sent without the framework (see the module's docstring).
 
     `cors` is the CORS configuration the application's `CORSMiddleware` has (the same keyword arguments):
-    answers get its headers from an instance of the same class. `hits` counts answers sent here."""
+    answers get its headers from an instance of the same class. `hits` counts answers sent here. It also
+    counts the HTTP requests in flight (`Server.in_flight`), which the query service reads to execute on
+    the event loop when nothing else waits for it."""
 
     def __init__(self, app: ASGIApp, *, server: Server, cors: Mapping[str, Any]) -> None:
         self.app = app
@@ -54,7 +56,17 @@ class FastLane:
         self.hits = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != _GRAPHQL or scope["method"] not in ("POST", "GET"):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        self.server.in_flight += 1
+        try:
+            await self._answer(scope, receive, send)
+        finally:
+            self.server.in_flight -= 1
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["path"] != _GRAPHQL or scope["method"] not in ("POST", "GET"):
             await self.app(scope, receive, send)
             return
         body = b""
