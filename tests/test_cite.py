@@ -87,18 +87,21 @@ def test_cite_bibtex() -> None:
     code, output, days = _cite(RUN, "--format", "BIBTEX")
     assert code == 0, output
     title = f"{f['title']}, {f['workload']}: {f['value']} ({f['statistic']})".replace("_", "\\_")
-    assert output in {
-        "@misc{kernelindex-7f6df4bbbdbe,\n"
-        f"  title = {{{title}}},\n"
-        f"  author = {{{f['source']}}},\n"
-        f"  year = {{{f['published'][:4]}}},\n"
-        f"  howpublished = {{\\url{{{PERMALINK}}}}},\n"
-        f"  url = {{{PERMALINK}}},\n"
-        f"  urldate = {{{day}}},\n"
-        f"  note = {{KernelIndex registry, run {RUN}. Accessed {day}}}\n"
-        "}\n"
-        for day in days
-    }
+    assert (
+        output
+        in {
+            "@misc{kernelindex-7f6df4bbbdbe,\n"
+            f"  title = {{{title}}},\n"
+            f"  author = {{{{{f['source']}}}}},\n"  # a corporate author, braced: one name, never split
+            f"  year = {{{f['published'][:4]}}},\n"
+            f"  howpublished = {{\\url{{{PERMALINK}}}}},\n"
+            f"  url = {{{PERMALINK}}},\n"
+            f"  urldate = {{{day}}},\n"
+            f"  note = {{KernelIndex registry, run {RUN}. Accessed {day}}}\n"
+            "}\n"
+            for day in days
+        }
+    )
 
 
 def test_cite_csl_json() -> None:
