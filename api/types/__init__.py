@@ -14,8 +14,8 @@ from api.types.cohorts import Cohort, CohortEntry, RecordEntry, RecordEvent
 from api.types.compare import Compare, CompareEntry, CompareRow, compare_runs
 from api.types.enums import CitationFormat, CohortProfile, RecordCause, RunStatus, Trust, trust_of_enum
 from api.types.kinds import Environment, Implementation, Operation, Project, Protocol, Workload
-from api.types.lifecycle import Attestation, Retraction, Verification
-from api.types.manifests import Manifest
+from api.types.lifecycle import Attestation, Retraction, Supersession, Verification
+from api.types.manifests import KindCount, Manifest
 from api.types.measures import Artifact, Interval, Measurement, Metric, Primary, SourceNative
 from api.types.nodes import node_type
 from api.types.pages import (
@@ -65,6 +65,7 @@ __all__ = [
     "Implementation",
     "Info",
     "Interval",
+    "KindCount",
     "Manifest",
     "Measurement",
     "Metric",
@@ -87,6 +88,7 @@ __all__ = [
     "Signature",
     "Source",
     "SourceNative",
+    "Supersession",
     "Trailer",
     "Trust",
     "Verification",

@@ -12,7 +12,13 @@ from api.types.provenance import Provenance, provenance_of
 from registry import nodes as n
 from registry.graph import Graph
 
-__all__ = ["Manifest"]
+__all__ = ["KindCount", "Manifest"]
+
+
+@strawberry.type(description="How many manifests of one kind.")
+class KindCount:
+    kind: str = strawberry.field(description="A manifest kind: BenchmarkRun, OperationSpec, Retraction...")
+    count: int = strawberry.field(description="How many.")
 
 
 @strawberry.type(description="Any manifest, as stored.")

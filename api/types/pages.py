@@ -15,7 +15,7 @@ import inspect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 import strawberry
 
@@ -25,9 +25,13 @@ from registry.graph import Graph
 __all__ = [
     "DEFAULT_PAGE",
     "MAX_PAGE",
+    "After",
+    "Before",
     "Connection",
     "CursorError",
     "Edge",
+    "First",
+    "Last",
     "PageInfo",
     "PageSizeError",
     "Window",
@@ -44,6 +48,26 @@ T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 _COMMIT = re.compile(r"[0-9a-f]{40}")
+
+First = Annotated[
+    int | None,
+    strawberry.argument(
+        description="How many items to answer from the start (or after `after`), 0 to 100; 20 when neither "
+        "`first` nor `last` is given."
+    ),
+]
+After = Annotated[
+    str | None,
+    strawberry.argument(description="The `endCursor` of the previous page: answer the items after it."),
+]
+Last = Annotated[
+    int | None,
+    strawberry.argument(description="How many items to answer from the end (or before `before`), 0 to 100."),
+]
+Before = Annotated[
+    str | None,
+    strawberry.argument(description="The `startCursor` of the next page: answer the items before it."),
+]
 
 
 class PageSizeError(registry.RegistryError, ValueError):

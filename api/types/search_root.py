@@ -10,11 +10,15 @@ import strawberry
 
 from api import types as t
 from api.types.base import Info
+from api.types.deployment import facts_of, implementation_passes
+from api.types.resolution import KernelResolution, resolution_of
 from registry import nodes as n
 from registry.graph import Graph
+from registry.kernel_query import kernel_request
 from registry.search import parse_query, search_runs
+from registry.search_query import Intent
 
-__all__ = ["Gpu", "SearchFacet", "SearchIssue", "SearchResult", "SearchRoot", "SourceCount"]
+__all__ = ["Gpu", "ImplementationFilter", "SearchFacet", "SearchIssue", "SearchResult", "SearchRoot", "SourceCount"]
 
 MAX_QUERY = 512
 
@@ -38,6 +42,20 @@ class SearchResult:
     facets: list[SearchFacet]
     issues: list[SearchIssue]
     runs: t.Connection[t.Run]
+    _graph: strawberry.Private[Graph]
+    _intent: strawberry.Private[Intent]
+
+    @strawberry.field(
+        description="The kernel resolver's answer when the query reads as a kernel request, else null. It reads "
+        "as one when it names an operation (the one `op:` term, else all its free text as one name, else its "
+        "`family:`), that name finds an operation as the resolver names them ('rmsnorm' finds RMSNorm), and its "
+        "other parts are only those the resolver matches, each at most once: a GPU or architecture, a dtype, a "
+        "shape, axis bindings (`tokens=3000`). Any other facet (language, trust, licence...) makes it a search only."
+    )
+    def resolution(self, info: Info) -> KernelResolution | None:
+        objects = info.context.objects
+        request = kernel_request(self._graph, self._intent, objects.get)
+        return resolution_of(self._graph, request, objects.get) if request is not None else None
 
 
 @strawberry.type(description="A GPU product the registry has kernel runs on.")
@@ -77,6 +95,27 @@ def _gpus(graph: Graph) -> list[Gpu]:
         if kept is None or kept.architecture == "unknown":
             unique[gpu.product] = gpu
     return sorted(unique.values(), key=lambda gpu: (-gpu.run_count, gpu.product))
+
+
+@strawberry.input(
+    description="Narrow a list of implementations by what their manifests say; every given condition must hold."
+)
+class ImplementationFilter:
+    deployable_only: bool = strawberry.field(
+        default=False,
+        description="Only implementations deployable under deployability-v1 (public source, an install recipe, a "
+        "known licence).",
+    )
+    license_known: bool | None = strawberry.field(
+        default=None,
+        description="true: only those whose licence is known (an SPDX expression was concluded); false: only those "
+        "whose licence is unknown; null: either.",
+    )
+    installable: bool | None = strawberry.field(
+        default=None,
+        description="true: only those whose manifest gives a way to install them; false: only those whose does not; "
+        "null: either.",
+    )
 
 
 @strawberry.type
@@ -120,6 +159,8 @@ class SearchRoot:
             facets=[SearchFacet(token=f.token, field=f.field, display=f.display) for f in intent.facets],
             issues=[SearchIssue(token=i.token, message=i.message) for i in intent.issues],
             runs=t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t.typed(graph, d, t.Run)),
+            _graph=graph,
+            _intent=intent,
         )
 
     @strawberry.field(description="Software projects by name (each with its implementations).")
@@ -138,11 +179,15 @@ class SearchRoot:
             graph, found, t.Window(first, after, last, before), lambda x: t.Project(_graph=graph, _node=x)
         )
 
-    @strawberry.field(description="Implementations, most runs first (`runs { totalCount }` says how many).")
+    @strawberry.field(
+        description="Implementations, most runs first (`runs { totalCount }` says how many); `filter` narrows by "
+        "licence, install recipes and deployability."
+    )
     @t.follows_cursor
     def implementations(
         self,
         info: Info,
+        filter: ImplementationFilter | None = None,
         first: int | None = None,
         after: str | None = None,
         last: int | None = None,
@@ -150,8 +195,22 @@ class SearchRoot:
     ) -> t.Connection[t.Implementation]:
         graph = self._search_graph(info)
         runs = graph.runs_by["implementation"]
+        objects = info.context.objects
         found = sorted(
-            (x for x in graph.nodes.values() if isinstance(x, n.Implementation)),
+            (
+                x
+                for x in graph.nodes.values()
+                if isinstance(x, n.Implementation)
+                and (
+                    filter is None
+                    or implementation_passes(
+                        facts_of(objects, x),
+                        deployable_only=filter.deployable_only,
+                        license_known=filter.license_known,
+                        installable=filter.installable,
+                    )
+                )
+            ),
             key=lambda x: (-len(runs.get(x.digest, ())), x.name, x.digest),
         )
         return t.paginate(
