@@ -16,9 +16,9 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from api.http import graphql, operations, permalinks, publishing
+from api.http import graphql, json_feed, operations, permalinks, publishing
 from api.urls import PATHS, PINNED, twin
-from web import catalog_pages, cohort_pages, run_pages, search_page, serving_pages
+from web import catalog_pages, cohort_pages, exports_page, feed_page, run_pages, search_page, serving_pages
 from web.render import STATIC
 
 __all__ = ["routes"]
@@ -47,6 +47,7 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
     return [
         _head("home", catalog_pages.home_or_index),
         _head("graphql", graphql.endpoint, ["GET", "POST"]),
+        _head("schema_sdl", graphql.sdl),
         _head("graphiql_asset", graphql.asset),
         _head("healthz", operations.healthz),
         _head("refresh", operations.refresh, ["POST"]),
@@ -68,6 +69,12 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         *_both("source", catalog_pages.source),
         *_both("serving_cohort", serving_pages.serving_cohort),
         _head("commit", catalog_pages.commit),
+        *_both("feed", feed_page.feed),
+        *_both("feed", feed_page.feed, twin=True),
+        *_both("exports", exports_page.exports),
+        *_both("exports", exports_page.exports, twin=True),
+        _head("run_status", feed_page.run_status),
+        _head("run_status", feed_page.run_status, twin=True),
         *_both("run_badge", run_pages.run_badge),
         *_both("implementation_badge", run_pages.implementation_badge),
         Mount(PATHS["static"], StaticFiles(directory=STATIC), name="static"),
@@ -82,10 +89,12 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         _head("publications_feed", publishing.publications),
         _head("operation_feed", publishing.operation_feed),
         _head("cohort_feed", publishing.cohort_feed),
+        _head("changes_feed", json_feed.changes_feed),
         _pinned("records_feed", publishing.records),
         _pinned("publications_feed", publishing.publications),
         _pinned("operation_feed", publishing.operation_feed),
         _pinned("cohort_feed", publishing.cohort_feed),
+        _pinned("changes_feed", json_feed.changes_feed),
         _pinned("export", publishing.export, ["GET", "HEAD"]),
         _head("latest_export", publishing.latest_export),
         _head("llms_txt", publishing.llms),

@@ -12,7 +12,7 @@ from api.urls import Urls
 from web import documents
 from web.charts import IntervalRow, interval_chart, step_chart
 from web.names import humanize_operation
-from web.render import PageError, Spec, guarded, json_asked, render, strip_json
+from web.render import PageError, Spec, copy_citations, guarded, json_asked, render, strip_json
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "LEADERBOARD_PAGE", "RECORDS_PAGE", "compare", "leaderboard", "records"]
 
@@ -87,7 +87,14 @@ async def leaderboard(request: Request) -> Response:
     spec = Spec(
         template="leaderboard.html",
         document=documents.LEADERBOARD,
-        variables={"at": at, "key": key, "first": LEADERBOARD_PAGE, "after": after, "minTrust": min_trust},
+        variables={
+            "at": at,
+            "key": key,
+            "first": LEADERBOARD_PAGE,
+            "after": after,
+            "minTrust": min_trust,
+            **copy_citations(request),
+        },
         title=_leaderboard_title,
         subject="cohort",
         missing=f"no cohort {key}",

@@ -41,11 +41,13 @@ from web.names import FILTERS
 
 __all__ = [
     "HTML",
+    "ORIGIN",
     "STATIC",
     "TEMPLATES",
     "PageError",
     "Spec",
     "cached",
+    "copy_citations",
     "guarded",
     "json_asked",
     "render",
@@ -61,6 +63,12 @@ TEMPLATES.env.filters.update(FILTERS)
 TEMPLATES.env.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False)
 TEMPLATES.env.trim_blocks = True
 TEMPLATES.env.lstrip_blocks = True
+
+ORIGIN = "https://origin.invalid"
+"""The placeholder origin under which a page asks for the citations its copy buttons copy, when the registry has
+no base URL: the page script puts the browser's `location.origin` in its place (never the server's Host), so a
+copied citation carries an absolute permalink. A reserved name (RFC 2606): it can never be a real host."""
+TEMPLATES.env.globals["copy_origin"] = ORIGIN
 
 
 class PageError(Exception):
@@ -91,6 +99,16 @@ class Spec:
     status: int = 200
     found: Callable[[dict[str, Any]], bool] | None = None  # for a page whose subject is a list: is it there?
     canonical: Callable[[str], str] | None = None  # the page's URL for a full commit id (default: /at/{commit}/...)
+    cache: str | None = None  # Cache-Control of a page that follows main but must not be revalidated each time
+    pinnable: bool = True  # False: the page answers for the head of main only (no `/at/{commit}` form)
+
+
+def copy_citations(request: Request) -> dict[str, Any]:
+    """The variables of a page document's citations to copy (`$copy`, `$copyBase`): asked for under `ORIGIN`
+    when the registry has no base URL (the citations it displays then have no permalink), not asked for
+    otherwise. The page's JSON twin answers the same variables: it is the API's answer to the page's document."""
+    copy = not server_of(request).urls.absolute
+    return {"copy": copy, "copyBase": ORIGIN if copy else None}
 
 
 def strip_json(text: str) -> tuple[str, bool]:
@@ -174,7 +192,9 @@ async def render(request: Request, spec: Spec, as_json: bool, at: str | None = N
     return _finished(request, made)
 
 
-_CLIENT_CODES = frozenset({BAD_USER_INPUT, PAGE_SIZE_ERROR, CURSOR_ERROR, AMBIGUOUS_NAME})
+# A revision a head page's query names (the feed's `since`, a status page's `readAt`) is the client's too:
+# pinned pages refuse theirs as 404 before this.
+_CLIENT_CODES = frozenset({BAD_USER_INPUT, PAGE_SIZE_ERROR, CURSOR_ERROR, AMBIGUOUS_NAME, REVISION_NOT_FOUND})
 
 
 def _refusal(answer: Answer) -> PageError:
@@ -210,7 +230,7 @@ async def _render(
     ):
         raise PageError(404, NOT_FOUND, f"{spec.missing} at commit {commit}")
     headers = {
-        "cache-control": IMMUTABLE if answer.immutable else REVALIDATE,
+        "cache-control": spec.cache or (IMMUTABLE if answer.immutable else REVALIDATE),
         "x-kernelindex-commit": commit,
         "vary": "accept",
     }
@@ -222,7 +242,7 @@ async def _render(
         "commit": commit,
         "committed_at": data["commit"]["committedAt"],
         "pinned": at is not None,
-        "pin_url": links.pin(commit, _here(request)),
+        "pin_url": links.pin(commit, _here(request)) if spec.pinnable else None,
         "json_url": links.base + twin(request.url.path) + query,
         "graphql_url": links.graphql(spec.document, variables),
         "document": spec.document.strip(),

@@ -13,9 +13,10 @@ from web import documents
 from web.names import humanize_operation
 from web.render import PageError, Spec, guarded, json_asked, render
 
-__all__ = ["MAX_QUERY", "SEARCH_PAGE", "search"]
+__all__ = ["MAX_QUERY", "RESOLVER_CASES", "SEARCH_PAGE", "search"]
 
 SEARCH_PAGE = 50
+RESOLVER_CASES = 5  # exact or nearest cases the resolver's answer shows above the results
 MAX_QUERY = 500  # characters: a search box, not a document
 
 # The grammar as a reader needs it (registry/search.py, upstream's apps/web/src/lib/search-query.ts).
@@ -38,6 +39,7 @@ def _search_extra(data: dict[str, Any], links: Urls, query: str, after: str | No
     return {
         "query": query,
         "found": found,
+        "resolution": found["resolution"],
         "runs": [edge["node"] for edge in found["runs"]["edges"]],
         "grammar": GRAMMAR,
         "humanize": humanize_operation,
@@ -57,7 +59,7 @@ async def search(request: Request) -> Response:
     spec = Spec(
         template="search.html",
         document=documents.SEARCH,
-        variables={"at": at, "q": query, "first": SEARCH_PAGE, "after": after},
+        variables={"at": at, "q": query, "first": SEARCH_PAGE, "after": after, "cases": RESOLVER_CASES},
         title=lambda d: f"Search: {query}" if query else "Search",
         extra=lambda data, links: _search_extra(data, links, query, after),
     )
