@@ -19,7 +19,6 @@ from api.errors import BadUserInput, access_date
 from api.types.base import Info
 from api.types.enums import CitationFormat
 from api.urls import Urls
-from registry.kinds.content import link_problem
 
 __all__ = ["Accessed", "BaseUrl", "Format", "accessed_day", "citation_urls"]
 
@@ -52,14 +51,37 @@ def citation_urls(info: Info, base_url: str | None) -> Urls | None:
         BadUserInput: `base_url` is not an absolute http(s) URL without a query or a fragment.
     """
     if base_url is not None:
-        problem = link_problem(base_url)
-        parts = urlsplit(base_url) if problem is None else None
-        if parts is None or parts.query or parts.fragment or base_url.endswith(("?", "#")):
-            why = problem or "a base URL has no query or fragment"
-            raise BadUserInput(f"baseUrl: {why} (got {base_url[:80]!r})")
+        problem = _base_url_problem(base_url)
+        if problem is not None:
+            raise BadUserInput(f"baseUrl: {problem} (got {base_url[:80]!r})")
         return Urls.of(base_url)
     urls = info.context.urls
     return urls if urls.absolute else None
+
+
+def _base_url_problem(text: str) -> str | None:
+    """Why `text` is no base URL, or None: an allow-list, as the registry's link rule (`http` or `https`, any
+    case, `//`, a host; no user part, no white space or control characters), and no query or fragment.
+
+    >>> [_base_url_problem(u) is None for u in ("https://r.example", "HTTP://r.example:8080/ki/")]
+    [True, True]
+    >>> [_base_url_problem(u) is None for u in ("javascript:x", "//r.example", "https://", "https://u@r", "https://r/?q")]
+    [False, False, False, False, False]
+    """
+    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
+        return "no white space or control characters"
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (a port that is not a number raises here)
+    except ValueError:
+        return "not a well-formed URL"
+    if parts.scheme.lower() not in ("http", "https") or not text.lower().startswith(f"{parts.scheme.lower()}://"):
+        return "not an http(s) URL"
+    if not parts.hostname or "@" in parts.netloc or "\\" in text:
+        return "a base URL needs a host, without a user part"
+    if parts.query or parts.fragment or "?" in text or "#" in text:
+        return "a base URL has no query or fragment"
+    return None
 
 
 def accessed_day(info: Info, accessed: str | None) -> str | None:
