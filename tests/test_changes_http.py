@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from governed import START, Governed, build_governed
-from helpers import EMBEDDED_REPO, commit_meta, make_operation, to_manifest
+from helpers import EMBEDDED_REPO, basic_scenario, commit_meta, make_operation, make_run, to_manifest
 from server import Running, serve
-from signing import Key
+from signing import Key, commit_raw, stored
 from test_changes import CORPUS_KINDS, EMBEDDED_COMMITS, LIGER_KINDS, SEED_KINDS, _export_counts_by_source
 
 import registry
@@ -277,6 +277,15 @@ def test_the_json_feed_pinned_and_its_refusals(site: Site) -> None:
     assert nowhere.status_code == 404 and nowhere.json()["errors"][0]["extensions"]["code"] == "REVISION_NOT_FOUND"
     cursor = client.get("/feeds/changes.json", params={"after": "not a cursor!"})
     assert cursor.status_code == 400
+    # A branch's commit is a preview, not the publication record: no feed or feed page pins it.
+    store = registry.GitStore(site.running.service.settings.repo_path)
+    scenario = basic_scenario()
+    run = make_run(*scenario.implementations[:1], scenario.workload, scenario.protocol, scenario.environment, 6000)
+    path, data = stored(run)
+    branch = commit_raw(store, g.commits[3], {path: data}, ref="refs/heads/preview", when=START + 400)
+    refused = client.get(f"/at/{branch}/feeds/changes.json")
+    assert refused.status_code == 404 and refused.json()["errors"][0]["extensions"]["code"] == "REVISION_NOT_FOUND"
+    assert client.get(f"/at/{branch}/feed", headers=HTML).status_code == 404
 
 
 def test_the_feed_page(site: Site) -> None:

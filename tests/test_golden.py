@@ -81,6 +81,13 @@ LARGEST_KEPT = 256 * 1024
 
 _HEALTH_CLOCKS = re.compile(rb'"(checkedAt|buildSeconds|checkSeconds|uptimeSeconds|worker)":("[^"]*"|[0-9.]+|null)')
 
+# Recorded again (branch readapi) for the read side's additions, each a change a client can see and the
+# changelog lists: the run, leaderboard, implementation and search pages (HTML and JSON) gained sections (status
+# link and signed lifecycle facts, citations with copy buttons, "Can I ship it?", the resolver's answer); the run
+# dossier carries `statusUrl` and `supersession`; a citation without a base URL says it has no permalink instead
+# of a root-relative one, and BibTeX braces corporate authors; MCP's resolve_kernel is the resolver (its
+# description and input schema in tools/list). New probes: changes, the resolver, implementation facts,
+# citations, runStanding, /feed, /exports, the run status page, /feeds/changes.json and /schema.graphql.
 CHANGES: dict[str, tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
 """Deliberate changes of an answer since the recording, by probe name: why, and the recorded answer made
 into the expected one. Every entry is a change a client can see: list it in the changelog too."""
@@ -194,6 +201,38 @@ GRAPHQL_PROBES = [
             }
         ),
         tag_of="graphql: records, 100",
+    ),
+    _graphql(
+        "graphql: changes",
+        "{ changes(first: 2) { totalCount edges { node { position commit { id } publishedCount "
+        "publishedCounts { kind count } retracted { runDigest } moved { totalCount } } } } }",
+    ),
+    _graphql("graphql: changes since an unknown commit", '{ changes(since: "0000000000000000") { totalCount } }'),
+    _graphql(
+        "graphql: resolveKernel",
+        '{ resolveKernel(operation: "<request_operation>", gpu: "<request_gpu>") { mode summary openParts '
+        "exact(first: 2) { totalCount edges { node { rankedCount leader { rank why run { digest } } "
+        "bestVerified { why } bestDeployable { why } } } } problems { part message suggestions } } }",
+    ),
+    _graphql(
+        "graphql: resolveKernel, nothing known",
+        '{ resolveKernel(operation: "no-such-operation-zz") { mode problems { part message suggestions } } }',
+    ),
+    _graphql(
+        "graphql: implementation facts",
+        '{ implementation(id: "<implementation>") { license { declared concluded known permissive } installable '
+        "installVariants { name kind pinned } sourceCode { available } deployability { deployable reasons } } "
+        "runs(filter: {licenseKnown: true}, first: 1) { totalCount } }",
+    ),
+    _graphql(
+        "graphql: citations of a cohort",
+        '{ cohort(key: "<cohort>") { citation bib: citation(format: BIBTEX) csl: citation(format: CSL_JSON) '
+        'other: citation(baseUrl: "https://mirror.example") } }',
+    ),
+    _graphql("graphql: a base URL refused", '{ cohort(key: "<cohort>") { citation(baseUrl: "javascript:x") } }'),
+    _graphql(
+        "graphql: runStanding",
+        '{ runStanding(run: "<run1>", readAt: "<first>") { state eligible changed later { kind } readAt { id } } }',
     ),
     _get_graphql("graphql: GET", _RUN_DOC, variables=json.dumps({"id": "<run1>"})),
     _get_graphql("graphql: GET, variables not JSON", _RUN_DOC, variables="{nope"),
@@ -417,6 +456,16 @@ PAGE_PROBES = [
     Probe("page commit: not an id, JSON", "/commits/HEAD.json", headers=HTML),
     Probe("page commit: off main", "/commits/<branch>", headers=HTML),
     Probe("page commit: unknown", "/commits/0000000000000000000000000000000000000000", headers=HTML),
+    *_page_probes("feed", "/feed"),
+    Probe("page feed: since", "/feed?since=<first>", headers=HTML),
+    Probe("page feed: since, not an id", "/feed?since=HEAD", headers=HTML),
+    *_page_probes("exports", "/exports"),
+    Probe("page run status", "/runs/<run1>/status?readAt=<first>", headers=HTML),
+    Probe("page run status: JSON", "/runs/<run1>/status.json?readAt=<first>", headers=HTML),
+    Probe("page run status: no reader's commit", "/runs/<run1>/status", headers=HTML),
+    Probe("page run status: no such run", "/runs/sha256:" + "0" * 64 + "/status", headers=HTML),
+    Probe("page run status: a bad readAt", "/runs/<run1>/status?readAt=nope", headers=HTML),
+    Probe("page search: a kernel request", "/search?q=<request_query>", headers=HTML),
     Probe("page run: HTML", "/at/<main>/runs/<run1>", headers=HTML),
     Probe("page run: HTML again (cached)", "/at/<main>/runs/<run1>", headers=HTML),
     Probe("page run: HTML, not modified", "/at/<main>/runs/<run1>", headers=HTML, tag_of="page run: HTML"),
@@ -516,6 +565,15 @@ PUBLISHING_PROBES = [
     Probe("sitemap: runs", "/sitemaps/runs-1.xml"),
     Probe("sitemap: past the last", "/sitemaps/runs-9.xml"),
     Probe("sitemap: no such", "/sitemaps/nope.xml"),
+    Probe("feed changes", "/feeds/changes.json"),
+    Probe("feed changes: not modified", "/feeds/changes.json", tag_of="feed changes"),
+    Probe("feed changes: since", "/feeds/changes.json?since=<first>"),
+    Probe("feed changes: pinned", "/at/<main>/feeds/changes.json"),
+    Probe("feed changes: pinned to a prefix", "/at/<main12>/feeds/changes.json"),
+    Probe("feed changes: pinned off main", "/at/<branch>/feeds/changes.json"),
+    Probe("feed changes: since, not an id", "/feeds/changes.json?since=HEAD"),
+    Probe("schema.graphql", "/schema.graphql"),
+    Probe("schema.graphql: not modified", "/schema.graphql", tag_of="schema.graphql"),
 ]
 
 OPERATIONS_PROBES = [
@@ -569,6 +627,9 @@ EMBEDDED_IDS = {
     "serving_run": "sha256:01c6ab47eceddeb82079274a54b28f7f1e34e9c7de5f355dbe973f1e8683334f",
     "serving_cohort": "sha256:b47faeb4eecab1be28bc6c2dfff86e36d8714f160baa24f868c69785c807c9b3",
     "uuid": "01a0032e-d57a-74d8-8b5c-15a3ea25ed78",
+    "request_operation": "rmsnorm",  # the title of Liger-Kernel's RMSNorm
+    "request_gpu": "A100",
+    "request_query": "rmsnorm+a100+bf16+hidden%3D4096",
 }
 
 
@@ -633,6 +694,9 @@ def _built(path: Path) -> dict[str, str]:
         "source": "test-source",
         "search": "rmsnorm",
         "uuid": "01a0032e-d57a-74d8-8b5c-15a3ea25ed78",
+        "request_operation": "rmsnorm",  # the basic scenario's operation is of the family rmsnorm
+        "request_gpu": "B200",
+        "request_query": "rmsnorm+b200+tokens%3D2048",
     }
 
 

@@ -55,12 +55,12 @@ async def changes_feed(request: Request) -> Response:
     variables = {"at": at, "since": since, "first": FEED_ITEMS, "after": after, "published": 0, "moved": FEED_MOVED}
     answer = await server.queries.answer(CHANGES, variables)
     found = (answer.data or {}).get("registry")
+    if at is not None and (answer.unpublished or found is None):
+        # Feeds pin commits of main only (a branch's preview is not the publication record).
+        return error(404, f"{at} is not a commit of main: feeds pin commits of main only", REVISION_NOT_FOUND)
     if answer.errors or found is None:
         code = answer.codes[0] if answer.errors else REVISION_NOT_FOUND
-        status = 404 if at is not None and code == REVISION_NOT_FOUND else 400
-        if at is not None and answer.unpublished:
-            status, code = 404, REVISION_NOT_FOUND
-        return error(status, answer.messages or f"revision not found: {at}", code)
+        return error(400, answer.messages or "no answer", code)
     commit = found["commit"]["id"]
     if at is not None and at != commit:
         query = f"?{request.url.query}" if request.url.query else ""
