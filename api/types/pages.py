@@ -78,30 +78,32 @@ class CursorError(registry.RegistryError, ValueError):
     pass
 
 
-@strawberry.type
+@strawberry.type(description="Where a page sits in its list (Relay's page info).")
 class PageInfo:
-    has_next_page: bool
-    has_previous_page: bool
-    start_cursor: str | None
-    end_cursor: str | None
+    has_next_page: bool = strawberry.field(description="Whether items follow this page (ask with `after: endCursor`).")
+    has_previous_page: bool = strawberry.field(
+        description="Whether items come before this page (ask with `before: startCursor`)."
+    )
+    start_cursor: str | None = strawberry.field(description="The first item's cursor; null for an empty page.")
+    end_cursor: str | None = strawberry.field(description="The last item's cursor; null for an empty page.")
     commit: str = strawberry.field(
         description="The commit this page is from: its cursors page on from it, even after main moves."
     )
 
 
-@strawberry.type
+@strawberry.type(description="An item of a page and its cursor.")
 class Edge(Generic[T]):
-    cursor: str
-    node: T
+    cursor: str = strawberry.field(description="Opaque: where this item is, for `after`/`before`.")
+    node: T = strawberry.field(description="The item.")
 
 
-@strawberry.type
+@strawberry.type(
+    description="A page of a list that is stable for a given commit (Relay's connection); cursors are opaque."
+)
 class Connection(Generic[T]):
-    """A page of a list that is stable for a given commit; cursors are opaque."""
-
-    edges: list[Edge[T]]
-    page_info: PageInfo
-    total_count: int
+    edges: list[Edge[T]] = strawberry.field(description="The page's items, in the list's order.")
+    page_info: PageInfo = strawberry.field(description="Where the page sits, and the commit it was cut from.")
+    total_count: int = strawberry.field(description="How many items the whole list holds (every page together).")
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ frontend's search box and its browse menus ask for. `Snapshot` extends `SearchRo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import strawberry
 
@@ -187,7 +187,10 @@ class SearchRoot:
     def implementations(
         self,
         info: Info,
-        filter: ImplementationFilter | None = None,
+        filter: Annotated[
+            ImplementationFilter | None,
+            strawberry.argument(description="Conditions on what the implementations' manifests say; null: all."),
+        ] = None,
         first: int | None = None,
         after: str | None = None,
         last: int | None = None,
