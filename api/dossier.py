@@ -53,7 +53,7 @@ query Dossier($at: String, $id: String!, $copy: Boolean! = false, $copyBase: Str
 """
 
 SERVING_DOSSIER_QUERY = """
-query ServingDossier($at: String, $id: String!) {
+query ServingDossier($at: String, $id: String!, $copy: Boolean! = false, $copyBase: String) {
   registry(at: $at) {
     commit { id committedAt }
     servingRun(id: $id) {
@@ -75,6 +75,7 @@ query ServingDossier($at: String, $id: String!) {
       }
       permalink
       citation
+      copyText: citation(baseUrl: $copyBase) @include(if: $copy)
       manifest
     }
   }

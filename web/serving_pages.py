@@ -11,7 +11,7 @@ from starlette.responses import Response
 from api.urls import Urls
 from web import documents
 from web.charts import pareto_chart
-from web.render import Spec, guarded, json_asked, render, strip_json
+from web.render import Spec, copy_citations, guarded, json_asked, render, strip_json
 
 __all__ = ["serving_cohort", "serving_run_page"]
 
@@ -25,7 +25,7 @@ async def serving_run_page(request: Request, commit: str, digest: str) -> Respon
     spec = Spec(
         template="serving_run.html",
         document=documents.SERVING_RUN,
-        variables={"at": commit, "id": digest},
+        variables={"at": commit, "id": digest, **copy_citations(request)},
         title=lambda d: f"Serving run {d['servingRun']['name']} · {d['servingRun']['submitter'] or ''}",
         subject="servingRun",
         missing=f"serving run not found: {digest}",
