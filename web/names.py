@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from api.urls import external
+
 __all__ = ["FILTERS", "day", "external_id", "humanize_operation", "kind_words", "short", "trust_words"]
 
 # Tokens with technical casing (KernelIndex's `apps/web/src/lib/names.ts`, the same list), so an
@@ -145,6 +147,7 @@ def kind_words(kind: str) -> str:
 
 
 FILTERS = {
+    "external": external,
     "humanize": humanize_operation,
     "external_id": external_id,
     "short": short,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +38,13 @@ from api.server import Server
 from api.service import Answer
 from api.urls import Urls, twin, unpinned
 from web.names import FILTERS
+from web.previews import DESCRIPTION, preview
 
 __all__ = [
     "HTML",
     "STATIC",
     "TEMPLATES",
+    "Format",
     "PageError",
     "Spec",
     "cached",
@@ -91,6 +93,23 @@ class Spec:
     status: int = 200
     found: Callable[[dict[str, Any]], bool] | None = None  # for a page whose subject is a list: is it there?
     canonical: Callable[[str], str] | None = None  # the page's URL for a full commit id (default: /at/{commit}/...)
+    # What a link preview says of the page (one sentence from its data; default: the registry's own line),
+    # the Atom feeds it advertises as (title, URL), and its preview image's path at a commit.
+    description: Callable[[dict[str, Any]], str] | None = None
+    feeds: Callable[[dict[str, Any], Urls], list[tuple[str, str]]] | None = None
+    card: Callable[[dict[str, Any], Urls], str | None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """A page's answer in another format than HTML or its JSON twin (compare as Markdown or CSV, a preview
+    image): its name (part of the cache key), media type, extra headers, and the bytes made from the
+    document's answer, the links and the page's facts (`meta`: commit, title...)."""
+
+    name: str
+    media_type: str
+    make: Callable[[dict[str, Any], Urls, dict[str, Any]], bytes]
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 def strip_json(text: str) -> tuple[str, bool]:
@@ -133,7 +152,9 @@ def _here(request: Request) -> str:
     return unpinned(request.url.path) + (f"?{request.url.query}" if request.url.query else "")
 
 
-def _key(head: str, template: str, variables: Mapping[str, Any], as_json: bool) -> tuple[str, ...]:
+def _key(head: str, template: str, variables: Mapping[str, Any], as_json: bool | str) -> tuple[str, ...]:
+    """A rendered page's place in the page cache: the head, the page, its variables and its format (the JSON
+    twin, HTML, or another format's name)."""
     return (head, template, orjson.dumps(dict(variables), option=orjson.OPT_SORT_KEYS).decode(), str(as_json))
 
 
@@ -150,8 +171,11 @@ def cached(request: Request, template: str, variables: Mapping[str, Any]) -> Res
     return None if found is None else _finished(request, found)
 
 
-async def render(request: Request, spec: Spec, as_json: bool, at: str | None = None) -> Response:
-    """Run the page's document and answer HTML or JSON, cached per (commit, page, format)."""
+async def render(
+    request: Request, spec: Spec, as_json: bool, at: str | None = None, other: Format | None = None
+) -> Response:
+    """Run the page's document and answer HTML or JSON (or `other`'s format), cached per (commit, page,
+    format)."""
     server = server_of(request)
     links = server.urls.pinned(at) if at is not None else server.urls
     refusal = not_ready(server)
@@ -159,12 +183,12 @@ async def render(request: Request, spec: Spec, as_json: bool, at: str | None = N
         return refusal
     head = server.snapshots.head
     variables = dict(spec.variables)
-    key = _key(head.commit, spec.template, variables, as_json)
+    key = _key(head.commit, spec.template, variables, other.name if other is not None else as_json)
     shown = server.pages.get(key)
     if shown is not None:
         return _finished(request, shown)
     try:
-        made = await _render(request, server, spec, variables, as_json, links, at)
+        made = await _render(request, server, spec, variables, as_json, links, at, other)
     except PageError as error:
         return _error_page(request, error, as_json, links)
     if isinstance(made, Response):
@@ -174,7 +198,19 @@ async def render(request: Request, spec: Spec, as_json: bool, at: str | None = N
     return _finished(request, made)
 
 
-_CLIENT_CODES = frozenset({BAD_USER_INPUT, PAGE_SIZE_ERROR, CURSOR_ERROR, AMBIGUOUS_NAME})
+# A serving constraint the resolver cannot evaluate is the client's too (its codes are its error classes').
+_CLIENT_CODES = frozenset(
+    {
+        BAD_USER_INPUT,
+        PAGE_SIZE_ERROR,
+        CURSOR_ERROR,
+        AMBIGUOUS_NAME,
+        "INVALID_CONSTRAINT",
+        "UNKNOWN_METRIC",
+        "WRONG_UNIT",
+        "UNSUPPORTED_OPERATOR",
+    }
+)
 
 
 def _refusal(answer: Answer) -> PageError:
@@ -192,6 +228,7 @@ async def _render(
     as_json: bool,
     links: Urls,
     at: str | None,
+    other: Format | None = None,
 ) -> Representation | Response:
     answer = await server.queries.answer(spec.document, variables, head=server.snapshots.head)
     if at is not None and (answer.unpublished or set(answer.codes) & {REVISION_NOT_FOUND, PREVIEW_REJECTED}):
@@ -214,11 +251,14 @@ async def _render(
         "x-kernelindex-commit": commit,
         "vary": "accept",
     }
-    if as_json:  # the page's JSON twin is the API's answer to the page's document
+    if as_json and other is None:  # the page's JSON twin is the API's answer to the page's document
         return Representation(answer.body, JSON, headers, status=spec.status)
     query = f"?{request.url.query}" if request.url.query else ""
+    title = spec.title(data)
+    description = spec.description(data) if spec.description is not None else DESCRIPTION
     meta = {
-        "title": spec.title(data),
+        "title": title,
+        "description": description,
         "commit": commit,
         "committed_at": data["commit"]["committedAt"],
         "pinned": at is not None,
@@ -227,7 +267,18 @@ async def _render(
         "graphql_url": links.graphql(spec.document, variables),
         "document": spec.document.strip(),
         "variables": orjson.dumps(variables, option=orjson.OPT_INDENT_2).decode(),
+        "feeds": spec.feeds(data, links) if spec.feeds is not None else [],
+        "preview": preview(
+            links,
+            title=title,
+            description=description,
+            path=request.url.path + query,
+            image=spec.card(data, links) if spec.card is not None else None,
+        ),
     }
+    if other is not None:
+        headers = {**headers, **other.headers}
+        return Representation(other.make(data, links, meta), other.media_type, headers, status=spec.status)
     extra = spec.extra(data, links) if spec.extra is not None else {}
     html = TEMPLATES.get_template(spec.template).render(data=data, page=meta, links=links, **extra)
     return Representation(html.encode(), HTML, headers, status=spec.status)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import weakref
 from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
@@ -22,6 +24,7 @@ from api.types.base import (
 )
 from api.types.manifests import Manifest
 from api.types.pages import Connection, Window, follows_cursor, paginate
+from registry import catalog
 from registry import nodes as n
 from registry.graph import Graph
 from registry.present import workload_label
@@ -30,7 +33,18 @@ if TYPE_CHECKING:
     from api.types.cohorts import Cohort
     from api.types.runs import Run
 
-__all__ = ["Environment", "Implementation", "Operation", "Project", "Protocol", "Workload", "operation_of"]
+__all__ = [
+    "Environment",
+    "Implementation",
+    "Operation",
+    "Project",
+    "ProjectStanding",
+    "Protocol",
+    "Workload",
+    "WorkloadAxis",
+    "operation_of",
+    "standing_order",
+]
 
 RunRef = Annotated["Run", strawberry.lazy("api.types.runs")]
 CohortRef = Annotated["Cohort", strawberry.lazy("api.types.cohorts")]
@@ -118,6 +132,43 @@ class Operation(Named):
     def run_count(self) -> int:
         return len(self._graph.runs_by["operation"].get(self._node.digest, ()))
 
+    @strawberry.field(
+        description='The other operations of its `family` ("rmsnorm", "gemm"), by name then digest: what a '
+        "reader of this operation may look at next."
+    )
+    @follows_cursor
+    def related(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> Connection[Operation]:
+        return paginate(
+            self._graph,
+            _family(self._graph, self._node.family, self._node.digest),
+            Window(first, after, last, before),
+            lambda node: Operation(_graph=self._graph, _node=node),
+        )
+
+
+@strawberry.type(description="One named axis of a workload case, e.g. `m = 4096`.")
+class WorkloadAxis:
+    name: str = strawberry.field(description="The axis as the operation names it (`m`, `batch_size`).")
+    value: str = strawberry.field(description="Its value as published, as text (`4096`, `true`, `causal`).")
+    number: float | None = strawberry.field(
+        description="Its value as a number when it is one (integers and decimals, never booleans); else null."
+    )
+
+
+def _axis(name: str, value: object) -> WorkloadAxis:
+    if isinstance(value, bool):
+        return WorkloadAxis(name=name, value="true" if value else "false", number=None)
+    if isinstance(value, int | float):
+        return WorkloadAxis(name=name, value=str(value), number=float(value))
+    return WorkloadAxis(name=name, value=value if isinstance(value, str) else json.dumps(value), number=None)
+
 
 @strawberry.type(description="The inputs a run measured: one case, or a suite of cases.")
 class Workload(Named):
@@ -134,6 +185,14 @@ class Workload(Named):
     @strawberry.field(description="e.g. suite of 16 cases · mean latency")
     def label(self, info: Info) -> str:
         return workload_label(document(info, self._node))
+
+    @strawberry.field(
+        description="A case's named axes as published (`m = 4096`, `batch_size = 12383`), in the manifest's "
+        "order; empty for a suite (its cases each have their own)."
+    )
+    def axes(self, info: Info) -> list[WorkloadAxis]:
+        spec = document(info, self._node)["spec"]
+        return [_axis(name, value) for name, value in (spec.get("axes") or {}).items()]
 
     @strawberry.field
     def correctness_key(self) -> str:
@@ -182,6 +241,13 @@ class Project(Named):
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
+    @strawberry.field(
+        description="Where it stands at this commit: cohorts it leads, records it holds, cohorts it entered, its "
+        "runs and implementations (counted inside each cohort, never across)."
+    )
+    def standing(self) -> ProjectStanding:
+        return ProjectStanding(_standing=catalog.standings(self._graph)[self._node.digest])
+
     @strawberry.field
     @follows_cursor
     def implementations(
@@ -196,6 +262,44 @@ class Project(Named):
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Implementation)
         )
+
+
+@strawberry.type(
+    description="A project's standing at one commit. Runs rank only inside their cohort, so each count is of "
+    "cohorts, and a project's runs are those of its implementations (`Implementation.project`)."
+)
+class ProjectStanding:
+    _standing: strawberry.Private[catalog.Standing]
+
+    @strawberry.field(
+        description="Cohorts whose #1 under ranking-v1 at this commit (`Cohort.leader`) is one of its runs."
+    )
+    def cohorts_led(self) -> int:
+        return self._standing.led
+
+    @strawberry.field(
+        description="Cohorts whose current record (the records ledger's holder: the first run to reach the cohort's "
+        "best value) is one of its runs. Differs from `cohortsLed` only when a later run ties the record."
+    )
+    def records_held(self) -> int:
+        return self._standing.records
+
+    @strawberry.field(description="Cohorts holding at least one of its runs, eligible or not.")
+    def cohorts_entered(self) -> int:
+        return self._standing.entered
+
+    @strawberry.field(description="Kernel runs of its implementations.")
+    def run_count(self) -> int:
+        return self._standing.runs
+
+    @strawberry.field(description="Its implementations (revisions of code).")
+    def implementation_count(self) -> int:
+        return self._standing.implementations
+
+
+def standing_order(standing: catalog.Standing) -> tuple[int, int, int, int]:
+    """The sort key of `projects(order: STANDING)` (Python's sort is stable: ties keep the name order)."""
+    return (-standing.led, -standing.records, -standing.entered, -standing.runs)
 
 
 @strawberry.type(description="One revision of code that computes an operation.")
@@ -328,3 +432,20 @@ def operation_of(graph: Graph, digest: str) -> Operation | None:
     """The operation with this digest, if the graph has it."""
     node = graph.nodes.get(digest)
     return Operation(_graph=graph, _node=node) if isinstance(node, n.Operation) else None
+
+
+_FAMILIES: weakref.WeakKeyDictionary[Graph, dict[str, list[n.Operation]]] = weakref.WeakKeyDictionary()
+
+
+def _family(graph: Graph, family: str, without: str) -> list[n.Operation]:
+    """The operations of `family` by name then digest, without the one whose digest is `without`."""
+    families = _FAMILIES.get(graph)
+    if families is None:
+        families = {}
+        for node in graph.nodes.values():
+            if type(node) is n.Operation:
+                families.setdefault(node.family, []).append(node)
+        for members in families.values():
+            members.sort(key=lambda node: (node.name, node.digest))
+        families = _FAMILIES.setdefault(graph, families)
+    return [node for node in families.get(family, ()) if node.digest != without]

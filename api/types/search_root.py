@@ -4,19 +4,32 @@ frontend's search box and its browse menus ask for. `Snapshot` extends `SearchRo
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import strawberry
 
 from api import types as t
 from api.types.base import Info
+from api.types.gpus import Gpu, find_gpu, gpu_list
+from api.types.kinds import standing_order
+from registry import catalog
 from registry import nodes as n
 from registry.graph import Graph
 from registry.search import parse_query, search_runs
 
-__all__ = ["Gpu", "SearchFacet", "SearchIssue", "SearchResult", "SearchRoot", "SourceCount"]
+__all__ = ["OperationFamily", "ProjectOrder", "SearchFacet", "SearchIssue", "SearchResult", "SearchRoot", "SourceCount"]
 
 MAX_QUERY = 512
+
+
+@strawberry.enum(description="How `projects` orders software projects.")
+class ProjectOrder(enum.Enum):
+    NAME = strawberry.enum_value("name", description="By `name` (metadata.name), then digest.")
+    STANDING = strawberry.enum_value(
+        "standing",
+        description="Most cohorts led first, then most records held, most cohorts entered, most runs, then by name.",
+    )
 
 
 @strawberry.type(description="One part of a search query as the registry read it.")
@@ -40,43 +53,17 @@ class SearchResult:
     runs: t.Connection[t.Run]
 
 
-@strawberry.type(description="A GPU product the registry has kernel runs on.")
-class Gpu:
-    vendor: str
-    product: str
-    architecture: str
-    run_count: int
-    cohort_count: int
+@strawberry.type(description='A family of operations (`Operation.family`: "rmsnorm", "gemm", "moe").')
+class OperationFamily:
+    name: str = strawberry.field(description="The family as operations spell it; `operations(family:)` takes it.")
+    operation_count: int = strawberry.field(description="Operations of the family.")
+    run_count: int = strawberry.field(description="Kernel runs of those operations.")
 
 
-@strawberry.type(description="A source of results and how many kernel runs it published.")
+@strawberry.type(description="A source of results and how many kernel runs it published (`source` has the rest).")
 class SourceCount:
     source: t.Source
     run_count: int
-
-
-def _gpus(graph: Graph) -> list[Gpu]:
-    found: dict[tuple[str, str, str], Gpu] = {}
-    for node in graph.nodes.values():
-        if not isinstance(node, n.Environment):
-            continue
-        key = (node.vendor, node.product, node.architecture)
-        if key in found:
-            continue
-        product = node.product.lower()
-        found[key] = Gpu(
-            vendor=node.vendor,
-            product=node.product,
-            architecture=node.architecture,
-            run_count=len(graph.runs_by["gpu"].get(product, ())),
-            cohort_count=len(graph.cohorts_by["gpu"].get(product, ())),
-        )
-    unique: dict[str, Gpu] = {}
-    for gpu in found.values():  # one row per product: the architecture it is known by, if any
-        kept = unique.get(gpu.product)
-        if kept is None or kept.architecture == "unknown":
-            unique[gpu.product] = gpu
-    return sorted(unique.values(), key=lambda gpu: (-gpu.run_count, gpu.product))
 
 
 @strawberry.type
@@ -122,11 +109,15 @@ class SearchRoot:
             runs=t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t.typed(graph, d, t.Run)),
         )
 
-    @strawberry.field(description="Software projects by name (each with its implementations).")
+    @strawberry.field(
+        description="Software projects (each with its implementations): by name, or by `order: STANDING` most "
+        "cohorts led first (`standing` says what each count means)."
+    )
     @t.follows_cursor
     def projects(
         self,
         info: Info,
+        order: ProjectOrder = ProjectOrder.NAME,
         first: int | None = None,
         after: str | None = None,
         last: int | None = None,
@@ -134,6 +125,9 @@ class SearchRoot:
     ) -> t.Connection[t.Project]:
         graph = self._search_graph(info)
         found = sorted((x for x in graph.nodes.values() if isinstance(x, n.Project)), key=lambda x: (x.name, x.digest))
+        if order == ProjectOrder.STANDING:
+            standings = catalog.standings(graph)
+            found.sort(key=lambda x: standing_order(standings[x.digest]))
         return t.paginate(
             graph, found, t.Window(first, after, last, before), lambda x: t.Project(_graph=graph, _node=x)
         )
@@ -158,21 +152,46 @@ class SearchRoot:
             graph, found, t.Window(first, after, last, before), lambda x: t.Implementation(_graph=graph, _node=x)
         )
 
-    @strawberry.field(description="GPU products with kernel runs and cohorts on them, most runs first.")
-    def gpus(self, info: Info) -> list[Gpu]:
+    @strawberry.field(description="Every family of operations, by name, with how many operations and runs each has.")
+    def operation_families(self, info: Info) -> list[OperationFamily]:
         graph = self._search_graph(info)
-        cached: list[Gpu] | None = graph.__dict__.get("_gpus")
-        if cached is None:
-            cached = graph.__dict__["_gpus"] = _gpus(graph)
-        return cached
+        operations: dict[str, int] = {}
+        runs: dict[str, int] = {}
+        by_operation = graph.runs_by["operation"]
+        for node in graph.nodes.values():
+            if type(node) is n.Operation:
+                operations[node.family] = operations.get(node.family, 0) + 1
+                runs[node.family] = runs.get(node.family, 0) + len(by_operation.get(node.digest, ()))
+        return [OperationFamily(name=f, operation_count=operations[f], run_count=runs[f]) for f in sorted(operations)]
 
-    @strawberry.field(description="Sources of kernel results, with how many runs each published, most first.")
+    @strawberry.field(
+        description="GPU products with environments in the registry, most kernel runs first, then by product."
+    )
+    def gpus(self, info: Info) -> list[Gpu]:
+        return gpu_list(self._search_graph(info))
+
+    @strawberry.field(
+        description='A GPU by its slug ("nvidia-b200") or its product in any case and spacing ("NVIDIA B200"); '
+        "null when the registry has no environment of that product."
+    )
+    def gpu(self, info: Info, id: str) -> Gpu | None:
+        return find_gpu(self._search_graph(info), id)
+
+    @strawberry.field(
+        description="Sources of results (kernel and serving), most runs of either kind first, then by slug: each "
+        "with its terms, what it published and its latest commit."
+    )
     def sources(self, info: Info) -> list[SourceCount]:
         graph = self._search_graph(info)
-        counts = sorted(((len(d), slug) for slug, d in graph.runs_by["source"].items()), key=lambda x: (-x[0], x[1]))
+        tallies = sorted(catalog.sources(graph), key=lambda s: (-(s.runs + s.serving_runs), s.slug))
         found = []
-        for count, slug in counts:
-            source = t.source_type(info.context, graph, slug)
+        for tally in tallies:
+            source = t.source_type(info.context, graph, tally.slug)
             if source is not None:
-                found.append(SourceCount(source=source, run_count=count))
+                found.append(SourceCount(source=source, run_count=tally.runs))
         return found
+
+    @strawberry.field(description="A source by its slug (`sol-execbench`); null when no commit or run names it.")
+    def source(self, info: Info, slug: str) -> t.Source | None:
+        graph = self._search_graph(info)
+        return t.source_type(info.context, graph, slug) if catalog.source_tally(graph, slug) else None

@@ -187,6 +187,28 @@ class Model(_Described):
             run_maker(self._graph),
         )
 
+    @strawberry.field(
+        description="The serving cohorts of this model (one per workload, protocol, topology, quality policy and "
+        "metric set its runs were measured under), largest first, then by key."
+    )
+    @t.follows_cursor
+    def serving_cohorts(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        last: int | None = None,
+        before: str | None = None,
+    ) -> t.Connection[ServingCohort]:
+        index = serving_index(self._graph)
+        keys = [k for k in index.ordered_cohorts() if index.cohorts[k].parts.model_digest == self._node.digest]
+        return t.paginate(
+            self._graph,
+            keys,
+            t.Window(first, after, last, before),
+            lambda k: ServingCohort(_graph=self._graph, _cohort=index.cohorts[k]),
+        )
+
 
 @strawberry.type(description="The serving software (ServingStackRevision) and who runs it.")
 class ServingStack(_Described):
