@@ -12,8 +12,8 @@ two spellings of one product ("NVIDIA B200", "nvidia b200") become one GPU.
 - *cohorts led*: cohorts whose #1 under ranking-v1 at this commit (`Cohort.leader`) is a run of one of
   the project's implementations;
 - *records held*: cohorts whose current record (the records ledger's holder: the first run to reach
-  the cohort's best value) is one of the project's runs. It differs from *led* when a later run ties
-  the record: the tie ranks by its own rule, the record stays with whoever set it first;
+  the cohort's best value) is one of the project's runs. It differs from *led* when runs tie at the
+  top: ranking-v1 presents a tie by trust, then newest first, while the record stays with whoever set it;
 - *cohorts entered*: cohorts holding at least one of the project's runs;
 - and its runs and implementations.
 

@@ -137,7 +137,7 @@ query Operation($at: String, $id: String!) {{
         totalCount
         edges {{ node {{
           key size rankedCount
-          workload {{ name label axes {{ name value number }} }} environment {{ gpu }} protocol {{ harness }}
+          workload {{ name label axes {{ name value number }} }} environment {{ gpu product }} protocol {{ harness }}
           leader {{ {_RUN_ROW} }}
         }} }}
       }}

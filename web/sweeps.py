@@ -1,19 +1,21 @@
 """An operation's sweep: its best values against the workload axis that varies, one series per GPU, read
 from the cohorts of the operation page's answer (their workloads' axes and their leaders).
 
-Which axis: among the axes every measured case names with a number, the one with the most distinct values
+Which axis: among the axes every measured case names (integers, by the WorkloadCase schema), the one with
+the most distinct values
 (then the first by name). Other axes may vary with it (a paged attention case's `batch_size`,
 `len_indptr` and `num_pages` move together); the chart says which. Suites have no axes of their own and
 are left out, as are cohorts without a ranked #1.
 
-A point is a GPU at one value of the axis: the lowest #1 value among that GPU's cohorts there (several
-cohorts when other axes, the protocol or the environment's software differ). Lower is better, as in
+A point is a GPU (a product, whatever the architecture its environments name) at one value of the axis:
+the lowest #1 value among that GPU's cohorts there (several cohorts when other axes, the protocol or the
+environment's software differ). Lower is better, as in
 every cohort. The table beside the chart lists every point with the run and the cohort it comes from.
 
 >>> def cohort(gpu, m, value, key):
 ...     axes = [{"name": "m", "value": str(m), "number": float(m)}, {"name": "k", "value": "7", "number": 7.0}]
 ...     leader = {"digest": key, "name": key, "primary": {"value": value, "display": f"{value} ns"}}
-...     return {"key": key, "workload": {"axes": axes}, "environment": {"gpu": gpu}, "leader": leader}
+...     return {"key": key, "workload": {"axes": axes}, "environment": {"product": gpu}, "leader": leader}
 >>> sweep = operation_sweep([cohort("B200", 1, 5, "a"), cohort("B200", 4, 9, "b"), cohort("H100", 4, 7, "c"),
 ...                          cohort("B200", 4, 8, "d")])
 >>> sweep.axis, sweep.also, [(r.gpu, r.x, r.run["name"], r.groups) for r in sweep.rows]
@@ -56,7 +58,7 @@ class Sweep:
 
 def _axes(cohort: dict[str, Any]) -> dict[str, dict[str, Any]]:
     workload = cohort.get("workload") or {}
-    return {axis["name"]: axis for axis in workload.get("axes") or () if axis["number"] is not None}
+    return {axis["name"]: axis for axis in workload.get("axes") or ()}
 
 
 def operation_sweep(cohorts: Sequence[dict[str, Any]]) -> Sweep | None:
@@ -76,7 +78,7 @@ def operation_sweep(cohorts: Sequence[dict[str, Any]]) -> Sweep | None:
     axis = varying[0]
     best: dict[tuple[str, float], tuple[dict[str, Any], dict[str, Any], int]] = {}
     for cohort, axes in measured:
-        gpu = (cohort.get("environment") or {}).get("gpu") or "unknown GPU"
+        gpu = (cohort.get("environment") or {}).get("product") or "unknown GPU"
         place = (gpu, axes[axis]["number"])
         kept = best.get(place)
         count = kept[2] + 1 if kept else 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import weakref
 from typing import TYPE_CHECKING, Annotated, cast
 
@@ -156,18 +155,11 @@ class Operation(Named):
 @strawberry.type(description="One named axis of a workload case, e.g. `m = 4096`.")
 class WorkloadAxis:
     name: str = strawberry.field(description="The axis as the operation names it (`m`, `batch_size`).")
-    value: str = strawberry.field(description="Its value as published, as text (`4096`, `true`, `causal`).")
-    number: float | None = strawberry.field(
-        description="Its value as a number when it is one (integers and decimals, never booleans); else null."
+    value: str = strawberry.field(
+        description="Its value, an integer, as text: exact for any value a manifest may hold (up to 2^53 - 1, past "
+        "GraphQL's 32-bit Int)."
     )
-
-
-def _axis(name: str, value: object) -> WorkloadAxis:
-    if isinstance(value, bool):
-        return WorkloadAxis(name=name, value="true" if value else "false", number=None)
-    if isinstance(value, int | float):
-        return WorkloadAxis(name=name, value=str(value), number=float(value))
-    return WorkloadAxis(name=name, value=value if isinstance(value, str) else json.dumps(value), number=None)
+    number: float = strawberry.field(description="The same value as a number, for charts and sorting.")
 
 
 @strawberry.type(description="The inputs a run measured: one case, or a suite of cases.")
@@ -187,12 +179,13 @@ class Workload(Named):
         return workload_label(document(info, self._node))
 
     @strawberry.field(
-        description="A case's named axes as published (`m = 4096`, `batch_size = 12383`), in the manifest's "
-        "order; empty for a suite (its cases each have their own)."
+        description="A case's named axes as published (`m = 4096`, `batch_size = 12383`), by name; empty for a "
+        "suite (its cases each have their own)."
     )
     def axes(self, info: Info) -> list[WorkloadAxis]:
         spec = document(info, self._node)["spec"]
-        return [_axis(name, value) for name, value in (spec.get("axes") or {}).items()]
+        axes = sorted((spec.get("axes") or {}).items())  # a case's axes are integers (the WorkloadCase schema)
+        return [WorkloadAxis(name=name, value=str(value), number=float(value)) for name, value in axes]
 
     @strawberry.field
     def correctness_key(self) -> str:
@@ -279,7 +272,8 @@ class ProjectStanding:
 
     @strawberry.field(
         description="Cohorts whose current record (the records ledger's holder: the first run to reach the cohort's "
-        "best value) is one of its runs. Differs from `cohortsLed` only when a later run ties the record."
+        "best value) is one of its runs. Differs from `cohortsLed` only when runs tie at the top (ranking-v1 "
+        "shows a tie by trust, then newest first; the record stays with whoever set it)."
     )
     def records_held(self) -> int:
         return self._standing.records
