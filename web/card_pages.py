@@ -77,7 +77,8 @@ def operation_card_of(data: dict[str, Any]) -> Card:
     largest = cohorts["edges"][0]["node"] if cohorts["edges"] else None
     leader = largest["leader"] if largest else None
     gpu = largest["environment"]["gpu"] if largest and largest["environment"] else "unknown GPU"
-    lines = [f"{cohorts['totalCount']:,} comparison groups · family {found['family']}"]
+    count = cohorts["totalCount"]
+    lines = [f"{count:,} comparison group{'' if count == 1 else 's'} · family {found['family']}"]
     if leader and leader["primary"]:
         lines.append(f"Largest group's #1: {_who(leader)}, {leader['primary']['display']} on {gpu}")
     return Card(
