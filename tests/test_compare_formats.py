@@ -122,7 +122,7 @@ def test_compare_as_csv_and_markdown_over_http(client: tuple[TestClient, str]) -
     assert as_csv.headers["content-disposition"] == f'attachment; filename="compare-{main}.csv"'
     assert as_csv.headers["cache-control"] == "public, max-age=31536000, immutable"
     assert as_csv.content == compare_csv(answer["compare"])
-    assert list(csv.reader(io.StringIO(as_csv.text)))[0] == ["field", "run-a1", "run-b1", "same", "material"]
+    assert next(csv.reader(io.StringIO(as_csv.text))) == ["field", "run-a1", "run-b1", "same", "material"]
     as_md = http.get(f"/at/{main}/compare.md{query}", headers={"accept": "application/json"})  # the path decides
     assert as_md.status_code == 200 and as_md.headers["content-type"] == "text/markdown; charset=utf-8"
     committed = answer["commit"]["committedAt"]
