@@ -61,7 +61,7 @@ def test_the_serving_form_answers_what_the_resolver_answers(api: Running, upstre
         "&objective=output_token_throughput_tps&direction=maximize"
     )
     twin = api.client.get(f"/serving.json?{query}").json()
-    variables = {
+    variables: dict[str, object] = {
         "at": None,
         "model": "mlperf-llama2-70b",
         "workload": None,
