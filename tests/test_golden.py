@@ -350,6 +350,10 @@ GRAPHQL_PROBES = [
 ]
 
 
+_QUESTION = "c1_metric=ttft_ms&c1_op=%3C%3D&c1_value=2000&objective=output_token_throughput_tps"
+"""A question to the serving resolver's form: TTFT p99 at most 2 s, most throughput first."""
+
+
 def _page_probes(kind: str, path: str, *, pinned: bool = True, twin: str | None = None) -> list[Probe]:
     """A page at the head as HTML, as JSON by Accept and by its `.json` twin, and pinned to main's head."""
     if twin is None:
@@ -450,6 +454,36 @@ PAGE_PROBES = [
         for p in _page_probes("serving cohort", "/serving/cohorts/<serving_cohort>")
     ],
     Probe("page serving cohort: missing", "/serving/cohorts/nope", headers=HTML),
+    *_page_probes("operations", "/operations"),
+    Probe("page operations: a family", "/operations?family=rmsnorm&q=h4096", headers=HTML),
+    Probe("page operations: too long", "/operations?q=" + "x" * 201, headers=HTML),
+    *_page_probes("gpus", "/gpus"),
+    *_page_probes("gpu", "/gpus/<gpu>"),
+    Probe("page gpu: missing", "/gpus/b200", headers=HTML),
+    Probe("page gpu: missing, JSON", "/gpus/b200.json", headers=HTML),
+    *_page_probes("models", "/models"),
+    *[
+        Probe(p.name, p.path, p.method, p.headers, p.body, p.tag_of, only="embedded")
+        for p in _page_probes("model", "/models/<model>")
+    ],
+    Probe("page model: missing", "/models/nope", headers=HTML),
+    *_page_probes("projects", "/projects"),
+    *_page_probes("sources", "/sources"),
+    *_page_probes("serving", "/serving"),
+    Probe("page serving: a question", "/serving?model=<model>&" + _QUESTION, headers=HTML, only="embedded"),
+    Probe("page serving: a question, JSON", "/serving.json?model=<model>&" + _QUESTION, headers=HTML, only="embedded"),
+    Probe("page serving: not a number", "/serving?c1_metric=ttft_ms&c1_op=%3C%3D&c1_value=soon", headers=HTML),
+    Probe("page serving: an unknown metric, JSON", "/serving.json?c1_metric=tps&c1_op=%3C%3D&c1_value=1", headers=HTML),
+    Probe("page compare: Markdown", "/compare.md?run=<run1>&run=<run2>", headers=HTML),
+    Probe("page compare: CSV", "/compare.csv?run=<run1>&run=<run2>", headers=HTML),
+    Probe("page compare: CSV, pinned", "/at/<main>/compare.csv?run=<run1>&run=<run2>", headers=HTML),
+    Probe("page compare: CSV of one run", "/compare.csv?run=<run1>", headers=HTML),
+    # The preview images' bytes are Pillow's and zlib's: tests/test_previews.py checks them, not a recording.
+    Probe("card run: pinned to a prefix", "/at/<main12>/runs/<run1>/card.png"),
+    Probe("card run: no such run", "/at/<main>/runs/sha256:" + "0" * 64 + "/card.png"),
+    Probe("card cohort: no such cohort", "/at/<main>/cohorts/sha256:0000/card.png"),
+    Probe("card operation: pinned to a prefix", "/at/<main12>/operations/<operation>/card.png"),
+    Probe("card operation: at the head", "/operations/<operation>/card.png"),
     Probe("badge run", "/badges/runs/<run1>.svg"),
     Probe("badge run: not modified", "/badges/runs/<run1>.svg", tag_of="badge run"),
     Probe("badge run: pinned", "/at/<main>/badges/runs/<run1>.svg"),
@@ -516,6 +550,10 @@ PUBLISHING_PROBES = [
     Probe("sitemap: runs", "/sitemaps/runs-1.xml"),
     Probe("sitemap: past the last", "/sitemaps/runs-9.xml"),
     Probe("sitemap: no such", "/sitemaps/nope.xml"),
+    Probe("sitemap: the site, at the root", "/sitemap-site.xml"),
+    Probe("sitemap: operations", "/sitemap-operations-1.xml"),
+    Probe("sitemap: runs, at the root", "/sitemap-runs-1.xml"),
+    Probe("sitemap: no such family", "/sitemap-nope-1.xml"),
 ]
 
 OPERATIONS_PROBES = [
@@ -569,6 +607,8 @@ EMBEDDED_IDS = {
     "serving_run": "sha256:01c6ab47eceddeb82079274a54b28f7f1e34e9c7de5f355dbe973f1e8683334f",
     "serving_cohort": "sha256:b47faeb4eecab1be28bc6c2dfff86e36d8714f160baa24f868c69785c807c9b3",
     "uuid": "01a0032e-d57a-74d8-8b5c-15a3ea25ed78",
+    "gpu": "nvidia-b200",
+    "model": "mlperf-llama2-70b",
 }
 
 
@@ -633,6 +673,7 @@ def _built(path: Path) -> dict[str, str]:
         "source": "test-source",
         "search": "rmsnorm",
         "uuid": "01a0032e-d57a-74d8-8b5c-15a3ea25ed78",
+        "gpu": "nvidia-b200",
     }
 
 
