@@ -11,8 +11,8 @@ from starlette.responses import Response
 
 from web import documents
 from web.cards import Card, draw
+from web.link_previews import SITE
 from web.names import day, humanize_operation
-from web.previews import SITE
 from web.render import Format, Spec, guarded, json_asked, render
 
 __all__ = ["PNG", "cohort_card", "operation_card", "run_card"]

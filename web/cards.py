@@ -20,7 +20,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 from PIL.PngImagePlugin import PngInfo
 
-from web.previews import CARD_HEIGHT, CARD_WIDTH, SITE
+from web.link_previews import CARD_HEIGHT, CARD_WIDTH, SITE
 
 __all__ = ["FONT", "Card", "draw"]
 

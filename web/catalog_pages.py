@@ -14,8 +14,8 @@ from api.http import operations
 from api.http.requests import server_of, wants_json
 from api.urls import Urls
 from web import documents
+from web.link_previews import head_links
 from web.names import humanize_operation
-from web.previews import head_links
 from web.render import PageError, Spec, guarded, json_asked, render, strip_json
 from web.sweeps import operation_sweep
 

@@ -12,8 +12,8 @@ from api.urls import Urls
 from web import documents
 from web.charts import IntervalRow, interval_chart, step_chart
 from web.compare_formats import CSV, MARKDOWN, compare_csv, compare_markdown
+from web.link_previews import head_links
 from web.names import humanize_operation
-from web.previews import head_links
 from web.render import Format, PageError, Spec, guarded, json_asked, render, strip_json
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "LEADERBOARD_PAGE", "RECORDS_PAGE", "compare", "leaderboard", "records"]

@@ -37,8 +37,8 @@ from api.http.responses import JSON, error_body, finish
 from api.server import Server
 from api.service import Answer
 from api.urls import Urls, twin, unpinned
+from web.link_previews import DESCRIPTION, preview
 from web.names import FILTERS
-from web.previews import DESCRIPTION, preview
 
 __all__ = [
     "HTML",

@@ -18,8 +18,8 @@ from web import documents
 from web.badges import AMBER, BLUE, GREEN, badge
 from web.charts import step_chart
 from web.kernelindex_ids import digest_of, id_of
+from web.link_previews import head_links
 from web.names import humanize_operation
-from web.previews import head_links
 from web.render import Spec, cached, json_asked, render
 from web.serving_pages import serving_run_page
 
