@@ -54,7 +54,7 @@ LEADERBOARD_ROWS = """query($key: String!) { cohort(key: $key) { key size leader
 """The same 20 rows as LEADERBOARD through the fused field (api/leaderboard.py)."""
 RECORDS = "{ records(first: 20) { totalCount edges { node { since holder { name } cohort { key } } } } }"
 TARGETS = {
-    "cold_build": ("<=", 1.6),  # issue 24
+    "cold_build": ("<=", 1.6),
     "integrity_check": ("<=", 1.0),
     "integrity_remembered": ("<=", 0.2),
     "warm_start": ("<=", 0.2),
@@ -63,11 +63,11 @@ TARGETS = {
     "rss": ("<=", 3.0),
     "dossier_p50": ("<=", 1.5),
     "leaderboard_p50": ("<=", 1.5),
-    "dossier_first_p50": ("<=", 3.0),  # issue 24
+    "dossier_first_p50": ("<=", 3.0),
     "leaderboard_first_p50": ("<=", 3.0),
     "leaderboard_rows_first_p50": ("<=", 3.0),
     "leaderboard_vs_datasette": ("<=", 1.0),
-    "leaderboard_first_vs_postgraphile": ("<=", 1.0),  # issue 24
+    "leaderboard_first_vs_postgraphile": ("<=", 1.0),
     "dossier_first_vs_postgraphile": ("<=", 1.0),
     "load_rps": (">=", 0.5),
     "run_page_p50": ("<=", 1.5),
@@ -79,7 +79,7 @@ TARGETS = {
     "scale_failover_errors": ("<=", 0.0),
     "scale_restart_dropped": ("<=", 0.0),
     "scale_pinned_rps": (">=", 1.0),
-    "search_worst": ("<=", 1.0),  # issue 20: any query up to the limits under 50 ms (floor: the 50 ms)
+    "search_worst": ("<=", 1.0),  # any query up to the limits under 50 ms (floor: the 50 ms)
     "search_refusal": ("<=", 1.0),
 }
 
@@ -471,7 +471,7 @@ def measure_latency(repo: Path, plan: Plan) -> tuple[list[Result], dict[str, Any
 
 
 def _measure_pages(client: httpx.Client, url: str, ids: dict[str, Any], plan: Plan) -> list[Result]:
-    """The run page and a leaderboard page against the GraphQL answer to the page's own document (issue 10):
+    """The run page and a leaderboard page against the GraphQL answer to the page's own document:
     repeated (both served from their caches), and first asked (different runs and cohorts each time)."""
     from web import documents
     from web.cohort_pages import LEADERBOARD_PAGE

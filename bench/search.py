@@ -28,7 +28,7 @@ from typing import Any
 __all__ = ["TARGET_MS", "measure_search", "probe"]
 
 TARGET_MS = 50.0
-"""Any query up to the limits answers in under 50 ms on the embedded registry (issue 20)."""
+"""Any query up to the limits answers in under 50 ms on the embedded registry."""
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -604,6 +604,13 @@ class Graph:
                 self._index_cohort(cohort)
         return cohorts
 
+    def _earliest(self, overlays: Iterable[str]) -> list[str]:
+        """Overlays in the order main published them (then by digest): when two retractions or two
+        supersessions of one run count, the first published is the one that changed the run's standing,
+        whatever order a set iterates in (registry.status picks the same one)."""
+        unpublished = len(self.mainline.commits)
+        return sorted(overlays, key=lambda d: (self.published_in.get(d, unpublished), d))
+
     def _facts(self, run: Run) -> RunFacts:
         """A run's facts except its rank (which needs its whole cohort)."""
         nodes = self.nodes
@@ -643,14 +650,13 @@ class Graph:
         retraction = superseded_by = None
         runners: set[str] = set()
         if self.overlays["retractions"]:
-            retraction = next(
-                (d for d in self.overlays["retractions"].get(run.digest, ()) if self.honoured(nodes[d])), None
-            )
+            retractions = self._earliest(self.overlays["retractions"].get(run.digest, ()))
+            retraction = next((d for d in retractions if self.honoured(nodes[d])), None)
         if self.overlays["supersessions"]:
             superseded_by = next(
                 (
                     overlay.run
-                    for d in self.overlays["supersessions"].get(run.digest, ())
+                    for d in self._earliest(self.overlays["supersessions"].get(run.digest, ()))
                     if isinstance(overlay := nodes[d], Supersession)
                     and self.honoured(overlay)
                     and isinstance(nodes.get(overlay.run), Run)

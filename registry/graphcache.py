@@ -5,7 +5,7 @@ the modules that compute derived facts), written atomically, and ignored wheneve
 stale, corrupt (a CRC-32 of the whole file), or describes a commit main no longer contains. It
 holds nothing that cannot be recomputed from git.
 
-Format 3 (issue 14) is memory-mapped and materialized lazily: a small header (`marshal`: the
+Format 3 is memory-mapped and materialized lazily: a small header (`marshal`: the
 commit, main's history, the small sets) and, for each big map of the graph (nodes, facts, cohorts
 with their rankings and ledgers, names, the indexes, the publication record), buckets of rows that
 `registry.lazymap.LazyMap` decodes when a key of theirs is first read. A start reads the header and

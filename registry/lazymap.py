@@ -1,5 +1,5 @@
 """A read-only mapping materialized bucket by bucket from a memory-mapped file: the warm-start cache's
-form of a graph's big maps (issue 14: a warm start that costs what the first requests touch, not the
+form of a graph's big maps (a warm start that costs what the first requests touch, not the
 registry).
 
 Keys are hashed (CRC-32 of their UTF-8, stable across processes) into buckets; each bucket is one

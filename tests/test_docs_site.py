@@ -77,6 +77,21 @@ def test_no_page_cites_an_issue_number(page: Path) -> None:
     assert not found, found
 
 
+def test_no_source_file_cites_an_issue_number() -> None:
+    """Comments and docstrings say why in words a reader of the repository can follow."""
+    listed = subprocess.run(["git", "ls-files"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True)
+    suffixes = {".py", ".html", ".js", ".css", ".toml", ".yml", ".yaml", ".cfg", ".ini"}
+    found = []
+    for name in listed.stdout.splitlines():
+        path = PROJECT_ROOT / name
+        source = path.suffix in suffixes or name.startswith((".ci/", "scripts/"))
+        if not source or "static/graphiql/" in name or not path.is_file():
+            continue
+        text = path.read_text(errors="replace")
+        found += [f"{name}: {m.group()}" for m in ISSUE_NUMBER.finditer(text)]
+    assert not found, found
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
 def test_every_code_path_a_page_names_exists(page: Path) -> None:
     """A module renamed or moved fails here, naming the page that still sends readers to the old place."""

@@ -1,4 +1,4 @@
-"""Bad inputs are refused with the file, the JSON path and the reason, and nothing is written (issue 2).
+"""Bad inputs are refused with the file, the JSON path and the reason, and nothing is written.
 
 One table drives three doors: `registry.load_manifest`, `kernelindex add` (in process, every row)
 and `kernelindex add`/`validate` as a real subprocess (a representative subset: exit status,

@@ -64,7 +64,7 @@ def test_each_module_names_real_files_functions_and_tests(name: str) -> None:
 
 
 def test_the_issue_modules_are_all_covered() -> None:
-    """Issue 15: identity, ranking and cohorts, signatures and the PR check, the store's write path,
+    """The modules that carry the guarantees: identity, ranking and cohorts, signatures and the PR check, the store's write path,
     pagination in the API."""
     files = {path for target in MUTATION.MODULES.values() for path in target.files}
     assert files >= {

@@ -1,4 +1,4 @@
-"""Search (issue 9): KernelIndex's grammar, its own test cases (apps/web/src/lib/search-query.test.ts),
+"""Search: KernelIndex's grammar, its own test cases (apps/web/src/lib/search-query.test.ts),
 and what a user types finding what they mean, against the embedded registry; paging on its snapshot."""
 
 from __future__ import annotations

@@ -3,15 +3,19 @@ governed registry (tests/governed.py), whose facts and their commits are written
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
 from governed import START, Governed, build_governed
-from helpers import EMBEDDED_REPO, basic_scenario, digest_of, make_run
+from helpers import EMBEDDED_REPO, basic_scenario, commit_meta, digest_of, make_retraction, make_run, to_manifest
 from signing import Key, commit_raw, stored
 
 import registry
 from registry.cohorts import Trust
+from registry.signatures import ssh_signer
 from registry.snapshots import Snapshots
 from registry.status import CURRENT, MISSING, RETRACTED, SUPERSEDED, UNPUBLISHED, run_status
 
@@ -111,3 +115,32 @@ def test_the_seed_run_still_stands() -> None:
     seed = "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308"  # seed 000 (README)
     status = run_status(snapshots.head, seed, read_at="e775d39b6768675ff8eb086da76420493425c1a4")
     assert status.state == CURRENT and status.eligible and not status.changed and status.trust == Trust.REPORTED
+
+
+def test_two_counted_retractions_show_the_first_published_in_every_process(
+    store: registry.GitStore, governed: Governed, keys: dict[str, Key]
+) -> None:
+    """A second signed retraction of c1 (C4) repeats the first (C2): the graph and the status both name
+    C2's, whatever order a set of digests iterates in (it changes with the process's hash seed)."""
+    again = make_retraction(governed.runs["c1"], "the same drift, seen again")
+    store.add([to_manifest(again)], commit_meta(START + 400, source="governed"), sign=ssh_signer(keys["alice"].private))
+    script = (
+        "import sys; from pathlib import Path; from registry.snapshots import Snapshots; "
+        "s = Snapshots(Path(sys.argv[1])); s.load(); "
+        "print(s.head.facts[sys.argv[2]].retraction)"
+    )
+    seen = set()
+    for seed in range(8):
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(store.path), governed.runs["c1"]],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        seen.add(done.stdout.strip())
+    assert seen == {governed.overlays["retraction"]}
+    loaded = Snapshots(store.path)
+    loaded.load()
+    status = run_status(loaded.head, governed.runs["c1"])
+    assert status.retraction is not None and status.retraction.overlay == governed.overlays["retraction"]

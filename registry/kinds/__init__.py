@@ -61,7 +61,7 @@ class KindInfo:
     @property
     def model(self) -> type[Strict]:
         """The kind's pydantic model, imported when first needed: a server that only reads the
-        registry never validates a manifest until a new head arrives (issue 14: its memory)."""
+        registry never validates a manifest until a new head arrives (a server's memory holds no models)."""
         module, _, name = self.model_name.partition(".")
         model: type[Strict] = getattr(importlib.import_module(f"registry.kinds.{module}"), name)
         return model
