@@ -18,8 +18,6 @@ from urllib.parse import quote, urlencode
 
 import orjson
 
-from registry.kinds.content import link_problem
-
 __all__ = ["PATHS", "PINNED", "Urls", "external", "twin", "unpinned"]
 
 PINNED = "/at/{commit}"
@@ -110,6 +108,9 @@ def external(value: str | None) -> str | None:
     >>> external("https://github.com/x"), external("javascript:alert(1)"), external(None)
     ('https://github.com/x', None, None)
     """
+    # Imported on first use: a server starts without the manifest kinds (their models load when first needed).
+    from registry.kinds.content import link_problem
+
     return value if value is not None and link_problem(value) is None else None
 
 
