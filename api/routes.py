@@ -13,12 +13,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
-from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from api.http import graphql, operations, permalinks, publishing
+from api.http import graphql, operations, permalinks, publishing, schemas
+from api.http.responses import Files
 from api.urls import PATHS, PINNED, twin
-from web import card_pages, catalog_pages, cohort_pages, index_pages, run_pages, search_page, serving_pages
+from web import card_pages, catalog_pages, cohort_pages, icon, index_pages, run_pages, search_page, serving_pages
 from web.render import STATIC
 
 __all__ = ["routes"]
@@ -98,7 +98,7 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         _head("commit", catalog_pages.commit),
         *_both("run_badge", run_pages.run_badge),
         *_both("implementation_badge", run_pages.implementation_badge),
-        Mount(PATHS["static"], StaticFiles(directory=STATIC), name="static"),
+        Mount(PATHS["static"], Files(directory=STATIC), name="static"),
         # Permalinks: at the head they redirect to the commit served now; a run's is also its page.
         _head("manifest", permalinks.head_manifest),
         _head("run", permalinks.head_run),
@@ -118,8 +118,11 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         _head("latest_export", publishing.latest_export),
         _head("llms_txt", publishing.llms),
         _head("robots_txt", publishing.robots),
+        _head("favicon", icon.favicon),
         _head("sitemap", publishing.sitemap),
         _head("sitemap_part", publishing.sitemap_part),
         _head("sitemap_part_moved", publishing.sitemap_part_moved),
+        _head("schema", schemas.current),
+        _head("schema_version", schemas.versioned),
         Route(PATHS["mcp"], mcp, methods=["GET", "POST", "DELETE"], name="mcp"),
     ]

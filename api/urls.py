@@ -18,7 +18,7 @@ from urllib.parse import quote, urlencode
 
 import orjson
 
-__all__ = ["PATHS", "PINNED", "Urls", "external", "twin", "unpinned"]
+__all__ = ["PATHS", "PINNED", "Urls", "twin", "unpinned"]
 
 PINNED = "/at/{commit}"
 """The prefix of a path pinned to a commit of main."""
@@ -69,10 +69,14 @@ PATHS = {
     "latest_export": "/exports/latest.json",
     "llms_txt": "/llms.txt",
     "robots_txt": "/robots.txt",
+    "favicon": "/favicon.ico",
     "sitemap": "/sitemap.xml",
     # At the root, beside the index: a sitemap may list only URLs under its own folder (sitemaps.org).
     "sitemap_part": "/sitemap-{name}.xml",
     "sitemap_part_moved": "/sitemaps/{name}.xml",  # where the parts were first: a permanent redirect
+    # The JSON Schemas of the manifest kinds (editors read them): the current one, and each version's, immutable.
+    "schema": "/schemas/{name}",
+    "schema_version": "/schemas/{version}/{name}",
 }
 
 _PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
@@ -99,19 +103,6 @@ def twin(path: str, format: str = "json") -> str:
     if not path or (path.startswith("/at/") and path.count("/") == 2):
         path += "/index"
     return f"{path}.{format}"
-
-
-def external(value: str | None) -> str | None:
-    """`value` when it may be the target of a link to elsewhere (an http(s) URL under the registry's link rule,
-    `registry.kinds.content.link_problem`), else None: a source's or contributor's text is shown as text.
-
-    >>> external("https://github.com/x"), external("javascript:alert(1)"), external(None)
-    ('https://github.com/x', None, None)
-    """
-    # Imported on first use: a server starts without the manifest kinds (their models load when first needed).
-    from registry.kinds.content import link_problem
-
-    return value if value is not None and link_problem(value) is None else None
 
 
 def unpinned(path: str) -> str:
@@ -308,5 +299,12 @@ class Urls:
     def sitemap(self) -> str:
         return self.url_path_for("sitemap")
 
+    def favicon(self) -> str:
+        return self.url_path_for("favicon")
+
     def sitemap_part(self, name: str) -> str:
         return self.url_path_for("sitemap_part", name=name)
+
+    def schema(self, name: str) -> str:
+        """A kind's JSON Schema by its file name (`benchmark-run.v1alpha1.schema.json`), as served now."""
+        return self.url_path_for("schema", name=name)

@@ -228,5 +228,6 @@ async def commit(request: Request) -> Response:
         ),
         extra=lambda data, links: _commit_extra(data, links, after),
         canonical=lambda full: server_of(request).urls.commit(full),
+        query=[("after", after)] if after else [],
     )
     return await render(request, spec, as_json or json_asked(request), ident)

@@ -110,6 +110,7 @@ async def leaderboard(request: Request) -> Response:
         subject="cohort",
         missing=f"no cohort {key}",
         extra=lambda data, links: _leaderboard_extra(data, links, after, min_trust),
+        query=[(k, v) for k, v in (("after", after), ("minTrust", min_trust)) if v],
     )
     return await render(request, spec, as_json or json_asked(request), at)
 
@@ -151,6 +152,7 @@ async def records(request: Request) -> Response:
         ),
         feeds=lambda data, links: [("New records", head_links(links).feed("records"))],
         extra=_records_extra,
+        query=[("after", after)] if after else [],
     )
     return await render(request, spec, json_asked(request), at)
 
@@ -209,6 +211,7 @@ async def compare(request: Request) -> Response:
         title=lambda d: f"Compare {len(d['compare']['runs'])} runs",
         description=_compare_description,
         extra=_compare_extra,
+        query=[("run", run) for run in runs],
     )
     other = _compare_file(request)
     return await render(request, spec, json_asked(request) and other is None, at, other)

@@ -472,11 +472,11 @@ SEARCH = f"""
 query Search($at: String, $q: String!, $first: Int, $after: String) {{
   registry(at: $at) {{
     {_COMMIT}
-    search(query: $q, first: $first, after: $after) {{
+    search(query: $q) {{
       text
       facets {{ token field display }}
       issues {{ token message }}
-      runs {{
+      runs(first: $first, after: $after) {{
         totalCount
         pageInfo {{ hasNextPage endCursor }}
         edges {{ node {{

@@ -84,6 +84,7 @@ async def operations(request: Request) -> Response:
         template="operations.html",
         document=documents.OPERATIONS,
         variables={"at": at, "family": family, "search": search, "first": OPERATIONS_PAGE, "after": after},
+        query=[(k, v) for k, v in (("family", family), ("q", search), ("after", after)) if v],
         title=lambda d: _operations_title(family, search),
         description=lambda d: (
             f"{d['operations']['totalCount']:,} GPU-kernel operations with their benchmark runs and "
@@ -151,6 +152,7 @@ async def gpu(request: Request) -> Response:
         template="gpu.html",
         document=documents.GPU,
         variables={"at": at, "id": slug, "first": GPU_PAGE, "after": after},
+        query=[("after", after)] if after else [],
         title=lambda d: d["gpu"]["product"],
         description=_gpu_description,
         subject="gpu",
@@ -206,6 +208,7 @@ async def model(request: Request) -> Response:
         template="model.html",
         document=documents.MODEL,
         variables={"at": at, "id": ident, "first": MODEL_PAGE, "after": after},
+        query=[("after", after)] if after else [],
         title=lambda d: f"Model: {d['model']['title'] or d['model']['name']}",
         description=lambda d: (
             f"LLM-serving results of {d['model']['model']}: "
@@ -231,6 +234,7 @@ async def projects(request: Request) -> Response:
         template="projects.html",
         document=documents.PROJECTS,
         variables={"at": at, "first": PROJECTS_PAGE, "after": after},
+        query=[("after", after)] if after else [],
         title=lambda d: "Projects: standings",
         description=lambda d: (
             f"Standings of {d['projects']['totalCount']:,} GPU software projects: comparison "

@@ -171,11 +171,20 @@ def resolver_form(request: Request) -> ResolverForm:
     )
 
 
-def _serving_extra(data: dict[str, Any], links: Urls, form: ResolverForm, request: Request) -> dict[str, Any]:
+def _form_params(form: ResolverForm) -> list[tuple[str, str]]:
+    """The form's fields as read (never the raw query string: it may carry anything), as its links repeat them."""
+    fields = [("model", form.model or ""), ("workload", form.workload or "")]
+    for i, row in enumerate(form.rows, start=1):
+        fields += [(f"c{i}_{part}", row[part]) for part in ("metric", "op", "value", "stat")]
+    if form.objective is not None:
+        fields += [("objective", form.objective["metric"]), ("direction", form.objective.get("direction", "").lower())]
+    return [(k, v) for k, v in fields if v]
+
+
+def _serving_extra(data: dict[str, Any], links: Urls, form: ResolverForm) -> dict[str, Any]:
     found = data["servingCohorts"]
     cohorts = [edge["node"] for edge in found["edges"]]
     info = found["pageInfo"]
-    kept = [(k, v) for k, v in request.query_params.multi_items() if k != "after"]
     return {
         "form": form,
         "cohorts": cohorts,
@@ -184,7 +193,7 @@ def _serving_extra(data: dict[str, Any], links: Urls, form: ResolverForm, reques
         "models": [edge["node"] for edge in data["models"]["edges"]],
         "workloads": [edge["node"] for edge in data["servingWorkloads"]["edges"]],
         "operators": _OPERATORS,
-        "next_url": links.serving([*kept, ("after", info["endCursor"])]) if info["hasNextPage"] else None,
+        "next_url": links.serving([*_form_params(form), ("after", info["endCursor"])]) if info["hasNextPage"] else None,
         "asked": bool(form.model or form.workload or form.constraints or form.objective),
     }
 
@@ -213,6 +222,7 @@ async def serving(request: Request) -> Response:
             "Which serving configuration meets these SLOs? Each serving cohort resolved under "
             "constraints, ranked by an objective or to its Pareto frontier."
         ),
-        extra=lambda data, links: _serving_extra(data, links, form, request),
+        query=[*_form_params(form), *([("after", after)] if after else [])],
+        extra=lambda data, links: _serving_extra(data, links, form),
     )
     return await render(request, spec, json_asked(request), at)

@@ -5,14 +5,15 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import email.utils
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import anyio.to_thread
 import orjson
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
 
 import registry
 from api.cache import FOLLOW, IMMUTABLE, entity_tag
@@ -24,7 +25,8 @@ from api.service import NotPublished
 from api.urls import Urls, unpinned
 from api.wellknown import llms_txt, robots_txt, sitemap_index
 from api.wellknown import sitemap_part as sitemap_file
-from registry.export import CATALOG_FORMAT, compressed, export_name, plan_export
+from registry.export import CATALOG_FORMAT, export_name, plan_export
+from registry.export_cache import CachedExport
 from registry.graph import Graph
 from registry.provenance import utc_instant
 
@@ -165,9 +167,21 @@ async def _guarded_feed(request: Request, name: str, render: Callable[[Graph, Ur
 # Exports -----------------------------------------------------------------------------------------
 
 
+async def _exported(request: Request, graph: Graph) -> CachedExport:
+    """The export of `graph`'s commit, from the server's export cache (built there on first use)."""
+    server = server_of(request)
+    store = server.snapshots.store()
+    return await anyio.to_thread.run_sync(server.exports.get, graph.commit, lambda: plan_export(store, graph))
+
+
+def _digest_header(sha256: str) -> str:
+    """RFC 9530's `Repr-Digest` of bytes whose sha256 (hex) is given."""
+    return "sha-256=:" + base64.b64encode(bytes.fromhex(sha256)).decode() + ":"
+
+
 async def export(request: Request) -> Response:
-    """`/at/{commit}/export.jsonl.zst`: the catalog export of a commit of main, streamed as it is produced;
-    immutable."""
+    """`/at/{commit}/export.jsonl.zst`: the catalog export of a commit of main, built once and served from the
+    export cache with its sha256 (`Repr-Digest`) and size; immutable."""
     server = server_of(request)
     refusal = not_ready(server)
     if refusal is not None:
@@ -186,11 +200,9 @@ async def export(request: Request) -> Response:
     }
     if _not_modified(request, etag, graph.committed_at):
         return Response(status_code=304, headers=headers)
-    if request.method == "HEAD":
-        return Response(media_type="application/zstd", headers=headers)
-    plan = await anyio.to_thread.run_sync(plan_export, server.snapshots.store(), graph)
-    stream: Iterator[bytes] = compressed(plan.lines())
-    return StreamingResponse(stream, media_type="application/zstd", headers=headers)
+    found = await _exported(request, graph)
+    headers["repr-digest"] = _digest_header(found.digest.sha256)
+    return FileResponse(found.path, media_type="application/zstd", headers=headers)
 
 
 async def latest_export(request: Request) -> Response:
@@ -200,6 +212,7 @@ async def latest_export(request: Request) -> Response:
     if refusal is not None:
         return refusal
     graph = server.snapshots.head
+    found = await _exported(request, graph)
     body = orjson.dumps(
         {
             "format": CATALOG_FORMAT,
@@ -207,6 +220,8 @@ async def latest_export(request: Request) -> Response:
             "url": server.urls.export(graph.commit),
             "commit": graph.commit,
             "committedAt": utc_instant(graph.committed_at),
+            "sha256": found.digest.sha256,
+            "size": found.digest.size,
         }
     )
     etag = entity_tag(body)

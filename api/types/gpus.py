@@ -8,7 +8,7 @@ import strawberry
 from api.types.base import Info, typed
 from api.types.cohorts import Cohort
 from api.types.kinds import Environment, Operation, operation_of
-from api.types.pages import Connection, Window, follows_cursor, paginate
+from api.types.pages import After, Before, Connection, First, Last, Window, follows_cursor, paginate
 from registry import catalog
 from registry.graph import Graph
 
@@ -74,11 +74,11 @@ class Gpu:
     def cohorts(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[Cohort]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[Cohort] | None:
         graph = self._graph
         return paginate(
             graph,
@@ -95,11 +95,11 @@ class Gpu:
     def operations(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[GpuOperation]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[GpuOperation] | None:
         graph, tally = self._graph, self._tally
         return paginate(
             graph,
@@ -137,11 +137,11 @@ class GpuOperation:
     def cohorts(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[Cohort]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[Cohort] | None:
         graph = self._graph
         return paginate(
             graph,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
@@ -21,8 +22,10 @@ from api.types.base import (
     text,
     typed,
 )
+from api.types.enums import WorkloadKind
 from api.types.manifests import Manifest
-from api.types.pages import Connection, Window, follows_cursor, paginate
+from api.types.pages import After, Before, Connection, First, Last, Window, follows_cursor, paginate
+from api.types.states import implementation_state, operation_state, project_state, workload_state
 from registry import catalog
 from registry import nodes as n
 from registry.graph import Graph
@@ -53,54 +56,57 @@ CohortRef = Annotated["Cohort", strawberry.lazy("api.types.cohorts")]
 class Operation(Named):
     _node: strawberry.Private[n.Operation]
 
-    @strawberry.field
+    def _state(self, info: Info) -> Hashable:
+        return operation_state(self._graph, self._node)
+
+    @strawberry.field(description="Its family (rmsnorm, gemm, attention...): a coarse grouping, for navigation.")
     def family(self) -> str:
         return self._node.family
 
-    @strawberry.field
+    @strawberry.field(description="Its stored manifest.")
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
-    @strawberry.field
+    @strawberry.field(description="The workloads (inputs) defined for it, by digest.")
     @follows_cursor
     def workloads(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[Workload]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[Workload] | None:
         digests = sorted(self._graph.children["workloads"].get(self._node.digest, ()))
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Workload)
         )
 
-    @strawberry.field
+    @strawberry.field(description="The implementations of it, by digest.")
     @follows_cursor
     def implementations(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[Implementation]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[Implementation] | None:
         digests = sorted(self._graph.children["implementations"].get(self._node.digest, ()))
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Implementation)
         )
 
-    @strawberry.field
+    @strawberry.field(description="The cohorts (comparison groups) of its runs, largest first.")
     @follows_cursor
     def cohorts(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[CohortRef]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[CohortRef] | None:
         keys = ordered_cohorts(self._graph, self._graph.cohorts_by["operation"].get(self._node.digest, set()))
         return paginate(
             self._graph,
@@ -109,16 +115,16 @@ class Operation(Named):
             lambda k: _cohort(self._graph, k),
         )
 
-    @strawberry.field
+    @strawberry.field(description="Its runs, newest measurement first, eligible or not.")
     @follows_cursor
     def runs(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[RunRef]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[RunRef] | None:
         digests = ordered_runs(self._graph, self._graph.runs_by["operation"].get(self._node.digest, set()))
         return paginate(
             self._graph,
@@ -127,7 +133,7 @@ class Operation(Named):
             lambda d: _run(self._graph, d),
         )
 
-    @strawberry.field
+    @strawberry.field(description="How many runs of it the registry holds (at this commit), eligible or not.")
     def run_count(self) -> int:
         return len(self._graph.runs_by["operation"].get(self._node.digest, ()))
 
@@ -139,11 +145,11 @@ class Operation(Named):
     def related(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[Operation]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[Operation] | None:
         return paginate(
             self._graph,
             _family(self._graph, self._node.family, self._node.digest),
@@ -166,11 +172,14 @@ class WorkloadAxis:
 class Workload(Named):
     _node: strawberry.Private[n.Workload]
 
-    @strawberry.field(description="WorkloadCase or WorkloadSuite.")
-    def kind(self) -> str:
-        return self._node.kind
+    def _state(self, info: Info) -> Hashable:
+        return workload_state(self._graph, self._node)
 
-    @strawberry.field
+    @strawberry.field(description="WorkloadCase or WorkloadSuite.")
+    def kind(self) -> WorkloadKind:
+        return WorkloadKind(self._node.kind)
+
+    @strawberry.field(description="How many cases it holds: 1 for a WorkloadCase.")
     def cases(self) -> int:
         return self._node.cases
 
@@ -187,7 +196,10 @@ class Workload(Named):
         axes = sorted((spec.get("axes") or {}).items())  # a case's axes are integers (the WorkloadCase schema)
         return [WorkloadAxis(name=name, value=str(value), number=float(value)) for name, value in axes]
 
-    @strawberry.field
+    @strawberry.field(
+        description="The digest of its correctness policy (a cohort identity part: runs held to other tolerances "
+        "never compare)."
+    )
     def correctness_key(self) -> str:
         return self._node.correctness
 
@@ -195,24 +207,24 @@ class Workload(Named):
     def correctness(self, info: Info) -> JSON:
         return as_json(document(info, self._node)["spec"]["correctness"])
 
-    @strawberry.field
+    @strawberry.field(description="The operation it is an input of; null if the registry lacks it.")
     def operation(self) -> Operation | None:
         return operation_of(self._graph, self._node.operation)
 
-    @strawberry.field
+    @strawberry.field(description="Its stored manifest.")
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
-    @strawberry.field
+    @strawberry.field(description="The cohorts measured on it, largest first.")
     @follows_cursor
     def cohorts(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[CohortRef]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[CohortRef] | None:
         keys = ordered_cohorts(self._graph, self._graph.cohorts_by["workload"].get(self._node.digest, set()))
         return paginate(
             self._graph,
@@ -226,11 +238,14 @@ class Workload(Named):
 class Project(Named):
     _node: strawberry.Private[n.Project]
 
+    def _state(self, info: Info) -> Hashable:
+        return project_state(self._graph, self._node)
+
     @strawberry.field(description="The project's own name (spec.name).")
     def display_name(self) -> str:
         return self._node.display_name
 
-    @strawberry.field
+    @strawberry.field(description="Its stored manifest.")
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
@@ -241,16 +256,16 @@ class Project(Named):
     def standing(self) -> ProjectStanding:
         return ProjectStanding(_standing=catalog.standings(self._graph)[self._node.digest])
 
-    @strawberry.field
+    @strawberry.field(description="Its implementations (those whose `metadata.labels.project` names it), by digest.")
     @follows_cursor
     def implementations(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[Implementation]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[Implementation] | None:
         digests = sorted(self._graph.children["project_implementations"].get(self._node.name, ()))
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Implementation)
@@ -300,6 +315,10 @@ def standing_order(standing: catalog.Standing) -> tuple[int, int, int, int]:
 class Implementation(Named):
     _node: strawberry.Private[n.Implementation]
 
+    def _state(self, info: Info) -> Hashable:
+        project = project_of(self._graph, self._node)
+        return implementation_state(self._graph, self._node, project.digest if project else None)
+
     @strawberry.field(description="Who wrote it: the first author, else the project, else the name.")
     def display_name(self) -> str:
         return implementation_name(self._graph, self._node)
@@ -309,37 +328,42 @@ class Implementation(Named):
         revision = document(info, self._node)["spec"]["projectRevision"]
         return text(revision.get("version") or revision.get("commit"))
 
-    @strawberry.field
+    @strawberry.field(description="The language it is written in, as the manifest says (cuda, triton, cute_dsl...).")
     def language(self) -> str:
         return self._node.language
 
-    @strawberry.field
+    @strawberry.field(
+        description="Whether its source code is public: with raw evidence, what makes a run REPRODUCIBLE."
+    )
     def source_available(self) -> bool:
         return self._node.source_available
 
-    @strawberry.field
+    @strawberry.field(description="The operation it computes; null if the registry lacks it.")
     def operation(self) -> Operation | None:
         return operation_of(self._graph, self._node.operation)
 
-    @strawberry.field
+    @strawberry.field(
+        description="The project it belongs to (its `metadata.labels.project`); null when it names none the registry "
+        "holds."
+    )
     def project(self) -> Project | None:
         node = project_of(self._graph, self._node)
         return Project(_graph=self._graph, _node=node) if node else None
 
-    @strawberry.field
+    @strawberry.field(description="Its stored manifest.")
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
-    @strawberry.field
+    @strawberry.field(description="Its runs, newest measurement first, eligible or not.")
     @follows_cursor
     def runs(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[RunRef]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[RunRef] | None:
         digests = ordered_runs(self._graph, self._graph.runs_by["implementation"].get(self._node.digest, set()))
         return paginate(
             self._graph,
@@ -358,19 +382,21 @@ class Protocol(Named):
         harness = document(info, self._node)["spec"]["harness"]
         return " ".join(p for p in (harness["name"], harness.get("version")) if p)
 
-    @strawberry.field
+    @strawberry.field(description="How time was measured (cuda_events, wall_clock...), as the manifest says.")
     def timer(self, info: Info) -> str:
         return str(document(info, self._node)["spec"]["measurement"]["timer"])
 
-    @strawberry.field
+    @strawberry.field(description="The statistic runs under it rank by (mean, median...).")
     def primary_statistic(self, info: Info) -> str:
         return str(document(info, self._node)["spec"]["measurement"]["primaryStatistic"])
 
-    @strawberry.field
+    @strawberry.field(
+        description="What outputs were checked against (a reference implementation); null when not published."
+    )
     def correctness_reference(self, info: Info) -> str | None:
         return (document(info, self._node)["spec"].get("correctness") or {}).get("reference")
 
-    @strawberry.field
+    @strawberry.field(description="Protocols of one family give comparable numbers; null when not declared.")
     def comparability_family(self, info: Info) -> str | None:
         return (document(info, self._node)["spec"].get("comparability") or {}).get("family")
 
@@ -378,7 +404,7 @@ class Protocol(Named):
     def spec(self, info: Info) -> JSON:
         return as_json(document(info, self._node)["spec"])
 
-    @strawberry.field
+    @strawberry.field(description="Its stored manifest.")
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
@@ -387,15 +413,15 @@ class Protocol(Named):
 class Environment(Named):
     _node: strawberry.Private[n.Environment]
 
-    @strawberry.field
+    @strawberry.field(description="The GPU's vendor, as the manifest says (nvidia, amd...).")
     def vendor(self) -> str:
         return self._node.vendor
 
-    @strawberry.field
+    @strawberry.field(description="The GPU product (NVIDIA B200...).")
     def product(self) -> str:
         return self._node.product
 
-    @strawberry.field
+    @strawberry.field(description="The GPU architecture (sm_100, gfx942...), or `unknown`.")
     def architecture(self) -> str:
         return self._node.architecture
 
@@ -409,7 +435,7 @@ class Environment(Named):
     def spec(self, info: Info) -> JSON:
         return as_json(document(info, self._node)["spec"])
 
-    @strawberry.field
+    @strawberry.field(description="Its stored manifest.")
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 

@@ -5,7 +5,7 @@ frontend's search box and its browse menus ask for. `Snapshot` extends `SearchRo
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Annotated, Any
 
 import strawberry
 
@@ -20,7 +20,7 @@ from registry.search import parse_query, search_runs
 
 __all__ = ["OperationFamily", "ProjectOrder", "SearchFacet", "SearchIssue", "SearchResult", "SearchRoot", "SourceCount"]
 
-MAX_QUERY = 512
+_MOVED = "Page with the arguments of `runs` (`search(query:) { runs(first:, after:) }`), as every connection pages."
 
 
 @strawberry.enum(description="How `projects` orders software projects.")
@@ -41,16 +41,42 @@ class SearchFacet:
 
 @strawberry.type(description="A part of a search query that could not be used, and why (with a hint).")
 class SearchIssue:
-    token: str
-    message: str
+    token: str = strawberry.field(description="The part of the query, as typed.")
+    message: str = strawberry.field(
+        description="Why it could not be used, with a hint where there is one (\"did you mean 'gpu:'?\")."
+    )
 
 
 @strawberry.type(description="Runs a search query matches, most relevant first, with how the query was read.")
 class SearchResult:
     text: list[str] = strawberry.field(description="The free-text terms (matched against names and titles).")
-    facets: list[SearchFacet]
-    issues: list[SearchIssue]
-    runs: t.Connection[t.Run]
+    facets: list[SearchFacet] = strawberry.field(description="The `key:value` parts it understood, in order.")
+    issues: list[SearchIssue] = strawberry.field(
+        description="The parts it could not use (an unknown key, a bad value), each with a hint; empty when "
+        "every part was used."
+    )
+    _graph: strawberry.Private[Graph]
+    _digests: strawberry.Private[list[str]]
+    _window: strawberry.Private[t.Window]
+
+    @strawberry.field(
+        description="The matching runs, most relevant first, paged like every connection. Without its own "
+        "paging arguments it pages with the ones given to `search` (deprecated there)."
+    )
+    @t.follows_cursor
+    def runs(
+        self,
+        info: Info,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[t.Run] | None:
+        window = t.Window(first, after, last, before)
+        if window == t.Window():
+            window = self._window
+        graph = self._graph
+        return t.paginate(graph, self._digests, window, lambda d: t.typed(graph, d, t.Run))
 
 
 @strawberry.type(description='A family of operations (`Operation.family`: "rmsnorm", "gemm", "moe").')
@@ -62,8 +88,8 @@ class OperationFamily:
 
 @strawberry.type(description="A source of results and how many kernel runs it published (`source` has the rest).")
 class SourceCount:
-    source: t.Source
-    run_count: int
+    source: t.Source = strawberry.field(description="The source.")
+    run_count: int = strawberry.field(description="How many kernel runs it published.")
 
 
 @strawberry.type
@@ -73,7 +99,7 @@ class SearchRoot:
     _graph: strawberry.Private[Graph | None] = None
 
     def _search_graph(self, info: Info) -> Graph:
-        return self._graph if self._graph is not None else info.context.graph(None)
+        return self._graph if self._graph is not None else t.head_graph(info)
 
     @strawberry.field(
         description="Runs matching a query in KernelIndex's grammar, most relevant first: `rmsnorm b200 bf16`, "
@@ -86,16 +112,22 @@ class SearchRoot:
     def search(
         self,
         info: Info,
-        query: str,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> SearchResult:
+        query: Annotated[str, strawberry.argument(description="The query, at most 512 characters and 32 terms.")],
+        first: Annotated[
+            int | None, strawberry.argument(description="`runs(first:)`.", deprecation_reason=_MOVED)
+        ] = None,
+        after: Annotated[
+            str | None, strawberry.argument(description="`runs(after:)`.", deprecation_reason=_MOVED)
+        ] = None,
+        last: Annotated[
+            int | None, strawberry.argument(description="`runs(last:)`.", deprecation_reason=_MOVED)
+        ] = None,
+        before: Annotated[
+            str | None, strawberry.argument(description="`runs(before:)`.", deprecation_reason=_MOVED)
+        ] = None,
+    ) -> SearchResult | None:
         graph = self._search_graph(info)
-        if len(query) > MAX_QUERY:
-            raise t.PageSizeError(f"a search query is at most {MAX_QUERY} characters (got {len(query)})")
-        intent = parse_query(query)
+        intent = parse_query(query)  # SearchTooLarge past its limits (the cost limit refuses it sooner)
         objects = info.context.objects
 
         def document(digest: str) -> dict[str, Any]:
@@ -106,7 +138,9 @@ class SearchRoot:
             text=intent.text + intent.operations,
             facets=[SearchFacet(token=f.token, field=f.field, display=f.display) for f in intent.facets],
             issues=[SearchIssue(token=i.token, message=i.message) for i in intent.issues],
-            runs=t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t.typed(graph, d, t.Run)),
+            _graph=graph,
+            _digests=digests,
+            _window=t.Window(first, after, last, before),
         )
 
     @strawberry.field(
@@ -117,12 +151,15 @@ class SearchRoot:
     def projects(
         self,
         info: Info,
-        order: ProjectOrder = ProjectOrder.NAME,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> t.Connection[t.Project]:
+        order: Annotated[
+            ProjectOrder,
+            strawberry.argument(description="How projects are ordered: by name (the default) or by standing."),
+        ] = ProjectOrder.NAME,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[t.Project] | None:
         graph = self._search_graph(info)
         found = sorted((x for x in graph.nodes.values() if isinstance(x, n.Project)), key=lambda x: (x.name, x.digest))
         if order == ProjectOrder.STANDING:
@@ -137,11 +174,11 @@ class SearchRoot:
     def implementations(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> t.Connection[t.Implementation]:
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[t.Implementation] | None:
         graph = self._search_graph(info)
         runs = graph.runs_by["implementation"]
         found = sorted(
@@ -174,7 +211,13 @@ class SearchRoot:
         description='A GPU by its slug ("nvidia-b200") or its product in any case and spacing ("NVIDIA B200"); '
         "null when the registry has no environment of that product."
     )
-    def gpu(self, info: Info, id: str) -> Gpu | None:
+    def gpu(
+        self,
+        info: Info,
+        id: Annotated[
+            str, strawberry.argument(description='A GPU\'s slug ("nvidia-b200") or its product ("NVIDIA B200").')
+        ],
+    ) -> Gpu | None:
         return find_gpu(self._search_graph(info), id)
 
     @strawberry.field(
@@ -192,6 +235,8 @@ class SearchRoot:
         return found
 
     @strawberry.field(description="A source by its slug (`sol-execbench`); null when no commit or run names it.")
-    def source(self, info: Info, slug: str) -> t.Source | None:
+    def source(
+        self, info: Info, slug: Annotated[str, strawberry.argument(description="A source's slug (`sol-execbench`).")]
+    ) -> t.Source | None:
         graph = self._search_graph(info)
         return t.source_type(info.context, graph, slug) if catalog.source_tally(graph, slug) else None
