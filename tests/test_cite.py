@@ -92,7 +92,7 @@ def test_cite_bibtex() -> None:
         in {
             "@misc{kernelindex-7f6df4bbbdbe,\n"
             f"  title = {{{title}}},\n"
-            f"  author = {{{{{f['source']}}}}},\n"  # a corporate author, braced: one name, never split
+            f"  author = {{{{{f['source']}}}}},\n"  # braced twice: a corporate author, one literal name
             f"  year = {{{f['published'][:4]}}},\n"
             f"  howpublished = {{\\url{{{PERMALINK}}}}},\n"
             f"  url = {{{PERMALINK}}},\n"
@@ -102,6 +102,18 @@ def test_cite_bibtex() -> None:
             for day in days
         }
     )
+
+
+def test_bibtex_readers_take_the_source_as_one_literal_name() -> None:
+    """pybtex reads names as BibTeX does: without the extra braces it made a person "SOL-ExecBench, NVIDIA"."""
+    from pybtex.database import parse_string
+
+    code, output, _ = _cite(RUN, "--format", "BIBTEX")
+    assert code == 0, output
+    (entry,) = parse_string(output, "bibtex").entries.values()
+    (author,) = entry.persons["author"]
+    assert (author.first_names, author.middle_names, author.prelast_names) == ([], [], [])
+    assert author.last_names == ["{" + _facts()["source"] + "}"]
 
 
 def test_cite_csl_json() -> None:

@@ -7,13 +7,13 @@ an answer names its snapshot, like every other object.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import strawberry
 
-import registry
-from api.errors import BadUserInput
 from api.types.base import Info, build
+from api.types.enums import ManifestKind
 from api.types.identity import Node
 from api.types.lifecycle import Retraction, Supersession, Verification
 from api.types.manifests import KindCount, Manifest
@@ -82,6 +82,10 @@ class CommitChanges(Node):
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._changes.commit
 
+    def _state(self, info: Info) -> Hashable:
+        # What a commit of main published, retracted or superseded never changes once it is on main.
+        return ("CommitChanges", self._changes.commit)
+
     def _at(self, graph: Graph) -> CommitChanges | None:
         """The same commit's changes as another snapshot reads them (None if that snapshot's history lacks it)."""
         position = graph.mainline.positions.get(self._changes.commit)
@@ -116,7 +120,7 @@ class CommitChanges(Node):
 
     @strawberry.field(description="How many manifests of each kind it first published, by kind name.")
     def published_counts(self) -> list[KindCount]:
-        return [KindCount(kind=group.kind, count=group.count) for group in self._changes.published]
+        return [KindCount(kind=ManifestKind[group.kind], count=group.count) for group in self._changes.published]
 
     @strawberry.field(
         description="The manifests it first published on main, by kind name, then by name and digest: a page at a "
@@ -128,7 +132,8 @@ class CommitChanges(Node):
         self,
         info: Info,
         kind: Annotated[
-            str | None, strawberry.argument(description="A manifest kind (`BenchmarkRun`); null: every kind.")
+            ManifestKind | None,
+            strawberry.argument(description="One manifest kind (`BenchmarkRun`); null: every kind."),
         ] = None,
         first: First = None,
         after: After = None,
@@ -136,12 +141,10 @@ class CommitChanges(Node):
         before: Before = None,
     ) -> Connection[Manifest]:
         page_bounds(first)
-        if kind is not None and kind not in registry.KINDS:
-            raise BadUserInput(f"kind: expected one of {', '.join(sorted(registry.KINDS))}, not {kind!r}")
         digests = [
             digest
             for group in self._changes.published
-            if kind is None or group.kind == kind
+            if kind is None or group.kind == kind.name
             for digest in group.digests
         ]
         graph = self._graph

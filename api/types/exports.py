@@ -103,6 +103,7 @@ class CatalogExport:
         description="How to cite the dataset: this export, with its commit, digest, size and the sources it holds, "
         "and its download URL as the permalink (absolute: under the configured base URL or `baseUrl`; without "
         "either, the citation says it has none). `accessed` adds an access date; the server never adds its own."
+        " Null, with a BAD_USER_INPUT error, when `accessed` is not a date or `baseUrl` not an http(s) URL."
     )
     def citation(
         self,
@@ -110,11 +111,11 @@ class CatalogExport:
         format: Format = CitationFormat.TEXT,
         accessed: Accessed = None,
         base_url: BaseUrl = None,
-    ) -> str:
+    ) -> str | None:
         urls = citation_urls(info, base_url)
         plan, measured = self._measured(info)
         permalink = urls.export(self._graph.commit) if urls else None
-        return cite_dataset(dataset_citation(plan, measured, permalink, accessed_day(info, accessed)), format.value)
+        return cite_dataset(dataset_citation(plan, measured, permalink, accessed_day(info, accessed)), format.name)
 
 
 def catalog_export(graph: Graph) -> CatalogExport | None:
