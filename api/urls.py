@@ -40,12 +40,28 @@ PATHS = {
     "records": "/records",
     "compare": "/compare",
     "search": "/search",
+    "operations": "/operations",
     "operation": "/operations/{ident}",
     "implementation": "/implementations/{ident}",
+    "projects": "/projects",
     "project": "/projects/{ident}",
+    "sources": "/sources",
     "source": "/sources/{slug}",
+    "gpus": "/gpus",
+    "gpu": "/gpus/{slug}",
+    "models": "/models",
+    "model": "/models/{ident}",
+    "serving": "/serving",
     "serving_cohort": "/serving/cohorts/{key}",
+    # Preview images of pages, always pinned (a page's preview shows the commit the page showed).
+    "run_card": "/runs/{digest}/card.png",
+    "cohort_card": "/cohorts/{key}/card.png",
+    "operation_card": "/operations/{ident}/card.png",
     "commit": "/commits/{commit_id}",
+    "feed": "/feed",
+    "exports": "/exports",
+    # A run's standing at the head of main: never pinned, never immutable (what a pinned page links to).
+    "run_status": "/runs/{digest}/status",
     "run_badge": "/badges/runs/{ident}.svg",
     "implementation_badge": "/badges/implementations/{ident}.svg",
     # Publishing: feeds, exports, and the files crawlers and assistants look for.
@@ -53,20 +69,24 @@ PATHS = {
     "publications_feed": "/feeds/publications.atom",
     "operation_feed": "/feeds/operations/{ident}.atom",
     "cohort_feed": "/feeds/cohorts/{key}.atom",
+    "changes_feed": "/feeds/changes.json",
     "export": "/export.jsonl.zst",
     "latest_export": "/exports/latest.json",
     "llms_txt": "/llms.txt",
     "robots_txt": "/robots.txt",
     "favicon": "/favicon.ico",
     "sitemap": "/sitemap.xml",
-    "sitemap_part": "/sitemaps/{name}.xml",
+    # At the root, beside the index: a sitemap may list only URLs under its own folder (sitemaps.org).
+    "sitemap_part": "/sitemap-{name}.xml",
+    "sitemap_part_moved": "/sitemaps/{name}.xml",  # where the parts were first: a permanent redirect
+    "schema_sdl": "/schema.graphql",
     # The JSON Schemas of the manifest kinds (editors read them): the current one, and each version's, immutable.
     "schema": "/schemas/{name}",
     "schema_version": "/schemas/{version}/{name}",
 }
 
 _PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
-_FEEDS = {"records": "records_feed", "publications": "publications_feed"}
+_FEEDS = {"records": "records_feed", "publications": "publications_feed", "changes": "changes_feed"}
 _SCOPED_FEEDS = {"operations": ("operation_feed", "ident"), "cohorts": ("cohort_feed", "key")}
 _PUBLISHED_PAGES = {
     "OperationSpec": "operation",
@@ -166,8 +186,13 @@ class Urls:
     def records(self, after: str | None = None) -> str:
         return self._page("records", [("after", after)] if after else [])
 
-    def compare(self, runs: Iterable[str]) -> str:
-        return self.url_path_for("compare", at=self.at) + "?" + urlencode([("run", run) for run in runs])
+    def compare(self, runs: Iterable[str], format: str | None = None) -> str:
+        """Compare these runs: the page, or in `format` (`json`, `md`, `csv`)."""
+        return self.url_path_for("compare", at=self.at, format=format) + "?" + urlencode([("run", r) for r in runs])
+
+    def operations(self, family: str | None = None, search: str | None = None, after: str | None = None) -> str:
+        found = [(k, v) for k, v in (("family", family), ("q", search), ("after", after)) if v]
+        return self._page("operations", found)
 
     def operation(self, ident: str) -> str:
         return self._page("operation", ident=ident)
@@ -175,15 +200,62 @@ class Urls:
     def implementation(self, ident: str) -> str:
         return self._page("implementation", ident=ident)
 
+    def projects(self, after: str | None = None) -> str:
+        return self._page("projects", [("after", after)] if after else [])
+
     def project(self, ident: str) -> str:
         return self._page("project", ident=ident)
+
+    def sources(self) -> str:
+        return self._page("sources")
 
     def source(self, slug: str) -> str:
         return self._page("source", slug=slug)
 
+    def gpus(self) -> str:
+        return self._page("gpus")
+
+    def gpu(self, slug: str, after: str | None = None) -> str:
+        return self._page("gpu", [("after", after)] if after else [], slug=slug)
+
+    def models(self) -> str:
+        return self._page("models")
+
+    def model(self, ident: str, after: str | None = None) -> str:
+        return self._page("model", [("after", after)] if after else [], ident=ident)
+
+    def serving(self, query: Iterable[tuple[str, str]] = ()) -> str:
+        """The serving resolver's form, with its fields as given (`model`, `workload`, constraints...)."""
+        return self._page("serving", query)
+
+    def run_card(self, commit: str, digest: str) -> str:
+        return self.url_path_for("run_card", at=commit, digest=digest)
+
+    def cohort_card(self, commit: str, key: str) -> str:
+        return self.url_path_for("cohort_card", at=commit, key=key)
+
+    def operation_card(self, commit: str, ident: str) -> str:
+        return self.url_path_for("operation_card", at=commit, ident=ident)
+
     def commit(self, commit: str, after: str | None = None) -> str:
         """A commit's page: it names its commit itself, so it is never under `/at/`."""
         return self.url_path_for("commit", commit_id=commit) + (f"?{urlencode({'after': after})}" if after else "")
+
+    def changes(self, since: str | None = None, after: str | None = None) -> str:
+        """The `/feed` page: what each commit of main changed, newest first (`since` a commit, `after` a cursor)."""
+        return self._page("feed", [(k, v) for k, v in (("since", since), ("after", after)) if v])
+
+    def exports(self) -> str:
+        return self._page("exports")
+
+    def run_status(self, digest: str, read_at: str | None = None) -> str:
+        """Whether a run's result still stands, at the head of main (never pinned): `read_at` is the commit the
+        reader saw it at."""
+        path = self.url_path_for("run_status", digest=digest)
+        return path + (f"?{urlencode({'readAt': read_at})}" if read_at else "")
+
+    def schema_sdl(self) -> str:
+        return self.url_path_for("schema_sdl")
 
     def run_badge(self, ident: str) -> str:
         return self._page("run_badge", ident=ident)
@@ -236,7 +308,7 @@ class Urls:
         return self.url_path_for("latest_export")
 
     def feed(self, scope: str, commit: str | None = None) -> str:
-        """`records`, `publications`, `operations/<id>` or `cohorts/<key>`; pinned to `commit` if given."""
+        """`records`, `publications`, `changes`, `operations/<id>` or `cohorts/<key>`; pinned to `commit` if given."""
         if scope in _FEEDS:
             return self.url_path_for(_FEEDS[scope], at=commit)
         family, _, ident = scope.partition("/")

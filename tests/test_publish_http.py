@@ -92,16 +92,19 @@ def test_robots_and_sitemap_with_a_base_url(client: TestClient, basic_store: reg
     assert "Disallow: /hooks/" in robots and f"Sitemap: {BASE}/sitemap.xml" in robots
     index = ET.fromstring(client.get("/sitemap.xml").content)
     locs = [e.text for e in index.iter(f"{SITEMAP}loc")]
-    assert locs == [f"{BASE}/sitemaps/site.xml", f"{BASE}/sitemaps/runs-1.xml"]
-    runs = ET.fromstring(client.get("/sitemaps/runs-1.xml").content)
+    families = ["site", "operations-1", "cohorts-1", "gpus-1", "runs-1"]  # no project, model or serving run
+    assert locs == [f"{BASE}/sitemap-{name}.xml" for name in families]
+    runs = ET.fromstring(client.get("/sitemap-runs-1.xml").content)
     head = basic_store.head()
     urls = [e.text for e in runs.iter(f"{SITEMAP}loc")]
     assert urls == sorted(f"{BASE}/at/{head}/runs/{digest_of(run)}" for run in basic_scenario().runs)
     for url in urls:
         assert url is not None
         assert client.get(url.removeprefix(BASE)).status_code == 200  # every listed permalink answers
-    assert client.get("/sitemaps/runs-2.xml").status_code == 404
-    assert client.get("/sitemaps/runs-0.xml").status_code == 404
+    assert client.get("/sitemap-runs-2.xml").status_code == 404
+    assert client.get("/sitemap-runs-0.xml").status_code == 404
+    moved = client.get("/sitemaps/runs-1.xml", follow_redirects=False)  # where the files were first
+    assert moved.status_code == 301 and moved.headers["location"] == f"{BASE}/sitemap-runs-1.xml"
 
 
 def test_no_base_url_means_no_sitemap_and_relative_links(basic_store: registry.GitStore) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -47,15 +47,19 @@ from api.http.responses import JSON, error_body, finish
 from api.server import Server
 from api.service import Answer
 from api.urls import Urls, twin, unpinned
+from web.link_previews import DESCRIPTION, preview
 from web.names import FILTERS, shown
 
 __all__ = [
     "HTML",
+    "ORIGIN",
     "STATIC",
     "TEMPLATES",
+    "Format",
     "PageError",
     "Spec",
     "cached",
+    "copy_citations",
     "error_page",
     "guarded",
     "json_asked",
@@ -76,6 +80,12 @@ TEMPLATES.env.lstrip_blocks = True
 # already made of finalized values).
 TEMPLATES.env.finalize = lambda value: value if isinstance(value, Markup) else shown(value)
 TEMPLATES.env.autoescape = True  # every template, whatever its name ends with (.html, .svg)
+
+ORIGIN = "https://origin.invalid"
+"""The placeholder origin under which a page asks for the citations its copy buttons copy, when the registry has
+no base URL: the page script puts the browser's `location.origin` in its place (never the server's Host), so a
+copied citation carries an absolute permalink. A reserved name (RFC 2606): it can never be a real host."""
+TEMPLATES.env.globals["copy_origin"] = ORIGIN
 
 
 class PageError(Exception):
@@ -107,9 +117,34 @@ class Spec:
     found: Callable[[dict[str, Any]], bool] | None = None  # for a page whose subject is a list: is it there?
     canonical: Callable[[str], str] | None = None  # the page's URL for a full commit id (default: /at/{commit}/...)
     query: Sequence[tuple[str, str]] = ()  # the query parameters the page read, as its own links repeat them
-    # What search results show under the title (`<meta name="description">`); the base template words one
-    # from the title and the commit when a page gives none.
+    # What search results and link previews say of the page (one sentence from its data); without one, the
+    # registry's own line (`link_previews.DESCRIPTION`).
     description: Callable[[dict[str, Any]], str] | None = None
+    feeds: Callable[[dict[str, Any], Urls], list[tuple[str, str]]] | None = None
+    card: Callable[[dict[str, Any], Urls], str | None] | None = None
+
+    cache: str | None = None  # Cache-Control of a page that follows main but must not be revalidated each time
+    pinnable: bool = True  # False: the page answers for the head of main only (no `/at/{commit}` form)
+
+
+def copy_citations(request: Request) -> dict[str, Any]:
+    """The variables of a page document's citations to copy (`$copy`, `$copyBase`): asked for under `ORIGIN`
+    when the registry has no base URL (the citations it displays then have no permalink), not asked for
+    otherwise. The page's JSON twin answers the same variables: it is the API's answer to the page's document."""
+    copy = not server_of(request).urls.absolute
+    return {"copy": copy, "copyBase": ORIGIN if copy else None}
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """A page's answer in another format than HTML or its JSON twin (compare as Markdown or CSV, a preview
+    image): its name (part of the cache key), media type, extra headers, and the bytes made from the
+    document's answer, the links and the page's facts (`meta`: commit, title...)."""
+
+    name: str
+    media_type: str
+    make: Callable[[dict[str, Any], Urls, dict[str, Any]], bytes]
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 def strip_json(text: str) -> tuple[str, bool]:
@@ -165,10 +200,14 @@ def _query(spec: Spec) -> str:
 
 
 def _key(
-    head: str, template: str, variables: Mapping[str, Any], as_json: bool, query: Sequence[tuple[str, str]] = ()
+    head: str,
+    template: str,
+    variables: Mapping[str, Any],
+    as_json: bool | str,
+    query: Sequence[tuple[str, str]] = (),
 ) -> tuple[str, ...]:
-    """What a rendered page depends on, all of it: the commit, the page, its variables, its format, the
-    parameters its links repeat."""
+    """What a rendered page depends on, all of it: the commit, the page, its variables, its format (the JSON
+    twin, HTML, or another format's name), the parameters its links repeat."""
     parts = orjson.dumps([dict(variables), list(query)], option=orjson.OPT_SORT_KEYS).decode()
     return (head, template, parts, str(as_json))
 
@@ -186,8 +225,11 @@ def cached(request: Request, template: str, variables: Mapping[str, Any]) -> Res
     return None if found is None else _finished(request, found)
 
 
-async def render(request: Request, spec: Spec, as_json: bool, at: str | None = None) -> Response:
-    """Run the page's document and answer HTML or JSON, cached per (commit, page, format)."""
+async def render(
+    request: Request, spec: Spec, as_json: bool, at: str | None = None, other: Format | None = None
+) -> Response:
+    """Run the page's document and answer HTML or JSON (or `other`'s format), cached per (commit, page,
+    format)."""
     server = server_of(request)
     links = server.urls.pinned(at) if at is not None else server.urls
     refusal = not_ready(server)
@@ -195,12 +237,12 @@ async def render(request: Request, spec: Spec, as_json: bool, at: str | None = N
         return refusal
     head = server.snapshots.head
     variables = dict(spec.variables)
-    key = _key(head.commit, spec.template, variables, as_json, spec.query)
+    key = _key(head.commit, spec.template, variables, other.name if other is not None else as_json, spec.query)
     shown = server.pages.get(key)
     if shown is not None:
         return _finished(request, shown)
     try:
-        made = await _render(request, server, spec, variables, as_json, links, at)
+        made = await _render(request, server, spec, variables, as_json, links, at, other)
     except PageError as error:
         return _error_page(request, error, as_json, links)
     if isinstance(made, Response):
@@ -210,8 +252,23 @@ async def render(request: Request, spec: Spec, as_json: bool, at: str | None = N
     return _finished(request, made)
 
 
+# A serving constraint the resolver cannot evaluate is the client's too (its codes are its error classes'), and
+# so is a revision a head page's query names (the feed's `since`, a status page's `readAt`): pinned pages refuse
+# theirs as 404 before this.
 _CLIENT_CODES = frozenset(
-    {BAD_USER_INPUT, PAGE_SIZE_ERROR, CURSOR_ERROR, AMBIGUOUS_NAME, SEARCH_TOO_LARGE, "QUERY_TOO_COMPLEX"}
+    {
+        BAD_USER_INPUT,
+        PAGE_SIZE_ERROR,
+        CURSOR_ERROR,
+        AMBIGUOUS_NAME,
+        SEARCH_TOO_LARGE,
+        REVISION_NOT_FOUND,
+        "QUERY_TOO_COMPLEX",
+        "INVALID_CONSTRAINT",
+        "UNKNOWN_METRIC",
+        "WRONG_UNIT",
+        "UNSUPPORTED_OPERATOR",
+    }
 )
 
 
@@ -231,6 +288,7 @@ async def _render(
     as_json: bool,
     links: Urls,
     at: str | None,
+    other: Format | None = None,
 ) -> Representation | Response:
     answer = await server.queries.answer(spec.document, variables, head=server.snapshots.head)
     if at is not None and (answer.unpublished or set(answer.codes) & {REVISION_NOT_FOUND, PREVIEW_REJECTED}):
@@ -250,25 +308,38 @@ async def _render(
     ):
         raise PageError(404, NOT_FOUND, f"{spec.missing} at commit {commit}")
     headers = {
-        "cache-control": IMMUTABLE if answer.immutable else REVALIDATE,
+        "cache-control": spec.cache or (IMMUTABLE if answer.immutable else REVALIDATE),
         "x-kernelindex-commit": commit,
         "vary": "accept",
     }
-    if as_json:  # the page's JSON twin is the API's answer to the page's document
+    if as_json and other is None:  # the page's JSON twin is the API's answer to the page's document
         return Representation(answer.body, JSON, headers, status=spec.status)
     query = _query(spec)
+    title = spec.title(data)
+    description = spec.description(data) if spec.description is not None else DESCRIPTION
     meta = {
-        "title": spec.title(data),
-        "description": spec.description(data) if spec.description is not None else None,
+        "title": title,
+        "description": description,
         "commit": commit,
         "committed_at": data["commit"]["committedAt"],
         "pinned": at is not None,
-        "pin_url": links.pin(commit, unpinned(_path(request)) + query),
+        "pin_url": links.pin(commit, unpinned(_path(request)) + query) if spec.pinnable else None,
         "json_url": links.base + twin(_path(request)) + query,
         "graphql_url": links.graphql(spec.document, variables),
         "document": spec.document.strip(),
         "variables": orjson.dumps(variables, option=orjson.OPT_INDENT_2).decode(),
+        "feeds": spec.feeds(data, links) if spec.feeds is not None else [],
+        "preview": preview(
+            links,
+            title=title,
+            description=description,
+            path=request.url.path + query,
+            image=spec.card(data, links) if spec.card is not None else None,
+        ),
     }
+    if other is not None:
+        headers = {**headers, **other.headers}
+        return Representation(other.make(data, links, meta), other.media_type, headers, status=spec.status)
     extra = spec.extra(data, links) if spec.extra is not None else {}
     html = TEMPLATES.get_template(spec.template).render(data=data, page=meta, links=links, **extra)
     return Representation(html.encode(), HTML, headers, status=spec.status)

@@ -23,7 +23,8 @@ from api.http.requests import not_ready, server_of
 from api.http.responses import JSON, error
 from api.service import NotPublished
 from api.urls import Urls, unpinned
-from api.wellknown import llms_txt, robots_txt, sitemap_index, sitemap_runs, sitemap_site
+from api.wellknown import llms_txt, robots_txt, sitemap_index
+from api.wellknown import sitemap_part as sitemap_file
 from registry.export import CATALOG_FORMAT, export_name, plan_export
 from registry.export_cache import CachedExport
 from registry.graph import Graph
@@ -40,6 +41,7 @@ __all__ = [
     "robots",
     "sitemap",
     "sitemap_part",
+    "sitemap_part_moved",
 ]
 
 _ATOM = "application/atom+xml; charset=utf-8"
@@ -263,20 +265,22 @@ async def sitemap(request: Request) -> Response:
 
 
 async def sitemap_part(request: Request) -> Response:
-    """`/sitemaps/{name}.xml`: the site's entry points (`site`), or 10,000 run permalinks (`runs-N`)."""
+    """`/sitemap-{name}.xml`: the site's entry points and index pages (`site`), or a family's n-th file of at
+    most 10,000 pages (`operations-1`, `runs-2`...)."""
     server = server_of(request)
     refusal = not_ready(server)
     if refusal is not None:
         return refusal
     if not server.urls.absolute:
         return error(404, _NO_BASE, NO_BASE_URL)
-    graph = server.snapshots.head
     name = request.path_params["name"]
-    body: bytes | None = None
-    if name == "site":
-        body = sitemap_site(graph, server.urls)
-    elif name.startswith("runs-") and name[5:].isdigit():
-        body = await anyio.to_thread.run_sync(sitemap_runs, graph, server.urls, int(name[5:]))
+    body = await anyio.to_thread.run_sync(sitemap_file, server.snapshots.head, server.urls, name)
     if body is None:
-        return error(404, f"no such sitemap: {name}.xml", NOT_FOUND)
+        return error(404, f"no such sitemap: sitemap-{name}.xml", NOT_FOUND)
     return Response(body, media_type="application/xml", headers={"cache-control": FOLLOW})
+
+
+async def sitemap_part_moved(request: Request) -> Response:
+    """`/sitemaps/{name}.xml`, where the sitemap's files first were: a permanent redirect to `/sitemap-{name}.xml`
+    (a sitemap may list only URLs under its own folder, so its files moved to the root)."""
+    return RedirectResponse(server_of(request).urls.sitemap_part(request.path_params["name"]), status_code=301)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Annotated, cast
 
@@ -21,10 +22,22 @@ from api.types.base import (
     text,
     typed,
 )
+from api.types.deployment import (
+    Deployability,
+    InstallVariant,
+    License,
+    SourceCode,
+    deployability_of,
+    facts_of,
+    install_variants_of,
+    license_of,
+    source_code_of,
+)
 from api.types.enums import WorkloadKind
 from api.types.manifests import Manifest
 from api.types.pages import After, Before, Connection, First, Last, Window, follows_cursor, paginate
 from api.types.states import implementation_state, operation_state, project_state, workload_state
+from registry import catalog
 from registry import nodes as n
 from registry.graph import Graph
 from registry.present import workload_label
@@ -33,7 +46,18 @@ if TYPE_CHECKING:
     from api.types.cohorts import Cohort
     from api.types.runs import Run
 
-__all__ = ["Environment", "Implementation", "Operation", "Project", "Protocol", "Workload", "operation_of"]
+__all__ = [
+    "Environment",
+    "Implementation",
+    "Operation",
+    "Project",
+    "ProjectStanding",
+    "Protocol",
+    "Workload",
+    "WorkloadAxis",
+    "operation_of",
+    "standing_order",
+]
 
 RunRef = Annotated["Run", strawberry.lazy("api.types.runs")]
 CohortRef = Annotated["Cohort", strawberry.lazy("api.types.cohorts")]
@@ -124,6 +148,36 @@ class Operation(Named):
     def run_count(self) -> int:
         return len(self._graph.runs_by["operation"].get(self._node.digest, ()))
 
+    @strawberry.field(
+        description='The other operations of its `family` ("rmsnorm", "gemm"), by name then digest: what a '
+        "reader of this operation may look at next."
+    )
+    @follows_cursor
+    def related(
+        self,
+        info: Info,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[Operation] | None:
+        return paginate(
+            self._graph,
+            _family(self._graph, self._node.family, self._node.digest),
+            Window(first, after, last, before),
+            lambda node: Operation(_graph=self._graph, _node=node),
+        )
+
+
+@strawberry.type(description="One named axis of a workload case, e.g. `m = 4096`.")
+class WorkloadAxis:
+    name: str = strawberry.field(description="The axis as the operation names it (`m`, `batch_size`).")
+    value: str = strawberry.field(
+        description="Its value, an integer, as text: exact for any value a manifest may hold (up to 2^53 - 1, past "
+        "GraphQL's 32-bit Int)."
+    )
+    number: float = strawberry.field(description="The same value as a number, for charts and sorting.")
+
 
 @strawberry.type(description="The inputs a run measured: one case, or a suite of cases.")
 class Workload(Named):
@@ -143,6 +197,15 @@ class Workload(Named):
     @strawberry.field(description="e.g. suite of 16 cases · mean latency")
     def label(self, info: Info) -> str:
         return workload_label(document(info, self._node))
+
+    @strawberry.field(
+        description="A case's named axes as published (`m = 4096`, `batch_size = 12383`), by name; empty for a "
+        "suite (its cases each have their own)."
+    )
+    def axes(self, info: Info) -> list[WorkloadAxis]:
+        spec = document(info, self._node)["spec"]
+        axes = sorted((spec.get("axes") or {}).items())  # a case's axes are integers (the WorkloadCase schema)
+        return [WorkloadAxis(name=name, value=str(value), number=float(value)) for name, value in axes]
 
     @strawberry.field(
         description="The digest of its correctness policy (a cohort identity part: runs held to other tolerances "
@@ -197,6 +260,13 @@ class Project(Named):
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
+    @strawberry.field(
+        description="Where it stands at this commit: cohorts it leads, records it holds, cohorts it entered, its "
+        "runs and implementations (counted inside each cohort, never across)."
+    )
+    def standing(self) -> ProjectStanding:
+        return ProjectStanding(_standing=catalog.standings(self._graph)[self._node.digest])
+
     @strawberry.field(description="Its implementations (those whose `metadata.labels.project` names it), by digest.")
     @follows_cursor
     def implementations(
@@ -211,6 +281,45 @@ class Project(Named):
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Implementation)
         )
+
+
+@strawberry.type(
+    description="A project's standing at one commit. Runs rank only inside their cohort, so each count is of "
+    "cohorts, and a project's runs are those of its implementations (`Implementation.project`)."
+)
+class ProjectStanding:
+    _standing: strawberry.Private[catalog.Standing]
+
+    @strawberry.field(
+        description="Cohorts whose #1 under ranking-v1 at this commit (`Cohort.leader`) is one of its runs."
+    )
+    def cohorts_led(self) -> int:
+        return self._standing.led
+
+    @strawberry.field(
+        description="Cohorts whose current record (the records ledger's holder: the first run to reach the cohort's "
+        "best value) is one of its runs. Differs from `cohortsLed` only when runs tie at the top (ranking-v1 "
+        "shows a tie by trust, then newest first; the record stays with whoever set it)."
+    )
+    def records_held(self) -> int:
+        return self._standing.records
+
+    @strawberry.field(description="Cohorts holding at least one of its runs, eligible or not.")
+    def cohorts_entered(self) -> int:
+        return self._standing.entered
+
+    @strawberry.field(description="Kernel runs of its implementations.")
+    def run_count(self) -> int:
+        return self._standing.runs
+
+    @strawberry.field(description="Its implementations (revisions of code).")
+    def implementation_count(self) -> int:
+        return self._standing.implementations
+
+
+def standing_order(standing: catalog.Standing) -> tuple[int, int, int, int]:
+    """The sort key of `projects(order: STANDING)` (Python's sort is stable: ties keep the name order)."""
+    return (-standing.led, -standing.records, -standing.entered, -standing.runs)
 
 
 @strawberry.type(description="One revision of code that computes an operation.")
@@ -239,6 +348,29 @@ class Implementation(Named):
     )
     def source_available(self) -> bool:
         return self._node.source_available
+
+    @strawberry.field(description="Its licence: declared, concluded (SPDX), whether known, whether permissive.")
+    def license(self, info: Info) -> License:
+        return license_of(facts_of(info.context.objects, self._node))
+
+    @strawberry.field(description="The ways its manifest gives to install it, in the manifest's order; empty: none.")
+    def install_variants(self, info: Info) -> list[InstallVariant]:
+        return install_variants_of(facts_of(info.context.objects, self._node))
+
+    @strawberry.field(description="Whether its manifest gives at least one way to install it.")
+    def installable(self, info: Info) -> bool:
+        return facts_of(info.context.objects, self._node).installable
+
+    @strawberry.field(description="Where its code is: repository, commit, the exact source file measured.")
+    def source_code(self, info: Info) -> SourceCode:
+        return source_code_of(facts_of(info.context.objects, self._node))
+
+    @strawberry.field(
+        description="Can it be shipped? deployability-v1's verdict (public source, an install recipe, a known "
+        "licence) with every reason it is not."
+    )
+    def deployability(self, info: Info) -> Deployability:
+        return deployability_of(facts_of(info.context.objects, self._node))
 
     @strawberry.field(description="The operation it computes; null if the registry lacks it.")
     def operation(self) -> Operation | None:
@@ -354,3 +486,20 @@ def operation_of(graph: Graph, digest: str) -> Operation | None:
     """The operation with this digest, if the graph has it."""
     node = graph.nodes.get(digest)
     return Operation(_graph=graph, _node=node) if isinstance(node, n.Operation) else None
+
+
+_FAMILIES: weakref.WeakKeyDictionary[Graph, dict[str, list[n.Operation]]] = weakref.WeakKeyDictionary()
+
+
+def _family(graph: Graph, family: str, without: str) -> list[n.Operation]:
+    """The operations of `family` by name then digest, without the one whose digest is `without`."""
+    families = _FAMILIES.get(graph)
+    if families is None:
+        families = {}
+        for node in graph.nodes.values():
+            if type(node) is n.Operation:
+                families.setdefault(node.family, []).append(node)
+        for members in families.values():
+            members.sort(key=lambda node: (node.name, node.digest))
+        families = _FAMILIES.setdefault(graph, families)
+    return [node for node in families.get(family, ()) if node.digest != without]

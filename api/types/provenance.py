@@ -9,6 +9,7 @@ from api.context import Context
 from api.types.base import Info
 from api.types.identity import Node
 from api.types.scalars import DateTime
+from registry import catalog
 from registry import nodes as n
 from registry.graph import Graph
 
@@ -119,6 +120,40 @@ class Source:
     url: str | None = strawberry.field(
         description="Where its data comes from (`Source-URL:`); null when no commit gives one."
     )
+    _graph: strawberry.Private[Graph | None] = None
+
+    def _tally(self) -> catalog.SourceTally | None:
+        return catalog.source_tally(self._graph, self.slug) if self._graph is not None else None
+
+    @strawberry.field(
+        description="Manifests of any kind that its commits first published on main, up to this snapshot's commit."
+    )
+    def manifest_count(self) -> int:
+        tally = self._tally()
+        return tally.manifests if tally else 0
+
+    @strawberry.field(description="Kernel runs from it (its own `sourceNative.source`, else its commit's `Source:`).")
+    def run_count(self) -> int:
+        tally = self._tally()
+        return tally.runs if tally else 0
+
+    @strawberry.field(description="Serving runs from it (counted as kernel runs are).")
+    def serving_run_count(self) -> int:
+        tally = self._tally()
+        return tally.serving_runs if tally else 0
+
+    @strawberry.field(description="Commits of main, up to this snapshot's, whose `Source:` trailer names it.")
+    def commit_count(self) -> int:
+        tally = self._tally()
+        return tally.commits if tally else 0
+
+    @strawberry.field(
+        description="The newest commit of main, up to this snapshot's, whose `Source:` trailer names it: when its "
+        "data last came in. Null when no commit names it (its runs name it themselves)."
+    )
+    def latest_commit(self, info: Info) -> Commit | None:
+        tally = self._tally()
+        return commit_type(info.context, tally.latest_commit) if tally and tally.latest_commit else None
 
 
 def source_type(context: Context, graph: Graph, slug: str | None) -> Source | None:
@@ -131,6 +166,7 @@ def source_type(context: Context, graph: Graph, slug: str | None) -> Source | No
         license=found.get("License"),
         attribution=found.get("Attribution"),
         url=found.get("Source-URL"),
+        _graph=graph,
     )
 
 

@@ -4,19 +4,45 @@ frontend's search box and its browse menus ask for. `Snapshot` extends `SearchRo
 
 from __future__ import annotations
 
+import enum
 from typing import Annotated, Any
 
 import strawberry
 
 from api import types as t
 from api.types.base import Info
+from api.types.deployment import facts_of, implementation_passes
+from api.types.gpus import Gpu, find_gpu, gpu_list
+from api.types.kinds import standing_order
+from api.types.resolution import KernelResolution, resolution_of
+from registry import catalog
 from registry import nodes as n
 from registry.graph import Graph
+from registry.kernel_query import kernel_request
 from registry.search import parse_query, search_runs
+from registry.search_query import Intent
 
-__all__ = ["Gpu", "SearchFacet", "SearchIssue", "SearchResult", "SearchRoot", "SourceCount"]
+__all__ = [
+    "ImplementationFilter",
+    "OperationFamily",
+    "ProjectOrder",
+    "SearchFacet",
+    "SearchIssue",
+    "SearchResult",
+    "SearchRoot",
+    "SourceCount",
+]
 
 _MOVED = "Page with the arguments of `runs` (`search(query:) { runs(first:, after:) }`), as every connection pages."
+
+
+@strawberry.enum(description="How `projects` orders software projects.")
+class ProjectOrder(enum.Enum):
+    NAME = strawberry.enum_value("name", description="By `name` (metadata.name), then digest.")
+    STANDING = strawberry.enum_value(
+        "standing",
+        description="Most cohorts led first, then most records held, most cohorts entered, most runs, then by name.",
+    )
 
 
 @strawberry.type(description="One part of a search query as the registry read it.")
@@ -45,6 +71,7 @@ class SearchResult:
     _graph: strawberry.Private[Graph]
     _digests: strawberry.Private[list[str]]
     _window: strawberry.Private[t.Window]
+    _intent: strawberry.Private[Intent]
 
     @strawberry.field(
         description="The matching runs, most relevant first, paged like every connection. Without its own "
@@ -65,44 +92,51 @@ class SearchResult:
         graph = self._graph
         return t.paginate(graph, self._digests, window, lambda d: t.typed(graph, d, t.Run))
 
+    @strawberry.field(
+        description="The kernel resolver's answer when the query reads as a kernel request, else null. It reads "
+        "as one when it names an operation (the one `op:` term, else all its free text as one name, else its "
+        "`family:`), that name finds an operation as the resolver names them ('rmsnorm' finds RMSNorm), and its "
+        "other parts are only those the resolver matches, each at most once: a GPU or architecture, a dtype, a "
+        "shape, axis bindings (`tokens=3000`). Any other facet (language, trust, licence...) makes it a search only."
+    )
+    def resolution(self, info: Info) -> KernelResolution | None:
+        objects = info.context.objects
+        request = kernel_request(self._graph, self._intent, objects.get)
+        return resolution_of(self._graph, request, objects.get) if request is not None else None
 
-@strawberry.type(description="A GPU product the registry has kernel runs on.")
-class Gpu:
-    vendor: str = strawberry.field(description="Its vendor (nvidia, amd...).")
-    product: str = strawberry.field(description="The product (NVIDIA B200...).")
-    architecture: str = strawberry.field(description="Its architecture (sm_100...), or `unknown`.")
-    run_count: int = strawberry.field(description="How many kernel runs were measured on it.")
-    cohort_count: int = strawberry.field(description="How many cohorts were measured on it.")
+
+@strawberry.type(description='A family of operations (`Operation.family`: "rmsnorm", "gemm", "moe").')
+class OperationFamily:
+    name: str = strawberry.field(description="The family as operations spell it; `operations(family:)` takes it.")
+    operation_count: int = strawberry.field(description="Operations of the family.")
+    run_count: int = strawberry.field(description="Kernel runs of those operations.")
 
 
-@strawberry.type(description="A source of results and how many kernel runs it published.")
+@strawberry.type(description="A source of results and how many kernel runs it published (`source` has the rest).")
 class SourceCount:
     source: t.Source = strawberry.field(description="The source.")
     run_count: int = strawberry.field(description="How many kernel runs it published.")
 
 
-def _gpus(graph: Graph) -> list[Gpu]:
-    found: dict[tuple[str, str, str], Gpu] = {}
-    for node in graph.nodes.values():
-        if not isinstance(node, n.Environment):
-            continue
-        key = (node.vendor, node.product, node.architecture)
-        if key in found:
-            continue
-        product = node.product.lower()
-        found[key] = Gpu(
-            vendor=node.vendor,
-            product=node.product,
-            architecture=node.architecture,
-            run_count=len(graph.runs_by["gpu"].get(product, ())),
-            cohort_count=len(graph.cohorts_by["gpu"].get(product, ())),
-        )
-    unique: dict[str, Gpu] = {}
-    for gpu in found.values():  # one row per product: the architecture it is known by, if any
-        kept = unique.get(gpu.product)
-        if kept is None or kept.architecture == "unknown":
-            unique[gpu.product] = gpu
-    return sorted(unique.values(), key=lambda gpu: (-gpu.run_count, gpu.product))
+@strawberry.input(
+    description="Narrow a list of implementations by what their manifests say; every given condition must hold."
+)
+class ImplementationFilter:
+    deployable_only: bool = strawberry.field(
+        default=False,
+        description="Only implementations deployable under deployability-v1 (public source, an install recipe, a "
+        "known licence).",
+    )
+    license_known: bool | None = strawberry.field(
+        default=None,
+        description="true: only those whose licence is known (an SPDX expression was concluded); false: only those "
+        "whose licence is unknown; null: either.",
+    )
+    installable: bool | None = strawberry.field(
+        default=None,
+        description="true: only those whose manifest gives a way to install them; false: only those whose does not; "
+        "null: either.",
+    )
 
 
 @strawberry.type
@@ -154,13 +188,21 @@ class SearchRoot:
             _graph=graph,
             _digests=digests,
             _window=t.Window(first, after, last, before),
+            _intent=intent,
         )
 
-    @strawberry.field(description="Software projects by name (each with its implementations).")
+    @strawberry.field(
+        description="Software projects (each with its implementations): by name, or by `order: STANDING` most "
+        "cohorts led first (`standing` says what each count means)."
+    )
     @t.follows_cursor
     def projects(
         self,
         info: Info,
+        order: Annotated[
+            ProjectOrder,
+            strawberry.argument(description="How projects are ordered: by name (the default) or by standing."),
+        ] = ProjectOrder.NAME,
         first: t.First = None,
         after: t.After = None,
         last: t.Last = None,
@@ -168,15 +210,25 @@ class SearchRoot:
     ) -> t.Connection[t.Project] | None:
         graph = self._search_graph(info)
         found = sorted((x for x in graph.nodes.values() if isinstance(x, n.Project)), key=lambda x: (x.name, x.digest))
+        if order == ProjectOrder.STANDING:
+            standings = catalog.standings(graph)
+            found.sort(key=lambda x: standing_order(standings[x.digest]))
         return t.paginate(
             graph, found, t.Window(first, after, last, before), lambda x: t.Project(_graph=graph, _node=x)
         )
 
-    @strawberry.field(description="Implementations, most runs first (`runs { totalCount }` says how many).")
+    @strawberry.field(
+        description="Implementations, most runs first (`runs { totalCount }` says how many); `filter` narrows by "
+        "licence, install recipes and deployability."
+    )
     @t.follows_cursor
     def implementations(
         self,
         info: Info,
+        filter: Annotated[
+            ImplementationFilter | None,
+            strawberry.argument(description="Conditions on what the implementations' manifests say; null: all."),
+        ] = None,
         first: t.First = None,
         after: t.After = None,
         last: t.Last = None,
@@ -184,29 +236,76 @@ class SearchRoot:
     ) -> t.Connection[t.Implementation] | None:
         graph = self._search_graph(info)
         runs = graph.runs_by["implementation"]
+        objects = info.context.objects
         found = sorted(
-            (x for x in graph.nodes.values() if isinstance(x, n.Implementation)),
+            (
+                x
+                for x in graph.nodes.values()
+                if isinstance(x, n.Implementation)
+                and (
+                    filter is None
+                    or implementation_passes(
+                        facts_of(objects, x),
+                        deployable_only=filter.deployable_only,
+                        license_known=filter.license_known,
+                        installable=filter.installable,
+                    )
+                )
+            ),
             key=lambda x: (-len(runs.get(x.digest, ())), x.name, x.digest),
         )
         return t.paginate(
             graph, found, t.Window(first, after, last, before), lambda x: t.Implementation(_graph=graph, _node=x)
         )
 
-    @strawberry.field(description="GPU products with kernel runs and cohorts on them, most runs first.")
-    def gpus(self, info: Info) -> list[Gpu]:
+    @strawberry.field(description="Every family of operations, by name, with how many operations and runs each has.")
+    def operation_families(self, info: Info) -> list[OperationFamily]:
         graph = self._search_graph(info)
-        cached: list[Gpu] | None = graph.__dict__.get("_gpus")
-        if cached is None:
-            cached = graph.__dict__["_gpus"] = _gpus(graph)
-        return cached
+        operations: dict[str, int] = {}
+        runs: dict[str, int] = {}
+        by_operation = graph.runs_by["operation"]
+        for node in graph.nodes.values():
+            if type(node) is n.Operation:
+                operations[node.family] = operations.get(node.family, 0) + 1
+                runs[node.family] = runs.get(node.family, 0) + len(by_operation.get(node.digest, ()))
+        return [OperationFamily(name=f, operation_count=operations[f], run_count=runs[f]) for f in sorted(operations)]
 
-    @strawberry.field(description="Sources of kernel results, with how many runs each published, most first.")
+    @strawberry.field(
+        description="GPU products with environments in the registry, most kernel runs first, then by product."
+    )
+    def gpus(self, info: Info) -> list[Gpu]:
+        return gpu_list(self._search_graph(info))
+
+    @strawberry.field(
+        description='A GPU by its slug ("nvidia-b200") or its product in any case and spacing ("NVIDIA B200"); '
+        "null when the registry has no environment of that product."
+    )
+    def gpu(
+        self,
+        info: Info,
+        id: Annotated[
+            str, strawberry.argument(description='A GPU\'s slug ("nvidia-b200") or its product ("NVIDIA B200").')
+        ],
+    ) -> Gpu | None:
+        return find_gpu(self._search_graph(info), id)
+
+    @strawberry.field(
+        description="Sources of results (kernel and serving), most runs of either kind first, then by slug: each "
+        "with its terms, what it published and its latest commit."
+    )
     def sources(self, info: Info) -> list[SourceCount]:
         graph = self._search_graph(info)
-        counts = sorted(((len(d), slug) for slug, d in graph.runs_by["source"].items()), key=lambda x: (-x[0], x[1]))
+        tallies = sorted(catalog.sources(graph), key=lambda s: (-(s.runs + s.serving_runs), s.slug))
         found = []
-        for count, slug in counts:
-            source = t.source_type(info.context, graph, slug)
+        for tally in tallies:
+            source = t.source_type(info.context, graph, tally.slug)
             if source is not None:
-                found.append(SourceCount(source=source, run_count=count))
+                found.append(SourceCount(source=source, run_count=tally.runs))
         return found
+
+    @strawberry.field(description="A source by its slug (`sol-execbench`); null when no commit or run names it.")
+    def source(
+        self, info: Info, slug: Annotated[str, strawberry.argument(description="A source's slug (`sol-execbench`).")]
+    ) -> t.Source | None:
+        graph = self._search_graph(info)
+        return t.source_type(info.context, graph, slug) if catalog.source_tally(graph, slug) else None

@@ -11,7 +11,16 @@ import registry
 from api import types as t
 from api.types.base import Info
 from api.types.identity import find_cohort, find_manifest
-from api.types.serving import ServingCohort, ServingMetric, ServingRun, ServingRunStatus, run_maker, vocabulary
+from api.types.serving import (
+    Model,
+    ServingCohort,
+    ServingMetric,
+    ServingRun,
+    ServingRunStatus,
+    ServingWorkload,
+    run_maker,
+    vocabulary,
+)
 from registry import nodes as n
 from registry.graph import Graph
 from registry.serving_graph import ServingIndex, serving_index
@@ -168,6 +177,60 @@ class ServingRoot:
             keys,
             t.Window(first, after, last, before),
             lambda k: ServingCohort(_graph=graph, _cohort=index.cohorts[k]),
+        )
+
+    @strawberry.field(
+        description="Models (ModelRevision manifests) by name then digest, each with its serving cohorts and runs."
+    )
+    @t.follows_cursor
+    def models(
+        self,
+        info: Info,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[Model] | None:
+        graph = self._serving_graph(info)
+        t.page_bounds(first)
+        found = sorted((x for x in graph.nodes.values() if type(x) is n.Model), key=lambda x: (x.name, x.digest))
+        return t.paginate(graph, found, t.Window(first, after, last, before), lambda x: Model(_graph=graph, _node=x))
+
+    @strawberry.field(description="A model by digest, unique hex prefix (>= 12) or metadata.name; null when none.")
+    def model(
+        self,
+        info: Info,
+        id: Annotated[
+            str,
+            strawberry.argument(
+                description="Its digest, a unique hex prefix of at least 12 characters, or its `metadata.name`."
+            ),
+        ],
+    ) -> Model | None:
+        graph = self._serving_graph(info)
+        node = graph.find(("ModelRevision",), id)
+        return Model(_graph=graph, _node=node) if isinstance(node, n.Model) else None
+
+    @strawberry.field(
+        description="Serving workloads (the load a serving run was measured under, with its declared SLOs) by name "
+        "then digest: the values `ServingCohortFilter.workload` takes."
+    )
+    @t.follows_cursor
+    def serving_workloads(
+        self,
+        info: Info,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[ServingWorkload] | None:
+        graph = self._serving_graph(info)
+        t.page_bounds(first)
+        found = sorted(
+            (x for x in graph.nodes.values() if type(x) is n.ServingWorkload), key=lambda x: (x.name, x.digest)
+        )
+        return t.paginate(
+            graph, found, t.Window(first, after, last, before), lambda x: ServingWorkload(_graph=graph, _node=x)
         )
 
     @strawberry.field(description="serving-v1's metric vocabulary: units and which way is better.")
