@@ -8,6 +8,7 @@ and `--cursor` page the list as the API pages it (`first`, `after`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -29,16 +30,13 @@ from api.cli.vocabularies import RecordOrder, RunOrder, RunStatus, Trust
 __all__ = ["RUN_COLUMNS", "changes", "compare", "gpus", "models", "read", "records", "runs", "search"]
 
 
-def read(
-    document: Document, variables: dict[str, Any], repo: Any, api: str | None, at: str | None
-) -> dict[str, Any]:
+def read(document: Document, variables: dict[str, Any], repo: Any, api: str | None, at: str | None) -> dict[str, Any]:
     """The snapshot (`registry`) of `document`'s answer at `at`, asked locally or of `api`; null variables dropped
     (the document's defaults apply)."""
     from api.cli.ask import ask
 
     given = {name: value for name, value in {**variables, "at": at}.items() if value is not None}
-    data = ask(document, given, repo=repo, api=api)
-    return data
+    return ask(document, given, repo=repo, api=api)
 
 
 def short(digest: Any) -> str | None:
@@ -189,6 +187,11 @@ def records(
     print_listing(Listing(data, heading, items, columns, more), mode)
 
 
+def _value_of(index: int) -> Callable[[dict[str, Any]], Any]:
+    """The value a compare row gives the run at `index`."""
+    return lambda row: dig(row, "values", index)
+
+
 def _percent(value: Any) -> str | None:
     return f"{value:.1f}" if isinstance(value, int | float) else None
 
@@ -212,7 +215,7 @@ def compare(
     shown = found.get("runs") or []
     columns = (
         Column("field", lambda r: r["field"]),
-        *(Column(run["name"], lambda r, i=i: dig(r, "values", i)) for i, run in enumerate(shown)),
+        *(Column(run["name"], _value_of(i)) for i, run in enumerate(shown)),
         Column("same", lambda r: r["same"]),
         Column("material", lambda r: r["material"]),
     )

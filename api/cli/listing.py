@@ -22,7 +22,7 @@ __all__ = ["Column", "Listing", "cell", "dig", "nodes", "output", "print_listing
 
 # C0 and C1 controls (ESC among them) and DEL: shown as U+FFFD, so a value cannot move the cursor or recolour a
 # terminal; tabs and newlines become spaces (a table cell is one line).
-_CONTROLS = {c: "\ufffd" for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))} | {0x09: " ", 0x0A: " ", 0x0D: " "}
+_CONTROLS = dict.fromkeys((*range(32), 127, *range(128, 160)), "�") | {0x09: " ", 0x0A: " ", 0x0D: " "}
 
 
 def dig(value: Any, *path: str | int) -> Any:

@@ -75,7 +75,12 @@ JsonlOption = Annotated[
 LimitOption = Annotated[
     int | None,
     typer.Option(
-        "--limit", "-n", min=0, max=100, help="At most this many items (0 to 100, a page; default 20).", show_default=False
+        "--limit",
+        "-n",
+        min=0,
+        max=100,
+        help="At most this many items (0 to 100, a page; default 20).",
+        show_default=False,
     ),
 ]
 CursorOption = Annotated[

@@ -135,7 +135,9 @@ def serving_cohorts(
     print_listing(Listing(data, heading, items, columns, more), mode)
 
 
-_BOUND = re.compile(r"^\s*(?P<metric>[A-Za-z0-9_.]+)(?::(?P<statistic>[A-Za-z0-9_.]+))?\s*(?P<op><=|>=|<|>)\s*(?P<value>\S+)\s*$")
+_BOUND = re.compile(
+    r"^\s*(?P<metric>[A-Za-z0-9_.]+)(?::(?P<statistic>[A-Za-z0-9_.]+))?\s*(?P<op><=|>=|<|>)\s*(?P<value>\S+)\s*$"
+)
 
 
 def _constraint(text: str) -> dict[str, Any]:
@@ -182,7 +184,11 @@ def serving_resolve(
 
     mode = output(as_json, as_jsonl)
     constraints = [_constraint(text) for text in where or []]
-    variables = {"key": key, "constraints": constraints or None, "objective": {"metric": objective} if objective else None}
+    variables = {
+        "key": key,
+        "constraints": constraints or None,
+        "objective": {"metric": objective} if objective else None,
+    }
     data = read(SERVING_RESOLVE, variables, repo, api, at)
     snapshot = data["registry"]
     found = snapshot["servingCohort"]
@@ -198,7 +204,10 @@ def serving_resolve(
         Column("missing", lambda c: c["missingAxes"]),
     )
     items = resolution.get("runs") or []
-    notes = [f"excluded {short(dig(x, 'run', 'digest'))}: {', '.join(x['reasons'])}" for x in resolution.get("excluded") or []]
+    notes = [
+        f"excluded {short(dig(x, 'run', 'digest'))}: {', '.join(x['reasons'])}"
+        for x in resolution.get("excluded") or []
+    ]
     how = f"ranked by {metric}" if metric else "the Pareto frontier"
     heading = (
         f"serving cohort {short(found['key'])} ({dig(found, 'model', 'name') or '-'}, {found['size']:,} runs): "
@@ -209,7 +218,9 @@ def serving_resolve(
 
 def _flat(column: Column) -> Column:
     """A column of a serving run read from a candidate (whose run is nested), candidate fields first."""
-    return Column(column.header, lambda c: column.value({**c["run"], **{k: v for k, v in c.items() if k != "run"}}), column.right)
+    return Column(
+        column.header, lambda c: column.value({**c["run"], **{k: v for k, v in c.items() if k != "run"}}), column.right
+    )
 
 
 _AXIS = re.compile(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>-?\d+)\s*$")
@@ -276,7 +287,11 @@ def resolve_kernel(
     found = snapshot["resolveKernel"]
     exact = found["mode"] == "EXACT"
     items, more = nodes(found["exact"] if exact else found["nearest"])
-    answer = (lambda a: a) if exact else (lambda a: a["answer"])
+
+    def answer(item: dict[str, Any]) -> dict[str, Any]:
+        found: dict[str, Any] = item if exact else item["answer"]
+        return found
+
     columns = [
         Column("cohort", lambda a: dig(answer(a), "cohort", "title")),
         Column("runs", lambda a: dig(answer(a), "cohort", "size"), right=True),

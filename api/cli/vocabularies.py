@@ -3,12 +3,12 @@ anything is asked). Each mirrors the GraphQL enum of the same name; a test holds
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 __all__ = ["RecordOrder", "RunOrder", "RunStatus", "ServingRunStatus", "Trust"]
 
 
-class Trust(str, Enum):
+class Trust(StrEnum):
     """How far a run's result has been checked by someone other than its submitter."""
 
     REPORTED = "REPORTED"
@@ -17,7 +17,7 @@ class Trust(str, Enum):
     REPLICATED = "REPLICATED"
 
 
-class RunStatus(str, Enum):
+class RunStatus(StrEnum):
     """A kernel run's outcome."""
 
     PASSED = "PASSED"
@@ -35,7 +35,7 @@ class RunStatus(str, Enum):
     REVOKED = "REVOKED"
 
 
-class RunOrder(str, Enum):
+class RunOrder(StrEnum):
     """The order of `runs`."""
 
     NEWEST_OBSERVED = "NEWEST_OBSERVED"
@@ -46,7 +46,7 @@ class RunOrder(str, Enum):
     HIGHEST_VALUE = "HIGHEST_VALUE"
 
 
-class RecordOrder(str, Enum):
+class RecordOrder(StrEnum):
     """The order of `records`."""
 
     NEWEST = "NEWEST"
@@ -55,7 +55,7 @@ class RecordOrder(str, Enum):
     LARGEST_COHORT = "LARGEST_COHORT"
 
 
-class ServingRunStatus(str, Enum):
+class ServingRunStatus(StrEnum):
     """A serving run's outcome."""
 
     VALID = "VALID"
