@@ -8,6 +8,7 @@ print it with `api.cli.listing`.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Annotated, Any
 
 import typer
@@ -204,10 +205,9 @@ def serving_resolve(
         Column("missing", lambda c: c["missingAxes"]),
     )
     items = resolution.get("runs") or []
-    notes = [
-        f"excluded {short(dig(x, 'run', 'digest'))}: {', '.join(x['reasons'])}"
-        for x in resolution.get("excluded") or []
-    ]
+    reasons = Counter(reason for x in resolution.get("excluded") or [] for reason in x["reasons"])
+    listed = ", ".join(f"{reason} × {count:,}" for reason, count in sorted(reasons.items()))
+    notes = [f"excluded: {len(resolution.get('excluded') or []):,} runs ({listed})"] if reasons else []
     how = f"ranked by {metric}" if metric else "the Pareto frontier"
     heading = (
         f"serving cohort {short(found['key'])} ({dig(found, 'model', 'name') or '-'}, {found['size']:,} runs): "
@@ -293,7 +293,8 @@ def resolve_kernel(
         return found
 
     columns = [
-        Column("cohort", lambda a: dig(answer(a), "cohort", "title")),
+        Column("cohort", lambda a: short(dig(answer(a), "cohort", "key"))),
+        Column("title", lambda a: dig(answer(a), "cohort", "title")),
         Column("runs", lambda a: dig(answer(a), "cohort", "size"), right=True),
         Column("leader", lambda a: dig(answer(a), "leader", "run", "name")),
         Column("value", lambda a: dig(answer(a), "leader", "run", "primary", "display"), right=True),
