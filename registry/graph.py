@@ -806,8 +806,8 @@ class Graph:
         named = sorted(d for d in self.named(text) if self.nodes[d].kind in kinds)
         if len(named) == 1:
             return self.nodes[named[0]]
-        if named:
-            raise AmbiguousName(ident, named)
+        if named:  # each with its kind: `kind` (or a typed lookup) is the other way out
+            raise AmbiguousName(ident, named, [f"{self.nodes[d].kind} {d}" for d in named])
         return None
 
     def find_cohort(self, key: str) -> Cohort | None:

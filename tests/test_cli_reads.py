@@ -21,6 +21,7 @@ from helpers import (
     PROJECT_ROOT,
     TEST_TIME,
     commit_manifests,
+    digest_of,
     make_environment,
     make_implementation,
     make_operation,
@@ -143,6 +144,8 @@ COMMANDS: list[list[str]] = [
     ["serving", "cohorts"],
     ["resolve", "kernel", "alpha-norm", "--gpu", "h100"],
     ["resolve", "kernel", "alpha-norm", "--gpu", "mi300"],
+    ["show", "run-5"],
+    ["show", "fast-kernel", "--kind", "ImplementationRevision"],
 ]
 
 
@@ -150,7 +153,8 @@ COMMANDS: list[list[str]] = [
 def test_a_served_registry_prints_the_same_bytes(
     runner: CliRunner, repo: Path, api: Running, command: list[str]
 ) -> None:
-    for output in ([], ["--json"], ["--jsonl"]):
+    outputs = [[], ["--json"]] if command[0] == "show" else [[], ["--json"], ["--jsonl"]]
+    for output in outputs:
         local = _run(runner, *command, *output, "--repo", repo)
         remote = _run(runner, *command, *output, "--api", api.url)
         assert local.exit_code == 0, local.stderr
@@ -260,6 +264,22 @@ def test_resolve_kernel_an_exact_cohort_and_an_unknown_gpu(runner: CliRunner, re
     assert unknown.exit_code == 0
     assert unknown.stdout.splitlines()[0].startswith(("NEAREST: ", "NONE: "))
     assert "mi300" in unknown.stdout
+
+
+def test_show_is_a_runs_dossier(runner: CliRunner, repo: Path) -> None:
+    """run-5 took the record of the first cohort (workload 0 on the B200) from run-0: rank 1 of the cohort's runs."""
+    in_cohort = [n for n, place in enumerate(ALPHA_RUNS) if place[1:3] == (0, 0)]
+    by_speed = sorted(in_cohort, key=lambda n: ALPHA_RUNS[n][3])
+    lines = _run(runner, "show", "run-5", "--repo", repo).stdout.split("\n\n", 1)[0].splitlines()
+    rows = dict(line.split(":", 1) for line in lines)
+    assert rows["rank"].strip() == f"{by_speed.index(5) + 1} of {len(in_cohort)} ranked"
+    assert rows["leader"].strip().startswith(f"run-{by_speed[0]} (")
+    assert rows["impl"].strip() == "slow-kernel" and rows["gpu"].strip() == "NVIDIA B200 (sm_100)"
+    report = _json(runner, "show", "run-5", "--repo", repo)
+    assert report["digest"] == digest_of(RUNS[5]) and report["manifest"] == RUNS[5]
+    assert report["run"]["cohort"]["size"] == len(in_cohort)
+    implementation = _json(runner, "show", "fast-kernel", "--kind", "implementationrevision", "--repo", repo)
+    assert implementation["kind"] == "ImplementationRevision" and implementation["run"] is None
 
 
 # Paging at its boundary ------------------------------------------------------------------------------

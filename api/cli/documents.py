@@ -255,3 +255,39 @@ query ServingResolve($at: String, $key: String!, $constraints: [ServingConstrain
 """,
 )
 """A serving cohort's runs that meet every constraint, ranked by an objective (else its Pareto frontier)."""
+
+SHOW = Document(
+    "Show",
+    """
+query Show($at: String, $id: String!, $kind: ManifestKind) {
+  registry(at: $at) {
+    commit { id }
+    manifest(digest: $id, kind: $kind) {
+      kind digest name path publishedAt text json
+      provenance { commit { id } source { slug } }
+    }
+  }
+}
+""",
+)
+"""One manifest as stored (digest, prefix or name; `$kind` when a name is shared), with its publication."""
+
+SHOW_RUN = Document(
+    "ShowRun",
+    """
+query ShowRun($at: String, $id: String!) {
+  registry(at: $at) {
+    run(id: $id) {
+      status trust rank tiedWithPrevious eligible ineligibilityReasons warnings
+      primary { display metric statistic }
+      operation { name } implementation { name } environment { gpu } workload { label }
+      cohort { key size rankedCount }
+      leader { digest name primary { display } }
+      retraction { reason }
+      supersededBy { digest name }
+    }
+  }
+}
+""",
+)
+"""A run's dossier (by digest, pinned to the commit `SHOW` answered at): its standing, cohort and integrity warnings."""
