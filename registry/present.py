@@ -187,18 +187,15 @@ def bibtex_entry(key: str, fields: Mapping[str, str | None]) -> str:
 
 def bibtex_value(value: str, name: str) -> str:
     """A BibTeX field's value: LaTeX specials escaped, except in URL fields (which BibTeX keeps verbatim).
+    (`bibtex_entry` braces authors once more.)
 
-    Authors here are always organisations (a source, the registry): braced once more, so BibTeX reads
-    `{NVIDIA SOL-ExecBench}` as one literal name, not as the person "SOL-ExecBench, NVIDIA".
-
-    >>> bibtex_value("NVIDIA SOL-ExecBench", "author")
-    '{NVIDIA SOL-ExecBench}'
+    >>> bibtex_value("50% of A_B", "title"), bibtex_value("https://x.example/a_b", "url")
+    ('50\\\\% of A\\\\_B', 'https://x.example/a_b')
     """
     if name in ("url", "howpublished"):
         return value
     escaped = "".join("\\" + ch if ch in "&%$#_{}" else ch for ch in value)
-    escaped = escaped.replace("~", "\\textasciitilde{}").replace("^", "\\textasciicircum{}")
-    return "{" + escaped + "}" if name == "author" else escaped
+    return escaped.replace("~", "\\textasciitilde{}").replace("^", "\\textasciicircum{}")
 
 
 def date_parts(day: str) -> list[int]:

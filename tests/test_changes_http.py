@@ -34,7 +34,7 @@ query($at: String, $since: String, $first: Int, $after: String, $last: Int, $bef
         id position committedAt commit { id } source { slug }
         publishedCount publishedCounts { kind count }
         published(first: 100) { totalCount edges { node { kind digest } } }
-        runs: published(kind: "BenchmarkRun", first: 1) { totalCount edges { node { digest } } }
+        runs: published(kind: BenchmarkRun, first: 1) { totalCount edges { node { digest } } }
         retracted { runDigest reason run { digest } retraction { digest } }
         superseded { runDigest byDigest reason by { digest } supersession { digest reason honoured } }
         verified { runDigest runner rerun { digest } verification { digest } }

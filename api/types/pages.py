@@ -68,6 +68,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 
+
 class PageSizeError(registry.RegistryError, ValueError):
     """`first` or `last` out of range, or both given: expected, so it reaches the client unmasked."""
 
