@@ -306,6 +306,33 @@ def test_limit_and_cursor_walk_a_list_once(runner: CliRunner, repo: Path) -> Non
     assert table[-1].startswith("next page: --cursor ")
 
 
+@pytest.mark.parametrize(
+    ("command", "size"),
+    [
+        (["search", "alpha"], len(RUNS)),
+        (["records"], len({place[1:3] for place in ALPHA_RUNS}) + 1),  # a record per cohort, beta's included
+        (["changes"], 2),
+        (["resolve", "kernel", "alpha-norm"], len({place[1:3] for place in ALPHA_RUNS})),  # every alpha cohort
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
+)
+def test_every_list_pages_one_item_at_a_time(runner: CliRunner, repo: Path, command: list[str], size: int) -> None:
+    """--limit 1 and each page's cursor give the whole list, in order, once: the last page names no next one."""
+    whole = _lines(runner, *command, "--limit", "100", "--repo", repo)
+    assert len(whole) == size
+    walked: list[Any] = []
+    cursor: str | None = None
+    for _ in range(size + 1):
+        args = [*command, "--limit", "1", "--repo", str(repo), *(["--cursor", cursor] if cursor else [])]
+        result = _run(runner, *args, "--jsonl")
+        walked += [json.loads(line) for line in result.stdout.splitlines()]
+        found = re.fullmatch(r"next page: --cursor (\S+)\n", result.stderr)
+        if found is None:
+            break
+        cursor = found[1]
+    assert walked == whole
+
+
 @pytest.mark.parametrize("command", [["runs"], ["records"], ["changes"], ["models"], ["serving", "runs"]])
 def test_the_limit_is_the_apis_page(runner: CliRunner, repo: Path, command: list[str]) -> None:
     assert _run(runner, *command, "--limit", "100", "--repo", repo).exit_code == 0
