@@ -36,6 +36,7 @@ __all__ = [
     "Verification",
     "Workload",
     "extract",
+    "first_author",
     "instant_ns",
 ]
 
@@ -386,7 +387,7 @@ def extract(kind: str, digest: str, oid: str, document: dict[str, Any]) -> Node:
             labels.get("project"),
             source_available,
             _intern(spec["callable"]["language"]),
-            _first_author(metadata.get("authors")),
+            first_author(metadata.get("authors")),
         )
     if kind == "OperationSpec":
         return Operation(digest, oid, name, title, _intern(spec["family"]))
@@ -498,7 +499,8 @@ _SERVING: dict[str, Callable[[str, str, str, str | None, dict[str, Any]], Node]]
 }
 
 
-def _first_author(authors: Any) -> str | None:
+def first_author(authors: Any) -> str | None:
+    """Who leaderboards credit: the first of `metadata.authors` with a name (or GitHub handle)."""
     for author in authors or ():
         if isinstance(author, dict) and (author.get("name") or author.get("github")):
             return _intern(str(author.get("name") or author.get("github")))

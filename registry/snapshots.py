@@ -21,6 +21,7 @@ from sys import intern
 import orjson
 
 from registry.append_only import first_violation
+from registry.decode import decode
 from registry.errors import RegistryError, RevisionNotFound
 from registry.graph import Graph, Mainline
 from registry.integrity import (
@@ -33,7 +34,7 @@ from registry.integrity import (
 )
 from registry.kinds import KIND_BY_FOLDER
 from registry.members import layered_over
-from registry.nodes import Node, Retraction, Supersession, Verification, extract
+from registry.nodes import Node, Retraction, Supersession, Verification
 from registry.provenance import SignatureCheck
 from registry.review import check_range
 from registry.store import Entry, GitStore, TreeChange
@@ -178,16 +179,15 @@ def load_nodes(store: GitStore, entries: Sequence[Entry]) -> list[Node]:
     """Read and extract some manifests (no validation: every file was validated when written,
     and its path names its digest)."""
     return [
-        extract(entry.kind, entry.digest, entry.oid, orjson.loads(data))
+        decode(entry.kind, entry.digest, entry.oid, data)
         for entry, data in zip(entries, store.read_blobs([e.oid for e in entries]), strict=True)
     ]
 
 
 def stream_nodes(store: GitStore, commit: str) -> Iterator[Node]:
     """Every manifest at `commit` as a node, while git is still reading the rest."""
-    loads = orjson.loads
     for kind, digest, oid, data in store.manifests_with_bytes(commit):
-        yield extract(kind, digest, oid, loads(data))
+        yield decode(kind, digest, oid, data)
 
 
 def overlay_commits(
