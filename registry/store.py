@@ -73,6 +73,10 @@ _WRITER_WAIT_SECONDS = 120.0  # a bulk import holds the lock for seconds; past t
 _STALE_GIT_LOCKS = ("HEAD.lock", "packed-refs.lock", "index.lock", "config.lock")
 _STALE_LOCK_SECONDS = 2.0  # git's own commands hold a ref lock for milliseconds
 _PULL_HEAD = re.compile(r"refs/pull/[0-9]+/head")  # a forge's pull request (registry/mirror.py fetches them)
+# A manifest file in `git log -z --name-only` output: `<kind-folder>/<fan>/<64 characters>.json`, each
+# path after a NUL (and the first after a newline), as the publication replay reads fan-out trees.
+_KIND_FOLDERS = "|".join(map(re.escape, sorted(KIND_BY_FOLDER)))
+_ADDED_NAME = re.compile(rf"(?:^|\0)\n?(?:{_KIND_FOLDERS})/[^/\0]+/([^/\0]{{64}})\.json(?=\0|\n|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +273,45 @@ class GitStore:
             obj = self._commit(current)
             current = str(obj.parent_ids[0]) if obj.parent_ids else None
         return chain
+
+    def added_manifest_names(self, commit: str, *, stop: str | None = None) -> dict[str, list[str]]:
+        """commit id -> the names (`<64 hex>` of `<kind-folder>/<fan>/<64 hex>.json`) of the manifest
+        files each commit of `commit`'s first-parent history added to its first parent's tree, for
+        the commits after `stop` (all of them without it; the root's files count as added). Commits
+        that added none may be missing.
+
+        One `git log` computes every diff in C, skipping equal subtrees: a cold build's publication
+        record costs one pass of Python over the names, not a read of each changed fan-out tree.
+
+        Raises:
+            StoreCorrupt: git could not walk the history.
+        """
+        span = commit if stop is None else f"{stop}..{commit}"
+        result = self._git(
+            "-c",
+            "log.showRoot=true",
+            "log",
+            "-z",
+            "--first-parent",
+            "--diff-merges=first-parent",
+            "--no-renames",
+            "--diff-filter=A",
+            "--no-show-signature",
+            "--no-color",
+            "--format=%x01%H",
+            "--name-only",
+            span,
+            "--",
+            check=False,
+        )
+        if result.returncode != 0:
+            raise StoreCorrupt(commit, f"git log failed: {result.stderr.decode(errors='replace').strip()}")
+        text = result.stdout.decode("utf-8", errors="surrogateescape")
+        found: dict[str, list[str]] = {}
+        for section in text.split("\x01")[1:]:
+            commit_id, _, paths = section.partition("\0")
+            found[commit_id] = _ADDED_NAME.findall(paths)
+        return found
 
     def commit_info(self, commit: str) -> CommitInfo:
         """Who, when and why of one commit, with its trailers and raw SSH signature, if any."""
