@@ -301,6 +301,12 @@ class Graph:
     # The records ledger's order as (-holder time, cohort key), sorted: made with the cohorts, then
     # edited by each change (a first `records` query after a start or a refresh waits for nothing).
     _record_order: list[tuple[int, str]] | None = field(default=None, repr=False)
+    # Runs `take` derived while the stream was still arriving (`derive_runs`): cohort members by key,
+    # the runs whose source falls back to their publishing commit, and whether some run could not
+    # be derived then (a reference not yet taken): `derive` then derives every run again.
+    _members: dict[str, list[str]] | None = field(default=None, repr=False)
+    _sourceless: list[str] = field(default_factory=list, repr=False)
+    _underived: bool = field(default=False, repr=False)
 
     # Building -------------------------------------------------------------------------------------
 
@@ -326,13 +332,25 @@ class Graph:
         """An empty graph to `take` nodes into, before its publication record is known."""
         return cls(commit, committed_at, Mainline.of((), (), ()), None, frozenset())
 
-    def take(self, nodes: Iterable[Node]) -> None:
+    def take(self, nodes: Iterable[Node], *, derive_runs: bool = False) -> None:
         """Index nodes as they arrive (from a stream that is still being read): everything that
-        does not need the publication record or the other nodes."""
+        does not need the publication record or the other nodes.
+
+        `derive_runs`: also derive each run's facts and cohort as it arrives, as if published by a
+        commit main honours nothing of (`_static_facts`), when the nodes it references came
+        before it (a stream of every other kind first, then the runs): the work overlaps the
+        wait for the stream, and `derive` only revisits the runs that assumption does not hold
+        for (unpublished, sourceless, overlaid).
+        """
         by_digest, names = self.nodes, self.names
         runs_by_environment = self.runs_by["environment"]
         runs_by_implementation = self.runs_by["implementation"]
         runs_by_workload = self.runs_by["workload"]
+        facts = self.facts
+        members = self._members
+        if derive_runs and members is None:
+            members = self._members = {}
+        static_facts, index_facts = self._static_facts, self._index_new_facts
         for node in nodes:
             digest = node.digest
             by_digest[digest] = node
@@ -343,6 +361,21 @@ class Graph:
                 runs_by_environment.setdefault(node.environment, set()).add(digest)
                 runs_by_implementation.setdefault(node.implementation, set()).add(digest)
                 runs_by_workload.setdefault(node.workload, set()).add(digest)
+                if members is not None:
+                    derived = static_facts(node, complete=False)
+                    if derived is None:
+                        self._underived = True
+                        continue
+                    facts[digest] = derived
+                    index_facts(digest, derived)
+                    if derived.cohort is not None:
+                        found_members = members.get(derived.cohort)
+                        if found_members is None:
+                            members[derived.cohort] = [digest]
+                        else:
+                            found_members.append(digest)
+                    if node.source is None:
+                        self._sourceless.append(digest)
             elif type(node) is not Other:
                 for index, key in self._node_index_keys(node):
                     index.setdefault(key, set()).add(digest)
@@ -362,14 +395,35 @@ class Graph:
             honoured_commits,
         )
         self.unpublished.update(d for d in self.nodes if d not in published_in)
-        members: dict[str, list[str]] = {}
-        for run in [n for n in self.nodes.values() if type(n) is Run]:
-            facts = self._facts(run)
-            self.facts[run.digest] = facts
-            for index, key in self._fact_index_keys(facts):
-                index.setdefault(key, set()).add(run.digest)
-            if facts.cohort is not None:
-                members.setdefault(facts.cohort, []).append(run.digest)
+        members = self._members
+        if members is None or self._underived:
+            if members is not None:  # some run was taken before a node it references: derive them all here
+                self.facts.clear()
+                for name in _FACT_INDEXES:
+                    self.runs_by[name].clear()
+            members = {}
+            for run in [n for n in self.nodes.values() if type(n) is Run]:
+                facts = self._facts(run)
+                self.facts[run.digest] = facts
+                self._index_new_facts(run.digest, facts)
+                if facts.cohort is not None:
+                    members.setdefault(facts.cohort, []).append(run.digest)
+        else:
+            # `take` derived every run as published, by its own source, with no overlay: revisit the
+            # runs for which that is not so (their cohort is the same: it depends on the nodes alone).
+            revisit = {d for d in self.unpublished if type(self.nodes[d]) is Run}
+            revisit.update(self._sourceless)
+            for name in ("retractions", "supersessions", "verifications"):
+                revisit.update(d for d in self.overlays[name] if type(self.nodes.get(d)) is Run)
+            for digest in revisit:
+                node = self.nodes[digest]
+                assert isinstance(node, Run)
+                old, new = self.facts[digest], self._facts(node)
+                if new != old:
+                    self._index_facts(digest, old, remove=True)
+                    self._index_new_facts(digest, new)
+                    self.facts[digest] = new
+        self._members, self._sourceless = None, []
         for key, digests in members.items():
             cohort = self._cohort(key, sorted(digests))
             self.cohorts[key] = cohort
@@ -559,6 +613,11 @@ class Graph:
     def _unindex(self, node: Node) -> None:
         self._index(node, remove=True)
 
+    def _index_new_facts(self, run: str, facts: RunFacts) -> None:
+        """Add a run's facts to the fact indexes of a graph being built (every set is its own)."""
+        for index, key in self._fact_index_keys(facts):
+            index.setdefault(key, set()).add(run)
+
     def _index_facts(self, run: str, facts: RunFacts, remove: bool = False) -> None:
         for index, key in self._fact_index_keys(facts):
             self._edit(index, key, run, remove)
@@ -613,6 +672,16 @@ class Graph:
 
     def _facts(self, run: Run) -> RunFacts:
         """A run's facts except its rank (which needs its whole cohort)."""
+        static = self._static_facts(run)
+        assert static is not None
+        return self._with_standing(run, static)
+
+    def _static_facts(self, run: Run, *, complete: bool = True) -> RunFacts | None:
+        """What a run's facts owe to the nodes alone: its facts as if main had published it, by its
+        own source, and no overlay counted for it (`_with_standing` makes them true).
+
+        `complete=False`: None when a node the run references is not taken yet (it may come later).
+        """
         nodes = self.nodes
         workload = nodes.get(run.workload)
         implementation = nodes.get(run.implementation)
@@ -624,6 +693,8 @@ class Graph:
             and isinstance(environment, Environment)
             and isinstance(nodes.get(run.protocol), Protocol)
         ):
+            if not complete:
+                return None
             for role, digest, wanted in (
                 ("implementation", run.implementation, Implementation),
                 ("workload", run.workload, Workload),
@@ -647,53 +718,79 @@ class Graph:
                 mismatch = operation_mismatch_digests(implementation.operation, workload.operation)
                 if mismatch:
                     warnings.append(f"operation-mismatch: {mismatch} (an upstream data error, kept as published)")
+        trust = trust_of(
+            independent_verifications=0,
+            source_available=isinstance(implementation, Implementation) and implementation.source_available,
+            raw_evidence=run.raw_evidence,
+        )
+        reasons = eligibility_reasons(
+            published=True,
+            status=run.status,
+            retracted=False,
+            superseded=False,
+            has_primary=run.primary is not None and key is not None,
+        )
+        return RunFacts(
+            key,
+            reasons,
+            trust,
+            tuple(warnings) if warnings else (),
+            run.source,
+            None,
+            None,
+            operation,
+            self._gpu(run.environment, environment),
+        )
+
+    def _with_standing(self, run: Run, static: RunFacts) -> RunFacts:
+        """`static` (`_static_facts`) completed with the publication record and the overlays that count."""
+        digest = run.digest
+        published = digest in self.published_in
+        retractions = self.overlays["retractions"].get(digest)
+        supersessions = self.overlays["supersessions"].get(digest)
+        verifications = self.overlays["verifications"].get(digest)
+        if published and run.source is not None and not (retractions or supersessions or verifications):
+            return static
+        nodes = self.nodes
         retraction = superseded_by = None
         runners: set[str] = set()
-        if self.overlays["retractions"]:
-            retractions = self._earliest(self.overlays["retractions"].get(run.digest, ()))
-            retraction = next((d for d in retractions if self.honoured(nodes[d])), None)
-        if self.overlays["supersessions"]:
+        if retractions:
+            retraction = next((d for d in self._earliest(retractions) if self.honoured(nodes[d])), None)
+        if supersessions:
             superseded_by = next(
                 (
                     overlay.run
-                    for d in self._earliest(self.overlays["supersessions"].get(run.digest, ()))
+                    for d in self._earliest(supersessions)
                     if isinstance(overlay := nodes[d], Supersession)
                     and self.honoured(overlay)
                     and isinstance(nodes.get(overlay.run), Run)
                 ),
                 None,
             )
-        if self.overlays["verifications"]:
+        if verifications:
             runners = {
                 overlay.runner
-                for d in self.overlays["verifications"].get(run.digest, ())
+                for d in verifications
                 if isinstance(overlay := nodes[d], Verification) and self.honoured(overlay)
             }
+        implementation = nodes.get(run.implementation)
         trust = trust_of(
             independent_verifications=len(runners),
             source_available=isinstance(implementation, Implementation) and implementation.source_available,
             raw_evidence=run.raw_evidence,
         )
         reasons = eligibility_reasons(
-            published=run.digest in self.published_in,
+            published=published,
             status=run.status,
             retracted=retraction is not None,
             superseded=superseded_by is not None,
-            has_primary=run.primary is not None and key is not None,
+            has_primary=run.primary is not None and static.cohort is not None,
         )
         source = run.source
-        if source is None and run.digest in self.published_in:
-            source = self.mainline.sources[self.published_in[run.digest]]
-        return RunFacts(
-            key,
-            reasons,
-            trust,
-            tuple(warnings) if warnings else (),
-            source,
-            retraction,
-            superseded_by,
-            operation,
-            self._gpu(run.environment, environment),
+        if source is None and published:
+            source = self.mainline.sources[self.published_in[digest]]
+        return static._replace(
+            reasons=reasons, trust=trust, source=source, retraction=retraction, superseded_by=superseded_by
         )
 
     def _gpu(self, digest: str, environment: Node | None) -> tuple[str, ...]:

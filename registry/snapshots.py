@@ -33,7 +33,7 @@ from registry.integrity import (
     record_path,
     verify_commit,
 )
-from registry.kinds import KIND_BY_FOLDER
+from registry.kinds import KIND_BY_FOLDER, KINDS
 from registry.members import layered_over
 from registry.nodes import Node, Retraction, Supersession, Verification
 from registry.provenance import SignatureCheck
@@ -158,9 +158,15 @@ def load_nodes(store: GitStore, entries: Sequence[Entry]) -> list[Node]:
 
 
 def stream_nodes(store: GitStore, commit: str) -> Iterator[Node]:
-    """Every manifest at `commit` as a node, while git is still reading the rest."""
-    for kind, digest, oid, data in store.manifests_with_bytes(commit):
-        yield decode(kind, digest, oid, data)
+    """Every manifest at `commit` as a node, while git is still reading the rest: every other kind
+    first, then the runs, so that a run's facts can be derived as it arrives (`Graph.take`)."""
+    for folders in _STREAM_ORDER:
+        for kind, digest, oid, data in store.manifests_with_bytes(commit, folders):
+            yield decode(kind, digest, oid, data)
+
+
+_RUNS_FOLDER = KINDS["BenchmarkRun"].folder
+_STREAM_ORDER = (sorted(set(KIND_BY_FOLDER) - {_RUNS_FOLDER}), [_RUNS_FOLDER])
 
 
 def overlay_commits(
@@ -207,7 +213,7 @@ def build_graph(
         worker.start()
     with gc_paused():
         graph = Graph.loading(commit, info.committer.time)
-        graph.take(stream_nodes(store, commit))
+        graph.take(stream_nodes(store, commit), derive_runs=True)
         if worker is not None:
             worker.join()
             found = replay[0]
