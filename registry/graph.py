@@ -301,12 +301,8 @@ class Graph:
     # The records ledger's order as (-holder time, cohort key), sorted: made with the cohorts, then
     # edited by each change (a first `records` query after a start or a refresh waits for nothing).
     _record_order: list[tuple[int, str]] | None = field(default=None, repr=False)
-    # Runs `take` derived while the stream was still arriving (`derive_runs`): cohort members by key,
-    # the runs whose source falls back to their publishing commit, and whether some run could not
-    # be derived then (a reference not yet taken): `derive` then derives every run again.
-    _members: dict[str, list[str]] | None = field(default=None, repr=False)
-    _sourceless: list[str] = field(default_factory=list, repr=False)
-    _underived: bool = field(default=False, repr=False)
+    # What `take` derived of the runs while the stream was still arriving (`derive_runs`).
+    _streamed: _Streamed | None = field(default=None, repr=False)
 
     # Building -------------------------------------------------------------------------------------
 
@@ -347,9 +343,11 @@ class Graph:
         runs_by_implementation = self.runs_by["implementation"]
         runs_by_workload = self.runs_by["workload"]
         facts = self.facts
-        members = self._members
-        if derive_runs and members is None:
-            members = self._members = {}
+        streamed = self._streamed
+        if derive_runs and streamed is None:
+            streamed = self._streamed = _Streamed()
+        if streamed is not None:
+            members, native, best = streamed.members, streamed.native, streamed.best
         static_facts, index_facts = self._static_facts, self._index_new_facts
         for node in nodes:
             digest = node.digest
@@ -361,21 +359,33 @@ class Graph:
                 runs_by_environment.setdefault(node.environment, set()).add(digest)
                 runs_by_implementation.setdefault(node.implementation, set()).add(digest)
                 runs_by_workload.setdefault(node.workload, set()).add(digest)
-                if members is not None:
-                    derived = static_facts(node, complete=False)
-                    if derived is None:
-                        self._underived = True
-                        continue
-                    facts[digest] = derived
-                    index_facts(digest, derived)
-                    if derived.cohort is not None:
-                        found_members = members.get(derived.cohort)
-                        if found_members is None:
-                            members[derived.cohort] = [digest]
-                        else:
-                            found_members.append(digest)
-                    if node.source is None:
-                        self._sourceless.append(digest)
+                if streamed is None:
+                    continue
+                derived = static_facts(node, complete=False)
+                if derived is None:
+                    streamed.underived = True
+                    continue
+                facts[digest] = derived
+                index_facts(digest, derived)
+                if node.source is None:
+                    streamed.sourceless.append(digest)
+                key = derived.cohort
+                if key is None:
+                    continue
+                found_members = members.get(key)
+                if found_members is None:
+                    members[key] = [digest]
+                else:
+                    found_members.append(digest)
+                if node.source is not None:
+                    native.add(key)
+                primary = node.primary
+                if primary is not None and not derived.reasons:
+                    # The record holder as `_cohort` finds it: the least (value, observed, id) of the eligible.
+                    candidate = (primary.value, node.observed_ns, digest)
+                    held = best.get(key)
+                    if held is None or candidate < held:
+                        best[key] = candidate
             elif type(node) is not Other:
                 for index, key in self._node_index_keys(node):
                     index.setdefault(key, set()).add(digest)
@@ -394,15 +404,21 @@ class Graph:
             published_in,
             honoured_commits,
         )
-        self.unpublished.update(d for d in self.nodes if d not in published_in)
-        members = self._members
-        if members is None or self._underived:
-            if members is not None:  # some run was taken before a node it references: derive them all here
+        nodes = self.nodes
+        if isinstance(nodes, dict) and isinstance(published_in, dict):
+            self.unpublished.update(nodes.keys() - published_in.keys())
+        else:
+            self.unpublished.update(d for d in nodes if d not in published_in)
+        streamed, self._streamed = self._streamed, None
+        changed: set[str] = set()  # cohorts whose runs' standing differs from what `take` assumed
+        if streamed is None or streamed.underived:
+            if streamed is not None:  # some run was taken before a node it references: derive them all here
                 self.facts.clear()
                 for name in _FACT_INDEXES:
                     self.runs_by[name].clear()
-            members = {}
-            for run in [n for n in self.nodes.values() if type(n) is Run]:
+                streamed = None
+            members: dict[str, list[str]] = {}
+            for run in [n for n in nodes.values() if type(n) is Run]:
                 facts = self._facts(run)
                 self.facts[run.digest] = facts
                 self._index_new_facts(run.digest, facts)
@@ -411,21 +427,28 @@ class Graph:
         else:
             # `take` derived every run as published, by its own source, with no overlay: revisit the
             # runs for which that is not so (their cohort is the same: it depends on the nodes alone).
-            revisit = {d for d in self.unpublished if type(self.nodes[d]) is Run}
-            revisit.update(self._sourceless)
+            members = streamed.members
+            revisit = {d for d in self.unpublished if type(nodes[d]) is Run}
+            revisit.update(streamed.sourceless)
             for name in ("retractions", "supersessions", "verifications"):
-                revisit.update(d for d in self.overlays[name] if type(self.nodes.get(d)) is Run)
+                revisit.update(d for d in self.overlays[name] if type(nodes.get(d)) is Run)
             for digest in revisit:
-                node = self.nodes[digest]
+                node = nodes[digest]
                 assert isinstance(node, Run)
                 old, new = self.facts[digest], self._facts(node)
                 if new != old:
                     self._index_facts(digest, old, remove=True)
                     self._index_new_facts(digest, new)
                     self.facts[digest] = new
-        self._members, self._sourceless = None, []
+                    if new.cohort is not None:
+                        changed.add(new.cohort)
         for key, digests in members.items():
-            cohort = self._cohort(key, sorted(digests))
+            digests.sort()
+            if streamed is None or key in changed:
+                cohort = self._cohort(key, digests)
+            else:
+                held = streamed.best.get(key)
+                cohort = self._cohort(key, digests, (key in streamed.native, None if held is None else held[1]))
             self.cohorts[key] = cohort
             for index, value in self._cohort_index_keys(cohort):
                 index.setdefault(value, set()).add(key)
@@ -800,20 +823,16 @@ class Graph:
             found = self._memo[memo] = gpu_keys(environment)
         return found
 
-    def _cohort(self, key: str, members: list[str]) -> Cohort:
-        """A cohort's identity and membership; its ranking and ledger are computed on first use."""
-        first = self.nodes[members[0]]
-        assert isinstance(first, Run)
-        workload = self.nodes[first.workload]
-        assert isinstance(workload, Workload)
-        nodes = self.nodes
+    def _summary(self, members: list[str]) -> tuple[bool, int | None]:
+        """Whether a member is source-native, and when the record holder took the record (ns; None:
+        no record; -1: ask the ledger).
+
+        The record holder without the ledger: with no retracted member, the ledger's last event is
+        the first run, in (observedAt, id) order, with the lowest value: the least of
+        (value, observed_ns, id). A retracted member can hand the record over: ask the ledger then."""
+        nodes, facts = self.nodes, self.facts
         source_native = any(nodes[d].source is not None for d in members)  # type: ignore[union-attr]
-        # The record holder without the ledger: with no retracted member, the ledger's last event is
-        # the first run, in (observedAt, id) order, with the lowest value: the least of
-        # (value, observed_ns, id). A retracted member can hand the record over: ask the ledger then.
-        facts = self.facts
         best: tuple[float, int, str] | None = None
-        holder_ns: int | None = None
         for digest in members:
             run = nodes[digest]
             primary = run.primary  # type: ignore[union-attr]
@@ -825,10 +844,23 @@ class Graph:
                 if best is None or candidate < best:
                     best = candidate
             elif found.retraction is not None and found.reasons == ("RETRACTED",):
-                holder_ns = -1
-                break
+                return source_native, -1
+        return source_native, None if best is None else best[1]
+
+    def _cohort(self, key: str, members: list[str], summary: tuple[bool, int | None] | None = None) -> Cohort:
+        """A cohort's identity and membership; its ranking and ledger are computed on first use.
+
+        `summary`: (whether a member is source-native, when the record holder took the record), when
+        the caller already knows them from the members (`take` while streaming, no member retracted)."""
+        first = self.nodes[members[0]]
+        assert isinstance(first, Run)
+        workload = self.nodes[first.workload]
+        assert isinstance(workload, Workload)
+        nodes = self.nodes
+        if summary is not None:
+            source_native, holder_ns = summary
         else:
-            holder_ns = None if best is None else best[1]
+            source_native, holder_ns = self._summary(members)
         return Cohort(
             key,
             SOURCE_NATIVE if source_native else STRICT_EXACT,
@@ -958,3 +990,17 @@ def _edit_name(index: MutableMapping[str, str | tuple[str, ...]], key: str, valu
         index.pop(key, None)
     else:
         index[key] = current[0] if len(current) == 1 else current
+
+
+@dataclass(eq=False)
+class _Streamed:
+    """What `Graph.take(derive_runs=True)` derived of the runs as they arrived, for `derive`: each
+    cohort's members, which cohorts have a source-native member, each cohort's least (value,
+    observed_ns, id) of its eligible runs, the runs whose source falls back to their publishing
+    commit, and whether some run came before a node it references (then `derive` does it all)."""
+
+    members: dict[str, list[str]] = field(default_factory=dict)
+    native: set[str] = field(default_factory=set)
+    best: dict[str, tuple[float, int, str]] = field(default_factory=dict)
+    sourceless: list[str] = field(default_factory=list)
+    underived: bool = False

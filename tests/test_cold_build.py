@@ -21,6 +21,7 @@ from helpers import (
     make_run,
     make_supersession,
     make_verification,
+    make_workload,
     to_manifest,
 )
 from signing import T0, Key, commit_raw
@@ -163,3 +164,26 @@ def test_overlays_of_runs_with_a_source_of_their_own(store: registry.GitStore, k
     assert facts[1].superseded_by == to_manifest(native[2]).digest
     assert facts[3].trust == Trust.VERIFIED
     assert {f.source for f in facts.values()} == {"upstream"}
+
+
+def test_cohorts_of_published_source_native_runs(store: registry.GitStore) -> None:
+    """Runs derived while streaming and never revisited: their cohorts come from what the stream
+    gathered (members, a source-native member, the record holder), in two cohorts and one with no
+    eligible run."""
+    s = basic_scenario()
+    a, b = s.implementations
+    other = make_workload(s.operation, tokens=512)
+    runs = [
+        make_run(a, s.workload, s.protocol, s.environment, 9000, "2026-08-01T12:00:00Z", source_native="up"),
+        make_run(b, s.workload, s.protocol, s.environment, 8000, "2026-08-02T12:00:00Z", source_native="up"),
+        make_run(a, s.workload, s.protocol, s.environment, 8000, "2026-08-03T12:00:00Z", source_native="up"),
+        make_run(a, other, s.protocol, s.environment, 7000, "2026-08-04T12:00:00Z", status="timeout", source_native="up"),
+    ]  # fmt: skip
+    base = [d for d in s.docs if d["kind"] != "BenchmarkRun"]
+    head = commit_manifests(store, [*base, other, *runs], T0, source="importer")
+    graph = _same_as_reference(store, head)
+    cohort = graph.cohorts[graph.facts[to_manifest(runs[0]).digest].cohort or ""]
+    assert cohort.profile == "source_native" and len(cohort.members) == 3
+    assert cohort.holder_ns(graph) == graph.nodes[to_manifest(runs[1]).digest].observed_ns  # type: ignore[union-attr]
+    lone = graph.cohorts[graph.facts[to_manifest(runs[3]).digest].cohort or ""]
+    assert lone.holder_ns(graph) is None
