@@ -518,6 +518,7 @@ class GitStore:
             lister.stdout.close()  # cat-file holds it now; ls-tree sees SIGPIPE if cat-file dies
         assert reader.stdout is not None
         out = reader.stdout
+        _widen_pipe(out.fileno())
         kinds = {folder.encode(): info.name for folder, info in KIND_BY_FOLDER.items()}
         readline, read = out.readline, out.read
         missing: list[str] = []
@@ -577,6 +578,7 @@ class GitStore:
         assert process.stdin is not None
         assert process.stdout is not None
         stdin, out = process.stdin, process.stdout
+        _widen_pipe(out.fileno())
 
         def feed() -> None:  # a thread: git answers while we still ask, and pipes hold 64 KB
             try:
@@ -974,6 +976,21 @@ class _TreeLookup:
             if entry is not None:
                 return orjson.loads(self._store.read_blob(str(entry.id)))  # type: ignore[no-any-return]
         return None
+
+
+_PIPE_BYTES = 1 << 20
+
+
+def _widen_pipe(fd: int) -> None:
+    """Let git write up to 1 MB ahead of the reader (Linux; elsewhere, or past the system's
+    limit, the pipe keeps its size).
+
+    With the default 64 KB, git stops each time this process is busy with ~45 manifests and
+    both wait on each other by turns (a 10x cold build: 7.5 s of stream and indexing, against
+    5.3 s with 1 MB, the same CPU): the overlap the stream is read for is lost.
+    """
+    with contextlib.suppress(AttributeError, OSError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
 
 
 def _alive(pid: int) -> bool:
