@@ -1,9 +1,13 @@
 """The ASGI application: it composes, and holds no endpoint (Starlette's `applications.py` is the model).
 
 `create_app(settings)` builds one over a `Server` (the snapshots it serves, the query service, the
-caches): the routes of `api.routes`, the CORS middleware, the exception handlers that keep every fault in
-the error shape, and the lifespan that loads the registry and follows main. `app` is the one uvicorn serves
-(`uvicorn api.app:app`).
+caches): the routes of `api.routes`, the middleware (every answer's safety headers, `api.http.headers`;
+CORS), the exception handlers that keep every fault and every 404 in the error shape, and the lifespan that
+loads the registry and follows main. `app` is the one uvicorn serves (`uvicorn api.app:app`).
+
+No redirect is built from the request's Host: Starlette's own trailing-slash redirect does (`Location:
+http://<Host>/...`), so it is off, and a path with a trailing slash that names a route without it is
+redirected here, to the configured base URL or root-relative.
 """
 
 from __future__ import annotations
@@ -12,22 +16,30 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import quote
 
 import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Match
 
 import registry
-from api.codes import INTERNAL, STORE_CORRUPT
+from api.cache import REVALIDATE
+from api.codes import INTERNAL, NOT_FOUND, STORE_CORRUPT
 from api.errors import UNEXPECTED
+from api.http.headers import SafeAnswers
+from api.http.mcp_guard import McpGuard
+from api.http.requests import server_of
 from api.http.responses import error
 from api.mcp_lazy import LazyMCP
 from api.routes import routes
-from api.server import Server
+from api.server import Server, own_documents
 from api.settings import Settings
+from web import documents
+from web.render import error_page
 
 __all__ = ["CORS_HEADERS", "WorkerConfig", "app", "create_app"]
 
@@ -56,6 +68,7 @@ CORS_HEADERS = (
 def create_app(settings: Settings | None = None) -> Starlette:
     """The application for one registry."""
     server = Server(settings or Settings.from_env())
+    server.persisted.trust(own_documents(documents))  # the pages' documents run under an allow-list too
     mcp = LazyMCP(  # the MCP tools at /mcp (api/mcp_server.py), imported on the first MCP request
         lambda module: module.Backend(server.queries, ready=server.serving)
     )
@@ -66,6 +79,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             yield
 
     middleware = [
+        Middleware(SafeAnswers),  # outermost: it sees every answer, the framework's own included
         Middleware(
             CORSMiddleware,
             allow_origins=list(server.settings.cors_origins),
@@ -73,12 +87,32 @@ def create_app(settings: Settings | None = None) -> Starlette:
             allow_headers=list(CORS_HEADERS),
             expose_headers=["etag", "x-kernelindex-commit"],
             max_age=86400,
-        )
+        ),
     ]
-    handlers = {registry.RegistryError: _registry_fault, Exception: _unexpected_fault}
-    application = Starlette(routes=routes(mcp), middleware=middleware, lifespan=lifespan, exception_handlers=handlers)
+    handlers: dict[Any, Any] = {404: _not_found, registry.RegistryError: _registry_fault, Exception: _unexpected_fault}
+    guarded = McpGuard(mcp, server.settings)  # /mcp answers only the origins and hosts it is configured for
+    application = Starlette(
+        routes=routes(guarded), middleware=middleware, lifespan=lifespan, exception_handlers=handlers
+    )
+    application.router.redirect_slashes = False  # it builds Location from Host (see the module's docstring)
     application.state.server = server
     return application
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    """No route answers this path: a path with a trailing slash that names one without it is redirected there
+    (308: the method is kept), under the configured base URL or root-relative; anything else is a 404 page
+    for a browser, the error shape for an API client."""
+    path = request.url.path
+    if len(path) > 1 and path.endswith("/"):
+        candidate = "/" + path.strip("/")  # one leading slash: never `//host`, a URL of another site
+        scope = {**request.scope, "path": candidate}
+        if any(route.matches(scope)[0] is not Match.NONE for route in request.app.router.routes):
+            location = server_of(request).urls.base + quote(candidate, safe="/:@!$&'()*+,;=")
+            if request.url.query:
+                location += f"?{request.url.query}"
+            return RedirectResponse(location, status_code=308, headers={"cache-control": REVALIDATE})
+    return error_page(request, 404, NOT_FOUND, "nothing here: no page or API route has this path")
 
 
 async def _registry_fault(request: Request, exc: Exception) -> Response:

@@ -18,6 +18,8 @@ __all__ = [
     "CODES",
     "COMMIT_NOT_YET_AVAILABLE",
     "CURSOR_ERROR",
+    "HOOK_DISABLED",
+    "HOST_NOT_ALLOWED",
     "INTERNAL",
     "MANIFEST_NOT_FOUND",
     "NOT_ACCEPTABLE",
@@ -25,6 +27,7 @@ __all__ = [
     "NOT_READY",
     "NO_BASE_URL",
     "OPERATION_RESOLUTION_FAILURE",
+    "ORIGIN_NOT_ALLOWED",
     "PAGE_SIZE_ERROR",
     "PARSE_FAILED",
     "PERSISTED_QUERY_NOT_ALLOWED",
@@ -33,6 +36,7 @@ __all__ = [
     "PREVIEW_REJECTED",
     "QUERY_TOO_LARGE",
     "REVISION_NOT_FOUND",
+    "SEARCH_TOO_LARGE",
     "STORE_CORRUPT",
     "TOO_MANY_TOKENS",
     "TOO_MANY_VALIDATION_ERRORS",
@@ -72,6 +76,10 @@ NOT_FOUND = "NOT_FOUND"
 NOT_READY = "NOT_READY"
 NO_BASE_URL = "NO_BASE_URL"
 UNAUTHORIZED = "UNAUTHORIZED"
+ORIGIN_NOT_ALLOWED = "ORIGIN_NOT_ALLOWED"
+HOST_NOT_ALLOWED = "HOST_NOT_ALLOWED"
+HOOK_DISABLED = "HOOK_DISABLED"
+SEARCH_TOO_LARGE = "SEARCH_TOO_LARGE"  # registry.SearchTooLarge, by its class name; the pages name it too
 
 CODES = {
     PARSE_FAILED: "the document is not GraphQL (a syntax error)",
@@ -107,5 +115,9 @@ CODES = {
     NOT_READY: "the registry is loading, or has no valid head to serve (503)",
     NO_BASE_URL: "a sitemap without a configured base URL",
     UNAUTHORIZED: "the refresh hook without its secret (401)",
+    ORIGIN_NOT_ALLOWED: "/mcp from a browser page of an origin not on its allow-list (403)",
+    HOST_NOT_ALLOWED: "/mcp under a Host name the server is not configured for (403)",
+    HOOK_DISABLED: "the refresh hook of a server listening beyond loopback without KERNELINDEX_HOOK_SECRET (403)",
+    SEARCH_TOO_LARGE: "a search query over 512 characters or 32 terms",
 }
 """Each code and when it is given (the registry's own errors add theirs, named after their class)."""

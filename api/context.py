@@ -84,6 +84,12 @@ class Context:
     used_head: bool = False  # something was answered for "the head of main", which moves
     unpublished: bool = False  # a pinned commit is not in main's history: main may still change the answer
     cost_budget: int | None = None  # what is left of a batch's cost limit, when this operation is in one
+    # Response paths of root fields that answer a pinned commit (`registry(at:)`, `node(id:)` with a pinned
+    # id): objects under them get pinned ids (`api.types.identity`).
+    pinned_paths: set[tuple[str | int, ...]] = field(default_factory=set)
+    # The graph the head fields answer from: the served head, or the commit their cursors were cut from
+    # (`api.types.pages.head_graph`); None until a head field asks.
+    head_scope: Graph | None = None
 
     def graph(self, at: str | None) -> Graph:
         """The snapshot for `registry(at:)`: the head, or a pinned commit, branch or tag.

@@ -11,6 +11,11 @@ all count (an upper bound).
 
     { runs(first: 100) { totalCount edges { node { name } } } }
     runs 1 + totalCount 1 + edges 1 + node 100 + name 100 = 203
+
+A search (`search(query:)`, `operations(search:)`) also costs its passes over the snapshot's search index
+(`registry.search.search_cost`: 1 + its terms), each worth `search_pass` fields, once per time the field
+resolves; a query over the search limits (512 characters, 32 terms) is refused before anything runs
+(`SearchTooLarge`), whichever edge sent it.
 """
 
 from __future__ import annotations
@@ -35,12 +40,24 @@ from graphql import (
     IntValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
+    StringValueNode,
     Undefined,
     VariableNode,
     get_named_type,
 )
 
-__all__ = ["CostModel", "estimate"]
+from registry.search_query import search_cost
+
+__all__ = ["SEARCHES", "SEARCH_PASS", "CostModel", "estimate"]
+
+SEARCH_PASS = 500
+"""What one pass over a snapshot's search index costs, in fields: a pass looks at most once at each of the
+9,508 runs of the embedded registry, about 3 ms at worst (bench/search.py: the broadest word, 5,922 runs
+matched, 6.7 ms for its 2 passes), where a field costs about 4 us (runs(first: 100) with 12 fields, ~5 ms).
+So a search at the term limit (33 passes, 16,500) fits under the cost limit with a page of its runs, and
+two of them in one request do not."""
+SEARCHES = {"search": "query", "operations": "search"}
+"""The fields that search, and the argument holding their query."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +65,7 @@ class CostModel:
     max_page: int
     list_items: int = 10
     default_page: int = 20  # a connection's page without `first` or `last`
+    search_pass: int = SEARCH_PASS
 
 
 def estimate(
@@ -114,10 +132,16 @@ class _Walker:
         if name.startswith("__") or not isinstance(parent, GraphQLObjectType | GraphQLInterfaceType):
             return count
         definition = parent.fields.get(name)
-        if definition is None or node.selection_set is None:
+        if definition is None:
             return count
+        own = count + count * self.model.search_pass * self._passes(node, definition)
+        if node.selection_set is None:
+            return own
         items = 1
         own_page = self._page(node, definition)
+        if page is not None and own_page is not None and not _sized(node):
+            # a connection that pages with its wrapper's arguments when it has none (`search(first:) { runs }`)
+            own_page = page
         if _is_list(definition):
             # a list that takes `first` itself (Cohort.leaderboard) holds that many; an edges list, its
             # connection's page; any other, `list_items`
@@ -125,7 +149,28 @@ class _Walker:
         if own_page is None and not _is_list(definition):
             own_page = page  # a connection wrapped in an object (`search(first:) { runs { edges } }`)
         child = get_named_type(definition.type)
-        return count + self.selections(child, node.selection_set, count * items, own_page, spread)
+        return own + self.selections(child, node.selection_set, count * items, own_page, spread)
+
+    def _passes(self, node: FieldNode, definition: GraphQLField) -> int:
+        """The passes over the search index a searching field asks for (0 for any other field).
+
+        Raises:
+            SearchTooLarge: its query is over the search limits.
+        """
+        argument = SEARCHES.get(node.name.value)
+        if argument is None or argument not in definition.args:
+            return 0
+        value: Any = None
+        for given in node.arguments or ():
+            if given.name.value != argument:
+                continue
+            if isinstance(given.value, StringValueNode):
+                value = given.value.value
+            elif isinstance(given.value, VariableNode):
+                value = self.variables.get(given.value.name.value)
+        if not isinstance(value, str) or (not value and argument == "search"):
+            return 0  # no query: `operations` lists every operation without searching
+        return search_cost(value)
 
     def _page(self, node: FieldNode, definition: GraphQLField) -> int | None:
         """The page size a connection field asks for (`first` or `last`; the default page without either)."""
@@ -153,6 +198,11 @@ class _Walker:
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in sizes):
             return self.model.max_page
         return min(max(int(max(sizes)), 0), self.model.max_page)
+
+
+def _sized(node: FieldNode) -> bool:
+    """Whether the field's node gives `first` or `last` itself."""
+    return any(argument.name.value in ("first", "last") for argument in node.arguments or ())
 
 
 def _is_list(definition: GraphQLField) -> bool:

@@ -7,6 +7,10 @@ whatever comes after it. `updated` is the event's own time (a record's `at`; a c
 Links go to permalinks pinned to the commit that published the run, which never change. Links are
 absolute only under a configured base URL (which also becomes the feed's `xml:base`); otherwise they
 are relative to the server's root.
+
+Feeds are written by ElementTree (which escapes markup and quotes), and every text and attribute passes
+`api.hostile.shown` first: a published value holding a character XML cannot carry (U+0008 in a run's title)
+is written as its escape, so a feed always parses.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import registry
+from api.hostile import shown
 from api.urls import Urls
 from registry.cohorts import RecordEvent
 from registry.export import row_id
@@ -49,9 +54,9 @@ class Feed:
 
 
 def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
-    element = ET.SubElement(parent, f"{{{ATOM}}}{tag}", attrs)
+    element = ET.SubElement(parent, f"{{{ATOM}}}{tag}", {name: shown(value) for name, value in attrs.items()})
     if text is not None:
-        element.text = text
+        element.text = shown(text)
     return element
 
 

@@ -4,12 +4,16 @@ Strawberry's page loads React, GraphiQL and the explorer plugin from a public CD
 locked-down deployment it stays blank. The same builds are vendored in `api/static/graphiql/` (by
 `scripts/vendor-graphiql`, checked against the integrity hashes the page pins) and served at
 `/static/graphiql/{version}/{file}`, where the version is a digest of the files: a new build gets new
-URLs, so the assets are cached as immutable.
+URLs, so the assets are cached as immutable. The page's own script and stylesheet
+(`kernelindex-graphiql.js`/`.css`) are files beside them, pinned by the integrity computed here: the page
+holds nothing inline, so its Content-Security-Policy allows no inline script (`api.http.headers`).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import re
 import threading
 from pathlib import Path
 
@@ -20,6 +24,7 @@ __all__ = ["ASSET_DIR", "GraphiQL"]
 ASSET_DIR = Path(__file__).resolve().parent / "static" / "graphiql"
 
 _TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+_SRI = re.compile(r"\{\{sri:([\w.-]+)\}\}")
 
 
 class GraphiQL:
@@ -43,7 +48,8 @@ class GraphiQL:
                     digest.update(path.name.encode() + b"\0" + body)
                     assets[path.name] = Representation(body, _TYPES[path.suffix], {"cache-control": IMMUTABLE})
                 self._version = digest.hexdigest()[:16]
-                self._template = (self._directory / "index.html").read_text(encoding="utf-8")
+                template = (self._directory / "index.html").read_text(encoding="utf-8")
+                self._template = _SRI.sub(lambda found: _integrity(assets[found.group(1)].body), template)
                 self._assets = assets
             return self._assets
 
@@ -67,3 +73,8 @@ class GraphiQL:
     def size(self) -> int:
         """The bytes of the vendored assets (JavaScript and CSS)."""
         return sum(len(asset.body) for asset in self._load().values())
+
+
+def _integrity(body: bytes) -> str:
+    """Subresource integrity of a file (sha384), as a page pins it."""
+    return "sha384-" + base64.b64encode(hashlib.sha384(body).digest()).decode()

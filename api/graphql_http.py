@@ -12,7 +12,9 @@ entity tags; Apollo's automatic persisted queries and the trusted-documents allo
 - **Persisted queries.** `extensions.persistedQuery: {version: 1, sha256Hash}` without a `query` names a
   document the server already knows: its answer, or `PersistedQueryNotFound`, after which Apollo's link
   sends the document with its hash once, and the server keeps it (byte-bounded). With an allow-list
-  (`KERNELINDEX_TRUSTED_DOCUMENTS`), only its documents run, by hash or by text.
+  (`KERNELINDEX_TRUSTED_DOCUMENTS`), only its documents run, by hash or by text. The hash may carry
+  graphql-codegen's `sha256:` prefix, and the GraphQL-over-HTTP draft's `documentId: "sha256:<hex>"`
+  (a body member, or a GET parameter) names a document the same way.
 - **Entity tags.** `If-None-Match` is compared with the weak comparison (RFC 9110 section 13.1.2): `W/`
   prefixes and content-coding suffixes do not matter, `*` matches any answer.
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +63,7 @@ PERSISTED_BYTES = 8 * 1024 * 1024
 """What registered persisted documents may hold in all (they are evicted least recently used first)."""
 
 _HASH = re.compile(r"[0-9a-f]{64}")
+_DOCUMENT_ID = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +83,19 @@ class Operation:
     variables: dict[str, Any]
     operation_name: str | None
     extensions: dict[str, Any] = field(default_factory=dict)
+    document_id: str | None = None  # the GraphQL-over-HTTP draft's `documentId`, as sent
 
     @property
     def persisted_hash(self) -> str | None:
+        """The sha256 (hex, any `sha256:` prefix removed) the request names its document by; "" when the
+        name is not a string; None when it names none."""
+        if self.document_id is not None:
+            return self.document_id.removeprefix("sha256:")
         persisted = self.extensions.get("persistedQuery")
         if not isinstance(persisted, dict):
             return None
         found = persisted.get("sha256Hash")
-        return found if isinstance(found, str) else ""
+        return found.removeprefix("sha256:") if isinstance(found, str) else ""
 
 
 def response_media_type(accept: str | None) -> str | None:
@@ -153,6 +161,9 @@ def _operation(raw: Any, where: str) -> Operation | Refusal:
     variables = raw.get("variables")
     name = raw.get("operationName")
     extensions = raw.get("extensions")
+    document_id = raw.get("documentId")
+    if document_id is not None and not (isinstance(document_id, str) and _DOCUMENT_ID.fullmatch(document_id)):
+        return Refusal(400, f"{where}documentId: expected sha256: and 64 lowercase hex digits", BAD_REQUEST)
     if query is not None and not isinstance(query, str):
         return Refusal(400, f"{where}query must be a string", BAD_REQUEST)
     if variables is not None and not isinstance(variables, dict):
@@ -161,7 +172,7 @@ def _operation(raw: Any, where: str) -> Operation | Refusal:
         return Refusal(400, f"{where}operationName must be a string", BAD_REQUEST)
     if extensions is not None and not isinstance(extensions, dict):
         return Refusal(400, f"{where}extensions must be a JSON object", BAD_REQUEST)
-    operation = Operation(query, variables or {}, name, extensions or {})
+    operation = Operation(query, variables or {}, name, extensions or {}, document_id)
     if (query is None or not query.strip()) and operation.persisted_hash is None:
         return Refusal(400, f'{where}no query: send {{"query": "..."}}', BAD_REQUEST)
     return operation
@@ -172,7 +183,7 @@ def parse_operations(
 ) -> Operation | list[Operation] | Refusal:
     """The operation (or batch) of a request, or why it is refused."""
     if method in ("GET", "HEAD"):
-        raw: dict[str, Any] = {k: params[k] for k in ("query", "operationName") if k in params}
+        raw: dict[str, Any] = {k: params[k] for k in ("query", "operationName", "documentId") if k in params}
         for key in ("variables", "extensions"):
             if params.get(key):
                 try:
@@ -236,11 +247,29 @@ def load_trusted_documents(path: Path) -> dict[str, str]:
 
 
 class PersistedQueries:
-    """Documents known by their sha256: registered by clients (APQ), or an operator's allow-list."""
+    """Documents known by their sha256: registered by clients (APQ), or an operator's allow-list.
+
+    With an allow-list, only its documents run, whichever edge asks (`allows`: the query service asks it for
+    every document, so the pages and `/mcp` are held to it too), and the server's own documents (those of
+    its pages, permalinks and MCP tools, `trust`) count as listed: they are fixed text, the same in every
+    release."""
 
     def __init__(self, trusted: Mapping[str, str] | None = None) -> None:
         self.trusted = dict(trusted) if trusted is not None else None
+        self._texts = frozenset(self.trusted.values()) if self.trusted is not None else frozenset()
         self._registered: ByteLRU[str, str] = ByteLRU(PERSISTED_BYTES, lambda text: len(text) + 160)
+
+    def trust(self, documents: Iterable[str]) -> None:
+        """Count the server's own `documents` as listed (when there is an allow-list)."""
+        if self.trusted is None:
+            return
+        for document in documents:
+            self.trusted[hashlib.sha256(document.encode()).hexdigest()] = document
+        self._texts = frozenset(self.trusted.values())
+
+    def allows(self, document: str) -> bool:
+        """Whether `document` may run: anything without an allow-list, else only a listed one."""
+        return self.trusted is None or document in self._texts
 
     def resolve(self, operation: Operation) -> str | Refusal:
         """The document to run; a refusal with a GraphQL error code when there is none.
@@ -249,12 +278,16 @@ class PersistedQueries:
         """
         digest = operation.persisted_hash
         query = operation.query
-        if digest is not None:
+        if digest is not None and operation.document_id is None:
             version = operation.extensions["persistedQuery"].get("version")
             if version != 1:
                 return Refusal(400, "persistedQuery: only version 1 is supported", PERSISTED_QUERY_NOT_SUPPORTED)
             if not _HASH.fullmatch(digest):
-                return Refusal(400, "persistedQuery.sha256Hash: expected 64 lowercase hex digits", BAD_REQUEST)
+                return Refusal(
+                    400,
+                    "persistedQuery.sha256Hash: expected 64 lowercase hex digits (with or without sha256:)",
+                    BAD_REQUEST,
+                )
         if query is None or not query.strip():
             assert digest is not None, "parse_operations refuses a request with neither"
             found = self.trusted.get(digest) if self.trusted is not None else self._registered.get(digest)

@@ -15,7 +15,7 @@ import strawberry
 
 from api.types.base import implementation_name
 from api.types.enums import Trust, enum_of_trust, trust_of_enum
-from api.types.pages import page_bounds
+from api.types.pages import cursor_at, page_bounds
 from registry import nodes as n
 from registry.graph import Cohort, Graph
 from registry.present import format_value
@@ -25,15 +25,21 @@ __all__ = ["LeaderboardRow", "leaderboard_rows"]
 
 @strawberry.type(description="One row of a cohort's leaderboard, every field a plain value.")
 class LeaderboardRow:
-    rank: int
-    tied_with_previous: bool
-    digest: str
-    name: str
-    trust: Trust
+    rank: int = strawberry.field(description="Its rank (as `CohortEntry.rank`).")
+    tied_with_previous: bool = strawberry.field(description="Whether it shares its rank with the row before.")
+    digest: str = strawberry.field(description="The run's digest.")
+    name: str = strawberry.field(description="The run's name.")
+    trust: Trust = strawberry.field(description="The run's evidence level.")
     value: float | None = strawberry.field(description="The primary value (Run.primary.value).")
     display: str | None = strawberry.field(description="The primary value as a reader wants it: 144.6 µs.")
-    unit: str | None
+    unit: str | None = strawberry.field(
+        description="The unit of `value` (`ns` for latencies, `s` for KernelBot scores); null without a value."
+    )
     implementation: str | None = strawberry.field(description="Implementation.displayName of the run.")
+    cursor: str = strawberry.field(
+        description="This row's cursor in `entries` (with the same `minTrust`): `entries(after: cursor)` "
+        "continues after it, from the same commit."
+    )
 
 
 def leaderboard_rows(graph: Graph, cohort: Cohort, first: int, min_trust: Trust | None) -> list[LeaderboardRow]:
@@ -53,6 +59,7 @@ def leaderboard_rows(graph: Graph, cohort: Cohort, first: int, min_trust: Trust 
         implementation = graph.nodes.get(run.implementation)
         rows.append(
             LeaderboardRow(
+                cursor=cursor_at(graph.commit, len(rows)),
                 rank=entry.rank,
                 tied_with_previous=entry.tied_with_previous,
                 digest=run.digest,

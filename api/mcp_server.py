@@ -32,6 +32,7 @@ from api import mcp_documents as docs
 from api.context import StoredObjects
 from api.service import QueryService
 from registry.kinds import KINDS
+from registry.search_query import MAX_QUERY_CHARS
 from registry.snapshots import Snapshots
 
 __all__ = ["TOOLS", "Backend", "Tools", "build_server", "http_app", "run_stdio"]
@@ -224,7 +225,9 @@ class Tools:
         description="Find operations by name or title (e.g. 'attention', 'rmsnorm') with their largest cohorts and "
         "each cohort's current #1: digests, values, trust, permalinks."
     )
-    async def search_catalog(self, q: Annotated[str, Field(min_length=1, max_length=500)], at: At = None) -> str:
+    async def search_catalog(
+        self, q: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)], at: At = None
+    ) -> str:
         found = await self.backend.query(docs.SEARCH, {"at": at, "q": q.strip(), "first": 10})
         return _answer(found, {"query": q, "operations": _page(found["operations"])})
 

@@ -28,8 +28,10 @@ from graphql import (
 from strawberry.extensions import SchemaExtension
 
 from api.cache import ByteLRU
+from api.codes import SEARCH_TOO_LARGE
 from api.cost import CostModel, estimate
 from api.errors import coded
+from registry.errors import SearchTooLarge
 
 __all__ = ["TOKEN_BYTES", "CostLimit", "DocumentCache", "ParsedDocument", "document_weight"]
 
@@ -98,8 +100,9 @@ class DocumentCache(SchemaExtension):
 
 
 class CostLimit(SchemaExtension):
-    """Refuse an operation whose estimated cost (`api.cost`) is over `limit`, before it runs; report
-    the cost of every operation that validates in `extensions.cost` ({requested, limit})."""
+    """Refuse an operation whose estimated cost (`api.cost`) is over `limit`, or that searches for a query
+    over the search limits, before it runs; report the cost of every operation that validates in
+    `extensions.cost` ({requested, limit})."""
 
     def __init__(self, limit: int, model: CostModel) -> None:
         self._limit = limit
@@ -115,7 +118,12 @@ class CostLimit(SchemaExtension):
             variables = get_variable_values(schema, operation.variable_definitions or (), context.variables or {})
             # Variables that do not coerce are the execution's to report (BAD_USER_INPUT).
             if not isinstance(variables, list):
-                self._cost = estimate(schema, document, operation, variables.coerced, self._model)
+                try:
+                    self._cost = estimate(schema, document, operation, variables.coerced, self._model)
+                except SearchTooLarge as exc:
+                    context.result = ExecutionResult(data=None, errors=[coded(str(exc), SEARCH_TOO_LARGE)])
+                    yield
+                    return
                 # In a batch, the operations share one limit: this one gets what the earlier ones left.
                 budget = getattr(context.context, "cost_budget", None)
                 if budget is not None and budget < self._limit:

@@ -13,12 +13,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
-from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from api.http import graphql, operations, permalinks, publishing
+from api.http import graphql, operations, permalinks, publishing, schemas
+from api.http.responses import Files
 from api.urls import PATHS, PINNED, twin
-from web import catalog_pages, cohort_pages, run_pages, search_page, serving_pages
+from web import card_pages, catalog_pages, cohort_pages, icon, index_pages, run_pages, search_page, serving_pages
 from web.render import STATIC
 
 __all__ = ["routes"]
@@ -26,18 +26,26 @@ __all__ = ["routes"]
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 
-def _head(name: str, endpoint: Endpoint, methods: Sequence[str] = ("GET",), twin: bool = False) -> Route:
-    path = PATHS[name] + (".json" if twin else "")
-    return Route(path, endpoint, methods=list(methods), name=name + ("_json" if twin else ""))
+def _format(twin: bool | str) -> str:
+    """A twin's format: `True` is the page's JSON twin; a string names another (`md`, `csv`)."""
+    return "json" if twin is True else twin or ""
 
 
-def _pinned(name: str, endpoint: Endpoint, methods: Sequence[str] = ("GET",), twin: bool = False) -> Route:
-    path = PINNED + PATHS[name] + (".json" if twin else "")
-    return Route(path, endpoint, methods=list(methods), name=f"pinned_{name}" + ("_json" if twin else ""))
+def _head(name: str, endpoint: Endpoint, methods: Sequence[str] = ("GET",), twin: bool | str = False) -> Route:
+    suffix = _format(twin)
+    path = PATHS[name] + (f".{suffix}" if suffix else "")
+    return Route(path, endpoint, methods=list(methods), name=name + (f"_{suffix}" if suffix else ""))
 
 
-def _both(name: str, endpoint: Endpoint, twin: bool = False) -> list[BaseRoute]:
-    """A page at the head of main and pinned to a commit."""
+def _pinned(name: str, endpoint: Endpoint, methods: Sequence[str] = ("GET",), twin: bool | str = False) -> Route:
+    suffix = _format(twin)
+    path = PINNED + PATHS[name] + (f".{suffix}" if suffix else "")
+    return Route(path, endpoint, methods=list(methods), name=f"pinned_{name}" + (f"_{suffix}" if suffix else ""))
+
+
+def _both(name: str, endpoint: Endpoint, twin: bool | str = False) -> list[BaseRoute]:
+    """A page at the head of main and pinned to a commit (`twin`: the path of its JSON twin, or of another
+    format: `md`, `csv`)."""
     return [_head(name, endpoint, twin=twin), _pinned(name, endpoint, twin=twin)]
 
 
@@ -60,17 +68,37 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         *_both("records", cohort_pages.records, twin=True),
         *_both("compare", cohort_pages.compare),
         *_both("compare", cohort_pages.compare, twin=True),
+        *_both("compare", cohort_pages.compare, twin="md"),
+        *_both("compare", cohort_pages.compare, twin="csv"),
         *_both("search", search_page.search),
         *_both("search", search_page.search, twin=True),
+        *_both("operations", index_pages.operations),
+        *_both("operations", index_pages.operations, twin=True),
         *_both("operation", catalog_pages.operation),
         *_both("implementation", catalog_pages.implementation),
+        *_both("projects", index_pages.projects),
+        *_both("projects", index_pages.projects, twin=True),
         *_both("project", catalog_pages.project),
+        *_both("sources", index_pages.sources),
+        *_both("sources", index_pages.sources, twin=True),
         *_both("source", catalog_pages.source),
+        *_both("gpus", index_pages.gpus),
+        *_both("gpus", index_pages.gpus, twin=True),
+        *_both("gpu", index_pages.gpu),
+        *_both("models", index_pages.models),
+        *_both("models", index_pages.models, twin=True),
+        *_both("model", index_pages.model),
+        *_both("serving", serving_pages.serving),
+        *_both("serving", serving_pages.serving, twin=True),
         *_both("serving_cohort", serving_pages.serving_cohort),
+        # Preview images, pinned only: a page's preview is of the commit the page shows.
+        _pinned("run_card", card_pages.run_card),
+        _pinned("cohort_card", card_pages.cohort_card),
+        _pinned("operation_card", card_pages.operation_card),
         _head("commit", catalog_pages.commit),
         *_both("run_badge", run_pages.run_badge),
         *_both("implementation_badge", run_pages.implementation_badge),
-        Mount(PATHS["static"], StaticFiles(directory=STATIC), name="static"),
+        Mount(PATHS["static"], Files(directory=STATIC), name="static"),
         # Permalinks: at the head they redirect to the commit served now; a run's is also its page.
         _head("manifest", permalinks.head_manifest),
         _head("run", permalinks.head_run),
@@ -90,7 +118,11 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         _head("latest_export", publishing.latest_export),
         _head("llms_txt", publishing.llms),
         _head("robots_txt", publishing.robots),
+        _head("favicon", icon.favicon),
         _head("sitemap", publishing.sitemap),
         _head("sitemap_part", publishing.sitemap_part),
+        _head("sitemap_part_moved", publishing.sitemap_part_moved),
+        _head("schema", schemas.current),
+        _head("schema_version", schemas.versioned),
         Route(PATHS["mcp"], mcp, methods=["GET", "POST", "DELETE"], name="mcp"),
     ]

@@ -4,26 +4,29 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Set as AbstractSet
-from typing import Any
+from typing import Annotated, Any
 
 import strawberry
 from graphql import GraphQLError
 from strawberry.extensions import AddValidationRules, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.schema.config import StrawberryConfig
 
 import registry
 from api import types as t
 from api.cache import ByteLRU
 from api.cost import CostModel
-from api.errors import BadUserInput, ErrorCodes
+from api.errors import ErrorCodes
 from api.pipeline import CostLimit, DocumentCache, ParsedDocument
 from api.types import serving_root as st
 from api.types.base import Info
+from api.types.identity import find_cohort, find_manifest
 from api.types.node_root import NodeRoot
+from api.types.scalars import SCALAR_MAP, DateTime
 from api.types.search_root import SearchRoot
 from registry import nodes as n
 from registry.graph import Graph
 from registry.provenance import utc_instant
-from registry.search import gpu_keys_matching, tokens
+from registry.search import gpu_keys_matching, search_cost, tokens
 
 __all__ = ["DOCUMENTS", "LIMITS", "Query", "Snapshot", "schema"]
 
@@ -40,45 +43,131 @@ LIMITS = {
 
 @strawberry.input(description="Narrow a list of runs; every given condition must hold.")
 class RunFilter:
-    operation: str | None = strawberry.field(default=None, description="An operation id (digest, prefix or name).")
+    operation: str | None = strawberry.field(
+        default=None, description="Runs of this operation: its digest, a unique prefix, name or `id`."
+    )
     gpu: str | None = strawberry.field(
         default=None,
         description="A GPU product, a word of it or an architecture, any case: 'NVIDIA B200', 'b200', 'sm_100'.",
     )
-    source: str | None = strawberry.field(default=None, description="A source slug: sol-execbench, community...")
-    status: list[t.RunStatus] | None = None
-    min_trust: t.Trust | None = None
-    trust: list[t.Trust] | None = None
-    eligible_only: bool = False
-    observed_since: str | None = strawberry.field(default=None, description="An ISO 8601 UTC instant.")
-    implementation: str | None = None
-    workload: str | None = None
-    cohort: str | None = None
+    source: str | None = strawberry.field(
+        default=None, description="Runs of this source, by its slug (`Source.slug`: sol-execbench, community...)."
+    )
+    status: list[t.RunStatus] | None = strawberry.field(
+        default=None, description="Runs with one of these statuses (PASSED for results that can rank)."
+    )
+    min_trust: t.Trust | None = strawberry.field(
+        default=None,
+        description="Runs at or above this evidence level (VERIFIED keeps VERIFIED and REPLICATED): what a "
+        "leaderboard's evidence filter wants.",
+    )
+    trust: list[t.Trust] | None = strawberry.field(
+        default=None, description="Runs at exactly one of these levels (for facets: REPORTED alone, say)."
+    )
+    eligible_only: bool = strawberry.field(
+        default=False, description="Only runs that rank (`eligible`); false by default: every run."
+    )
+    observed_since: DateTime | None = strawberry.field(
+        default=None, description="Runs measured at or after this instant (`observedAt`)."
+    )
+    implementation: str | None = strawberry.field(
+        default=None, description="Runs of this implementation: its digest, a unique prefix, name or `id`."
+    )
+    workload: str | None = strawberry.field(
+        default=None, description="Runs on this workload: its digest, a unique prefix, name or `id`."
+    )
+    cohort: str | None = strawberry.field(
+        default=None, description="Runs of this cohort: its key, a unique prefix of at least 12 hex digits, or `id`."
+    )
 
 
-@strawberry.input
+@strawberry.input(description="Narrow a list of cohorts; every given condition must hold.")
 class CohortFilter:
-    operation: str | None = None
-    gpu: str | None = None
-    workload: str | None = None
-    min_size: int | None = None
+    operation: str | None = strawberry.field(
+        default=None, description="Cohorts of this operation: its digest, a unique prefix, name or `id`."
+    )
+    gpu: str | None = strawberry.field(
+        default=None,
+        description="Cohorts measured on this GPU: a product, a word of it or an architecture, any case "
+        "('NVIDIA B200', 'b200', 'sm_100').",
+    )
+    workload: str | None = strawberry.field(
+        default=None, description="Cohorts on this workload: its digest, a unique prefix, name or `id`."
+    )
+    min_size: int | None = strawberry.field(default=None, description="Cohorts of at least this many runs.")
 
 
-@strawberry.enum
+@strawberry.enum(description="The order of a list of cohorts.")
 class CohortOrder(enum.Enum):
-    LARGEST = "largest"
-    NEWEST_RECORD = "newest_record"
-    KEY = "key"
+    LARGEST = strawberry.enum_value("largest", description="Most runs first, then by key; the default.")
+    NEWEST_RECORD = strawberry.enum_value(
+        "newest_record", description="The most recent change of record holder first; cohorts without a record last."
+    )
+    KEY = strawberry.enum_value("key", description="By key: a fixed order, for walking every cohort.")
 
 
-@strawberry.type
+@strawberry.type(description="How many manifests of one kind.")
 class KindCount:
-    kind: str
-    count: int
+    kind: t.ManifestKind = strawberry.field(description="The kind.")
+    count: int = strawberry.field(description="How many manifests of it.")
+
+
+@strawberry.input(description="Narrow the records ledger; every given condition must hold.")
+class RecordFilter:
+    operation: str | None = strawberry.field(
+        default=None, description="Records of this operation's cohorts: its digest, a unique prefix, name or `id`."
+    )
+    gpu: str | None = strawberry.field(
+        default=None,
+        description="Records measured on this GPU: a product, a word of it or an architecture, any case "
+        "('NVIDIA B200', 'b200', 'sm_100').",
+    )
+    source: str | None = strawberry.field(
+        default=None, description="Records held by a run of this source (`Source.slug`: sol-execbench...)."
+    )
+    since: DateTime | None = strawberry.field(
+        default=None, description="Records taken at or after this instant (`RecordEntry.since`)."
+    )
+
+
+_Id = Annotated[
+    str,
+    strawberry.argument(
+        description="A digest (sha256:<64 lower-case hex>), a unique hex prefix of at least 12 digits, a "
+        "metadata.name, or the object's `id`. Malformed: BAD_USER_INPUT; well-formed but absent: null."
+    ),
+]
+_NOUNS = {
+    "BenchmarkRun": ("Run", "a run"),
+    "OperationSpec": ("Operation", "an operation"),
+    "ImplementationRevision": ("Implementation", "an implementation"),
+    "SoftwareProject": ("Project", "a project"),
+    "BenchmarkProtocol": ("Protocol", "a protocol"),
+    "ExecutionEnvironment": ("Environment", "an environment"),
+    "WorkloadCase": ("Workload", "a workload"),
+}
+# Every type whose id names a manifest (by its digest): `manifest(digest:)` takes any of their ids.
+_MANIFEST_TYPES = (
+    "Manifest", "Run", "Operation", "Workload", "Implementation", "Project", "Protocol", "Environment",
+    "Attestation", "Retraction", "Verification", "ServingRun", "Model", "ServingStack", "ServingConfiguration",
+    "ServingWorkload",
+)  # fmt: skip
 
 
 def _lookup(graph: Graph, kinds: tuple[str, ...], ident: str) -> n.Node | None:
-    return graph.find(kinds, ident)
+    """The manifest of one of `kinds` an id argument names (digest, prefix, name or Node id); None if none.
+
+    Raises:
+        BadUserInput: malformed (says what was expected).
+    """
+    type_name, noun = _NOUNS[kinds[0]]
+    found: n.Node | None = find_manifest(graph, kinds, ident, (type_name,), noun)
+    return found
+
+
+def _cohort(graph: Graph, key: str) -> registry.graph.Cohort | None:
+    found: registry.graph.Cohort | None = find_cohort(graph.cohorts, key)
+    return found
 
 
 def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
@@ -91,7 +180,7 @@ def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
         candidates = set(found) if candidates is None else candidates.intersection(found)
 
     if f.operation is not None:
-        node = graph.find(("OperationSpec",), f.operation)
+        node = _lookup(graph, ("OperationSpec",), f.operation)
         narrow(graph.runs_by["operation"].get(node.digest, set()) if node else set())
     if f.gpu is not None:  # any case, a product word or an architecture: "b200", "NVIDIA B200", "sm_100"
         index = graph.runs_by["gpu"]
@@ -99,16 +188,16 @@ def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
     if f.source is not None:
         narrow(graph.runs_by["source"].get(f.source.strip(), set()))
     if f.implementation is not None:
-        node = graph.find(("ImplementationRevision",), f.implementation)
+        node = _lookup(graph, ("ImplementationRevision",), f.implementation)
         narrow(graph.runs_by["implementation"].get(node.digest, set()) if node else set())
     if f.workload is not None:
-        node = graph.find(("WorkloadCase", "WorkloadSuite"), f.workload)
+        node = _lookup(graph, ("WorkloadCase", "WorkloadSuite"), f.workload)
         narrow(graph.runs_by["workload"].get(node.digest, set()) if node else set())
     if f.cohort is not None:
-        cohort = graph.find_cohort(f.cohort)
+        cohort = _cohort(graph, f.cohort)
         narrow(set(cohort.members) if cohort else set())
     pool: Any = candidates if candidates is not None else graph.facts.keys()
-    statuses = {s.value for s in f.status} if f.status else None
+    statuses = {s.name.lower() for s in f.status} if f.status else None
     trusts = {t.trust_of_enum(x) for x in f.trust} if f.trust else None
     minimum = t.trust_of_enum(f.min_trust) if f.min_trust else None
     since = n.instant_ns(f.observed_since) if f.observed_since else None
@@ -129,6 +218,39 @@ def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
             continue
         kept.append(digest)
     return t.ordered_runs(graph, set(kept))
+
+
+def _records(graph: Graph, f: RecordFilter | None, order: t.RecordOrder) -> list[str]:
+    """The ledger's cohort keys that pass `f`, in `order`."""
+    keys: list[str] = list(graph.records)
+    if f is not None:
+        if f.operation is not None:
+            node = _lookup(graph, ("OperationSpec",), f.operation)
+            wanted = graph.cohorts_by["operation"].get(node.digest, set()) if node else set()
+            keys = [k for k in keys if k in wanted]
+        if f.gpu is not None:
+            index = graph.cohorts_by["gpu"]
+            on_gpu = {k for key in gpu_keys_matching(f.gpu, index) for k in index[key]}
+            keys = [k for k in keys if k in on_gpu]
+        if f.source is not None:
+            source = f.source.strip()
+            keys = [k for k in keys if graph.facts[_holder(graph, k).run].source == source]
+        if f.since is not None:
+            since = n.instant_ns(f.since)
+            keys = [k for k in keys if _holder(graph, k).at_ns >= since]
+    if order is t.RecordOrder.OLDEST:
+        keys.reverse()
+    elif order is t.RecordOrder.NEWEST_PUBLISHED:
+        keys.sort(key=lambda k: (-(graph.publication(_holder(graph, k).run) or -1), k))
+    elif order is t.RecordOrder.LARGEST_COHORT:
+        keys.sort(key=lambda k: (-len(graph.cohorts[k].members), k))
+    return keys
+
+
+def _holder(graph: Graph, key: str) -> registry.cohorts.RecordEvent:
+    event = graph.cohorts[key].holder(graph)
+    assert event is not None, "the ledger lists cohorts with a holder only"
+    return event
 
 
 def _has_words(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
@@ -157,13 +279,13 @@ def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) 
 
     if f is not None:
         if f.operation is not None:
-            node = graph.find(("OperationSpec",), f.operation)
+            node = _lookup(graph, ("OperationSpec",), f.operation)
             narrow(graph.cohorts_by["operation"].get(node.digest, set()) if node else set())
         if f.gpu is not None:
             index = graph.cohorts_by["gpu"]
             narrow({k for key in gpu_keys_matching(f.gpu, index) for k in index[key]})
         if f.workload is not None:
-            node = graph.find(("WorkloadCase", "WorkloadSuite"), f.workload)
+            node = _lookup(graph, ("WorkloadCase", "WorkloadSuite"), f.workload)
             narrow(graph.cohorts_by["workload"].get(node.digest, set()) if node else set())
     pool = set(graph.cohorts) if keys is None else keys
     if f is not None and f.min_size:
@@ -182,7 +304,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
     _graph: strawberry.Private[Graph | None] = None
 
     def _g(self, info: Info) -> Graph:
-        return self._graph if self._graph is not None else info.context.graph(None)
+        return self._graph if self._graph is not None else t.head_graph(info)
 
     def _at(self, graph: Graph) -> Snapshot:
         return Snapshot(_graph=graph)
@@ -192,7 +314,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
         return t.commit_type(info.context, self._g(info).commit)
 
     @strawberry.field(description="Its committer time, ISO 8601 UTC.")
-    def committed_at(self, info: Info) -> str:
+    def committed_at(self, info: Info) -> DateTime:
         return utc_instant(self._g(info).committed_at)
 
     @strawberry.field(description="Manifests by kind.")
@@ -200,7 +322,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
         totals: dict[str, int] = {}
         for node in self._g(info).nodes.values():
             totals[node.kind] = totals.get(node.kind, 0) + 1
-        return [KindCount(kind=k, count=v) for k, v in sorted(totals.items())]
+        return [KindCount(kind=t.ManifestKind[k], count=v) for k, v in sorted(totals.items())]
 
     @strawberry.field(
         description="Manifests this snapshot's commit first published on main, by kind, then name; `kind` narrows "
@@ -211,19 +333,19 @@ class Snapshot(st.ServingRoot, SearchRoot):
     def published(
         self,
         info: Info,
-        kind: str | None = None,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> t.Connection[t.Manifest]:
+        kind: Annotated[
+            t.ManifestKind | None, strawberry.argument(description="Only manifests of this kind; all by default.")
+        ] = None,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[t.Manifest] | None:
         graph = self._g(info)
         t.page_bounds(first)
         digests = graph.first_published_here
         if kind is not None:
-            if kind not in registry.KINDS:
-                raise BadUserInput(f"kind: expected one of {', '.join(sorted(registry.KINDS))}, not {kind!r}")
-            digests = tuple(d for d in digests if graph.nodes[d].kind == kind)
+            digests = tuple(d for d in digests if graph.nodes[d].kind == kind.name)
         return t.paginate(
             graph,
             digests,
@@ -238,10 +360,10 @@ class Snapshot(st.ServingRoot, SearchRoot):
         for digest in graph.first_published_here:
             kind = graph.nodes[digest].kind
             totals[kind] = totals.get(kind, 0) + 1
-        return [KindCount(kind=k, count=v) for k, v in sorted(totals.items())]
+        return [KindCount(kind=t.ManifestKind[k], count=v) for k, v in sorted(totals.items())]
 
     @strawberry.field(description="A run by digest, unique hex prefix (>= 12) or metadata.name.")
-    def run(self, info: Info, id: str) -> t.Run | None:
+    def run(self, info: Info, id: _Id) -> t.Run | None:
         node = _lookup(self._g(info), ("BenchmarkRun",), id)
         return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
 
@@ -250,21 +372,37 @@ class Snapshot(st.ServingRoot, SearchRoot):
     def runs(
         self,
         info: Info,
-        filter: RunFilter | None = None,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> t.Connection[t.Run]:
+        filter: Annotated[
+            RunFilter | None, strawberry.argument(description="Keep the runs that meet every condition given.")
+        ] = None,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+        order: Annotated[t.RunOrder, strawberry.argument(description="The order; NEWEST_OBSERVED by default.")] = (
+            t.RunOrder.NEWEST_OBSERVED
+        ),
+    ) -> t.Connection[t.Run] | None:
         graph = self._g(info)
         t.page_bounds(first)
         digests = _filtered_runs(graph, filter)
+        if order is not t.RunOrder.NEWEST_OBSERVED:
+            digests = t.ordered_runs(graph, digests, order)
         return t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t.typed(graph, d, t.Run))
 
     @strawberry.field(description="A cohort by its key (or a unique prefix of >= 12 hex digits).")
-    def cohort(self, info: Info, key: str) -> t.Cohort | None:
+    def cohort(
+        self,
+        info: Info,
+        key: Annotated[
+            str,
+            strawberry.argument(
+                description="Its key (sha256:<64 hex>), a unique hex prefix of at least 12 digits, or its `id`."
+            ),
+        ],
+    ) -> t.Cohort | None:
         graph = self._g(info)
-        cohort = graph.find_cohort(key)
+        cohort = _cohort(graph, key)
         return t.Cohort(_graph=graph, _cohort=cohort) if cohort else None
 
     @strawberry.field(description="Cohorts, largest first unless ordered otherwise.")
@@ -272,13 +410,17 @@ class Snapshot(st.ServingRoot, SearchRoot):
     def cohorts(
         self,
         info: Info,
-        filter: CohortFilter | None = None,
-        order: CohortOrder = CohortOrder.LARGEST,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> t.Connection[t.Cohort]:
+        filter: Annotated[
+            CohortFilter | None, strawberry.argument(description="Keep the cohorts that meet every condition given.")
+        ] = None,
+        order: Annotated[
+            CohortOrder, strawberry.argument(description="The order; LARGEST by default.")
+        ] = CohortOrder.LARGEST,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[t.Cohort] | None:
         graph = self._g(info)
         t.page_bounds(first)
         keys = _filtered_cohorts(graph, filter, order)
@@ -289,8 +431,8 @@ class Snapshot(st.ServingRoot, SearchRoot):
             lambda k: t.Cohort(_graph=graph, _cohort=graph.cohorts[k]),
         )
 
-    @strawberry.field
-    def operation(self, info: Info, id: str) -> t.Operation | None:
+    @strawberry.field(description="An operation (OperationSpec); null when the id names none.")
+    def operation(self, info: Info, id: _Id) -> t.Operation | None:
         return t.node_type(self._g(info), _lookup(self._g(info), ("OperationSpec",), id))  # type: ignore[no-any-return]
 
     @strawberry.field(description="Operations by name; `family` narrows, `search` matches name or title.")
@@ -298,17 +440,25 @@ class Snapshot(st.ServingRoot, SearchRoot):
     def operations(
         self,
         info: Info,
-        family: str | None = None,
-        search: str | None = None,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> t.Connection[t.Operation]:
+        family: Annotated[
+            str | None, strawberry.argument(description="Only operations of this family (`rmsnorm`...).")
+        ] = None,
+        search: Annotated[
+            str | None,
+            strawberry.argument(
+                description="Words matched against names and titles, any case, split on _, - and spaces."
+            ),
+        ] = None,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[t.Operation] | None:
         graph = self._g(info)
         t.page_bounds(first)
         # Words, case-insensitive, split on _, - and spaces: "fused attention" finds fused_attention_*.
-        needle = tokens(search) if search else None
+        # Bounded as a search is (512 characters, 32 terms): SearchTooLarge past them.
+        needle = tokens(search) if search and search_cost(search) else None
 
         def matches(node: n.Operation) -> bool:
             if not needle:
@@ -327,33 +477,42 @@ class Snapshot(st.ServingRoot, SearchRoot):
             graph, found, t.Window(first, after, last, before), lambda node: t.Operation(_graph=graph, _node=node)
         )
 
-    @strawberry.field
-    def workload(self, info: Info, id: str) -> t.Workload | None:
+    @strawberry.field(description="A workload (case or suite); null when the id names none.")
+    def workload(self, info: Info, id: _Id) -> t.Workload | None:
         node = _lookup(self._g(info), ("WorkloadCase", "WorkloadSuite"), id)
         return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
 
-    @strawberry.field
-    def implementation(self, info: Info, id: str) -> t.Implementation | None:
+    @strawberry.field(description="An implementation; null when the id names none.")
+    def implementation(self, info: Info, id: _Id) -> t.Implementation | None:
         node = _lookup(self._g(info), ("ImplementationRevision",), id)
         return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
 
-    @strawberry.field
-    def project(self, info: Info, id: str) -> t.Project | None:
+    @strawberry.field(description="A software project; null when the id names none.")
+    def project(self, info: Info, id: _Id) -> t.Project | None:
         return t.node_type(self._g(info), _lookup(self._g(info), ("SoftwareProject",), id))  # type: ignore[no-any-return]
 
-    @strawberry.field
-    def protocol(self, info: Info, id: str) -> t.Protocol | None:
+    @strawberry.field(description="A benchmark protocol; null when the id names none.")
+    def protocol(self, info: Info, id: _Id) -> t.Protocol | None:
         return t.node_type(self._g(info), _lookup(self._g(info), ("BenchmarkProtocol",), id))  # type: ignore[no-any-return]
 
-    @strawberry.field
-    def environment(self, info: Info, id: str) -> t.Environment | None:
+    @strawberry.field(description="An execution environment; null when the id names none.")
+    def environment(self, info: Info, id: _Id) -> t.Environment | None:
         node = _lookup(self._g(info), ("ExecutionEnvironment",), id)
         return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
 
     @strawberry.field(description="Any manifest, of any kind, by digest (or unique prefix, or name).")
-    def manifest(self, info: Info, digest: str) -> t.Manifest | None:
+    def manifest(
+        self,
+        info: Info,
+        digest: Annotated[
+            str,
+            strawberry.argument(
+                description="A digest (sha256:<64 hex>), a unique hex prefix of at least 12 digits, a name or an id."
+            ),
+        ],
+    ) -> t.Manifest | None:
         graph = self._g(info)
-        node = graph.find(registry.KINDS.keys(), digest)
+        node = find_manifest(graph, registry.KINDS.keys(), digest, _MANIFEST_TYPES, "a manifest")
         return t.Manifest(_graph=graph, _node=node) if node else None
 
     @strawberry.field(description="The records ledger: one entry per cohort with a record, newest holder first.")
@@ -361,21 +520,36 @@ class Snapshot(st.ServingRoot, SearchRoot):
     def records(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> t.Connection[t.RecordEntry]:
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+        filter: Annotated[
+            RecordFilter | None, strawberry.argument(description="Keep the records that meet every condition given.")
+        ] = None,
+        order: Annotated[
+            t.RecordOrder, strawberry.argument(description="The order; NEWEST by default.")
+        ] = t.RecordOrder.NEWEST,
+    ) -> t.Connection[t.RecordEntry] | None:
         graph = self._g(info)
         return t.paginate(
             graph,
-            graph.records,
+            _records(graph, filter, order),
             t.Window(first, after, last, before),
             lambda k: t.RecordEntry(_graph=graph, _cohort=graph.cohorts[k]),
         )
 
     @strawberry.field(description="Runs side by side; material differences first.")
-    def compare(self, info: Info, runs: list[str]) -> t.Compare:
+    def compare(
+        self,
+        info: Info,
+        runs: Annotated[
+            list[str],
+            strawberry.argument(
+                description="Up to 20 runs: digests, unique hex prefixes of at least 12 digits, names or ids."
+            ),
+        ],
+    ) -> t.Compare | None:
         if len(runs) > 20:
             raise t.PageSizeError(f"compare takes at most 20 runs (got {len(runs)})")
         st.refuse_serving_runs(self._g(info), runs)
@@ -393,9 +567,26 @@ class Query(Snapshot, NodeRoot):
         "answer) makes a head answer come from that commit or a newer one: the server refreshes or waits "
         "briefly, else answers COMMIT_NOT_YET_AVAILABLE (retry) or COMMIT_NOT_ON_MAIN."
     )
-    def registry(self, info: Info, at: str | None = None, min_commit: str | None = None) -> Snapshot | None:
+    def registry(
+        self,
+        info: Info,
+        at: Annotated[
+            str | None,
+            strawberry.argument(
+                description="A commit (full id or unique prefix), a branch or a tag; the served head by default."
+            ),
+        ] = None,
+        min_commit: Annotated[
+            str | None,
+            strawberry.argument(
+                description="A full commit id the head answer must include (read-your-writes); only without `at`."
+            ),
+        ] = None,
+    ) -> Snapshot | None:
         # Execution runs in a worker thread (api.service), so a pinned graph is built right here.
-        graph = info.context.graph(at)
+        graph = t.head_graph(info) if at is None else info.context.graph(at)
+        if at is not None:
+            info.context.pinned_paths.add((info.path.key,))
         if min_commit is not None and at is None:
             # The HTTP layer already waited for it (api.freshness); the head of this request is what it got.
             standing = info.context.snapshots.standing(min_commit)
@@ -428,6 +619,7 @@ _COST = CostModel(max_page=t.MAX_PAGE)
 schema = _Schema(
     query=Query,
     types=[Snapshot],
+    config=StrawberryConfig(scalar_map=SCALAR_MAP),
     extensions=[
         lambda: AddValidationRules(_LIMIT_RULES),
         lambda: MaxTokensLimiter(max_token_count=LIMITS["max_tokens"]),

@@ -12,12 +12,17 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator
+from types import ModuleType
 
 import anyio
 import anyio.to_thread
+import orjson
 
 import registry
+import registry.search
+from api import dossier, mcp_documents
 from api.cache import ByteLRU, Representation
+from api.coalesce import Coalescer
 from api.context import StoredObjects
 from api.feeds import Feed
 from api.follow import follow_main
@@ -27,11 +32,19 @@ from api.previews import Previews
 from api.service import QueryService
 from api.settings import Settings
 from api.urls import Urls
+from registry.export_cache import ExportCache, exports_path
 from registry.graphcache import cache_path, load_cache, materialize, save_cache
 from registry.mirror import Mirror
 from registry.snapshots import Snapshots
 
-__all__ = ["FEED_CACHE_BYTES", "PAGE_CACHE_BYTES", "RESPONSE_CACHE_BYTES", "SWITCH_INTERVAL", "Server"]
+__all__ = [
+    "FEED_CACHE_BYTES",
+    "PAGE_CACHE_BYTES",
+    "RESPONSE_CACHE_BYTES",
+    "SWITCH_INTERVAL",
+    "Server",
+    "own_documents",
+]
 
 log = logging.getLogger("kernelindex")
 
@@ -47,6 +60,11 @@ the event loop waits for an executor that long at each step of a request (/healt
 heavy clients: ~90 ms at 5 ms, ~50 ms at 1 ms, with the same throughput of heavy queries)."""
 
 
+def own_documents(*modules: ModuleType) -> list[str]:
+    """The GraphQL documents a module of the server's own edges names in its `__all__`."""
+    return [value for module in modules for name in module.__all__ if isinstance(value := getattr(module, name), str)]
+
+
 class Server:
     """What every route of one application shares."""
 
@@ -56,13 +74,20 @@ class Server:
         self.snapshots = Snapshots(settings.repo_path, trust_root=settings.trust_root_policy())
         self.objects = StoredObjects(self.snapshots)
         self.previews = Previews(self.snapshots)
-        self.queries = QueryService(self.snapshots, self.objects, self.urls.base, previews=self.previews)
-        self.moved = asyncio.Condition()  # notified after each refresh (monotonic reads wait on it)
+        # The trusted-documents rule, for every edge: /graphql, the pages, permalinks, /mcp.
         self.persisted = PersistedQueries(settings.trusted_documents())
+        self.persisted.trust(own_documents(dossier, mcp_documents))
+        self.queries = QueryService(
+            self.snapshots, self.objects, self.urls.base, previews=self.previews, admitted=self.persisted.allows
+        )
+        self.moved = asyncio.Condition()  # notified after each refresh (monotonic reads wait on it)
         self.graphiql = GraphiQL()
         self.responses: ByteLRU[tuple[str, ...], Representation] = ByteLRU(RESPONSE_CACHE_BYTES, Representation.weight)
         self.pages: ByteLRU[tuple[str, ...], Representation] = ByteLRU(PAGE_CACHE_BYTES, Representation.weight)
         self.feeds: ByteLRU[tuple[object, ...], Feed] = ByteLRU(FEED_CACHE_BYTES, lambda feed: len(feed.body) + 256)
+        self.exports = ExportCache(
+            settings.export_cache or exports_path(settings.repo_path), settings.export_cache_bytes
+        )
         self.started = time.time()
         self.ready = False
         self.load_error: str | None = None
@@ -73,6 +98,8 @@ class Server:
             if settings.mirror_url
             else None
         )
+        # The refresh hook's calls: at most one fetch-and-refresh in flight and one queued (api/coalesce.py).
+        self.hook: Coalescer[tuple[str | None, registry.snapshots.HeadStatus]] = Coalescer(self._fetch_and_refresh)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -136,25 +163,54 @@ class Server:
 
     def _prepare(self) -> None:
         try:
-            if self.saved is not None and self.saved == self.snapshots.status.serving:
-                # Started warm at the cached commit: its rankings and ledgers came with it, and a
+            head = self.snapshots.head
+            if self.saved is None or self.saved != self.snapshots.status.serving:
+                # Started warm at the cached commit, its rankings and ledgers came with it, and a
                 # background pass over every cohort would only hold the GIL while requests wait (a
                 # long tail of latency). What is left (a cohort's places) is computed on first use.
-                return
-            self.snapshots.head.prepare()
-            self.save()
+                head.prepare()
+                self.save()
+            if self.settings.prepare_search:
+                self._prepare_search(head)
         except registry.RegistryError as exc:  # nothing served: nothing to prepare
             log.info("kernelindex: nothing to prepare: %s", exc)
+
+    def _prepare_search(self, graph: registry.graph.Graph) -> None:
+        """Build `graph`'s search index and facets now, in the background, rather than in the first search
+        that needs them (the first facet search reads every run's manifests: 1.5 s)."""
+        store = self.snapshots.store()
+
+        def document(digest: str) -> dict[str, object]:
+            found: dict[str, object] = orjson.loads(store.read_blob(graph.nodes[digest].oid))
+            return found
+
+        registry.search.prepare(graph, document)
+
+    def _prepare_moved(self, before: str | None) -> None:
+        """After a refresh: prepare the new head's search in a thread of its own, if the head moved."""
+        if not self.settings.prepare_search or self.snapshots.status.serving in (None, before):
+            return
+        head = self.snapshots.head
+        threading.Thread(target=self._prepare_search, args=(head,), name="prepare-search", daemon=True).start()
 
     def refresh(self) -> registry.snapshots.HeadStatus:
         return self.snapshots.refresh()
 
     async def refresh_async(self) -> registry.snapshots.HeadStatus:
-        """Refresh in a worker thread, then wake the requests waiting for main to move (api.freshness)."""
+        """Refresh in a worker thread, then wake the requests waiting for main to move (api.freshness); a new
+        head's search is prepared in the background."""
+        before = self.snapshots.status.serving
         status = await anyio.to_thread.run_sync(self.refresh)
+        self._prepare_moved(before)
         async with self.moved:
             self.moved.notify_all()
         return status
+
+    async def _fetch_and_refresh(self) -> tuple[str | None, registry.snapshots.HeadStatus]:
+        """What the refresh hook asks for: a replica fetches first; then main is looked at now. Why the fetch
+        failed (or None), and the head's status after."""
+        failed = await self.fetch()
+        return failed, await self.refresh_async()
 
     async def fetch(self) -> str | None:
         """A replica brings its canonical repository's refs, then refreshes (which validates the new

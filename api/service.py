@@ -21,7 +21,7 @@ import orjson
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 
 import registry
-from api.codes import INTERNAL, OPERATION_RESOLUTION_FAILURE
+from api.codes import INTERNAL, OPERATION_RESOLUTION_FAILURE, PERSISTED_QUERY_NOT_ALLOWED
 from api.context import Context, StoredObjects
 from api.errors import UNEXPECTED
 from api.previews import Previews
@@ -127,7 +127,8 @@ class QueryService:
 
     `today` is the reader's date where there is one (the CLI, `kernelindex mcp`); a server has none, so
     nothing it caches embeds the day it was computed. `previews`, when given, decides which pinned commits
-    are published and refuses previews that fail the pull-request check.
+    are published and refuses previews that fail the pull-request check. `admitted`, when given, is the
+    trusted-documents rule: a document it refuses never runs, whichever edge sent it.
     """
 
     def __init__(
@@ -139,6 +140,7 @@ class QueryService:
         previews: Previews | None = None,
         today: Callable[[], dt.date | None] = lambda: None,
         executors: int = EXECUTORS,
+        admitted: Callable[[str], bool] | None = None,
     ) -> None:
         self.snapshots = snapshots
         self.objects = objects
@@ -146,6 +148,7 @@ class QueryService:
         self.previews = previews
         self._today = today
         self._executors = executors
+        self._admitted = admitted
         self._limiter: anyio.CapacityLimiter | None = None
 
     def start(self) -> None:
@@ -172,6 +175,12 @@ class QueryService:
             self.start()
         assert self._limiter is not None
         head = head if head is not None else self.snapshots.head
+        if self._admitted is not None and not self._admitted(document):
+            error = {
+                "message": "only trusted documents run here; this one is not",
+                "extensions": {"code": PERSISTED_QUERY_NOT_ALLOWED},
+            }
+            return Answer(None, [error], {}, head.commit, request_error=True, cacheable=False, immutable=False)
         context = Context(self.snapshots, self.objects, self.base_url, self._today(), head, self.previews)
         context.cost_budget = budget
         run = functools.partial(
@@ -197,7 +206,8 @@ class QueryService:
         errors = [_formatted(error) for error in result.errors or ()]
         extensions = {**(result.extensions or {}), "registry": _registry_extension(context, head)}
         unexpected = any(error["extensions"]["code"] == INTERNAL for error in errors)
-        cost = ((result.extensions or {}).get("cost") or {}).get("requested") or 0
+        # What the operation cost, if it ran: a refused one (over a limit) spent nothing of a batch's budget.
+        cost = 0 if request_error else ((result.extensions or {}).get("cost") or {}).get("requested") or 0
         return Answer(
             result.data,
             errors,

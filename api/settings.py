@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import re
@@ -9,10 +10,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["EMBEDDED_REPO", "Settings", "parse_git_date"]
+__all__ = ["EMBEDDED_REPO", "PACKAGED_REPO", "REPO_ORIGINS", "Settings", "is_loopback", "parse_git_date"]
 
-EMBEDDED_REPO = Path(__file__).resolve().parent.parent / "manifests.git"
-"""The registry committed with the project (real data), served when nothing else is named."""
+_CLONE_REPO = Path(__file__).resolve().parent.parent / "manifests.git"
+PACKAGED_REPO = Path(__file__).resolve().parent / "embedded" / "manifests.git"
+"""Where a wheel carries the embedded registry (setup.py copies the clone's `manifests.git` there)."""
+EMBEDDED_REPO = _CLONE_REPO if (_CLONE_REPO / "HEAD").is_file() or not PACKAGED_REPO.exists() else PACKAGED_REPO
+"""The registry shipped with the project (real data), served when nothing else is named: a clone's own
+`manifests.git`, or, installed from a wheel, the same repository inside the package."""
+
+REPO_ORIGINS = ("--repo", "KERNELINDEX_REPO", "./manifests.git", "the working directory", "embedded")
 
 _GIT_DATE = re.compile(r"@?(\d+)(?:\s+([+-])(\d\d)(\d\d))?")
 
@@ -60,6 +67,7 @@ class Settings:
     """Everything the CLI and the server take from their environment."""
 
     repo_path: Path = EMBEDDED_REPO
+    repo_origin: str = "embedded"  # how repo_path was found: one of REPO_ORIGINS (the CLI sets "--repo")
     host: str = "127.0.0.1"
     port: int = 8000
     workers: int = 1
@@ -79,6 +87,11 @@ class Settings:
     min_commit_wait: float = 2.0
     cors_origins: tuple[str, ...] = ("*",)
     trusted_documents_path: Path | None = None
+    export_cache: Path | None = None  # where exports are kept (None: beside the repository, `<repo>.exports`)
+    export_cache_bytes: int = 1024 * 1024 * 1024
+    prepare_search: bool = True  # build a new head's search index and facets in the background
+    mcp_origins: tuple[str, ...] = ()  # browser origins /mcp answers besides the base URL's ("*": any)
+    allowed_hosts: tuple[str, ...] = ()  # Host names /mcp answers besides the base URL's and loopback's
 
     def trust_root_policy(self) -> bytes | None:
         """The bytes of the pinned trust root (an allowed-signers file), if one is configured.
@@ -116,16 +129,19 @@ class Settings:
         repo = env.get("KERNELINDEX_REPO")
         here = cwd or Path.cwd()
         local = here / "manifests.git"
+        # The registry, first found: the environment's, ./manifests.git, the working directory when it is a
+        # clone of a manifests repository (or a bare one), else the embedded one (`--repo` overrides all).
         if repo:
-            repo_path = Path(repo)
+            repo_path, origin = Path(repo), "KERNELINDEX_REPO"
         elif local.exists():
-            repo_path = local
+            repo_path, origin = local, "./manifests.git"
         elif (here / ".git").exists() or (here / "HEAD").is_file():
-            repo_path = here  # inside a clone of a manifests repository (or a bare one)
+            repo_path, origin = here, "the working directory"
         else:
-            repo_path = EMBEDDED_REPO
+            repo_path, origin = EMBEDDED_REPO, "embedded"
         return cls(
             repo_path=repo_path,
+            repo_origin=origin,
             host=env.get("KERNELINDEX_HOST") or "127.0.0.1",
             port=_integer(env, "KERNELINDEX_PORT", 8000, 0, 65535),
             workers=_integer(env, "KERNELINDEX_WORKERS", 1, 1, 1024),
@@ -154,4 +170,34 @@ class Settings:
             trusted_documents_path=(
                 Path(env["KERNELINDEX_TRUSTED_DOCUMENTS"]) if env.get("KERNELINDEX_TRUSTED_DOCUMENTS") else None
             ),
+            export_cache=Path(env["KERNELINDEX_EXPORT_CACHE"]) if env.get("KERNELINDEX_EXPORT_CACHE") else None,
+            export_cache_bytes=_integer(env, "KERNELINDEX_EXPORT_CACHE_BYTES", 1024**3, 1, 2**50),
+            prepare_search=env.get("KERNELINDEX_PREPARE_SEARCH", "1") != "0",
+            mcp_origins=_listed(env, "KERNELINDEX_MCP_ORIGINS"),
+            allowed_hosts=_listed(env, "KERNELINDEX_ALLOWED_HOSTS"),
         )
+
+    @property
+    def loopback_only(self) -> bool:
+        """Whether the server listens on a loopback address only (`127.0.0.1`, `::1`, `localhost`)."""
+        return is_loopback(self.host)
+
+
+def _listed(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """A comma-separated list of an environment variable, without blanks."""
+    return tuple(item.strip() for item in env.get(name, "").split(",") if item.strip())
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a host (a name or an address, `[::1]` bracketed or not) is this machine's loopback.
+
+    >>> [is_loopback(h) for h in ("127.0.0.1", "127.9.9.9", "::1", "[::1]", "localhost", "0.0.0.0", "example.org")]
+    [True, True, True, True, True, False, False]
+    """
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False

@@ -40,11 +40,23 @@ PATHS = {
     "records": "/records",
     "compare": "/compare",
     "search": "/search",
+    "operations": "/operations",
     "operation": "/operations/{ident}",
     "implementation": "/implementations/{ident}",
+    "projects": "/projects",
     "project": "/projects/{ident}",
+    "sources": "/sources",
     "source": "/sources/{slug}",
+    "gpus": "/gpus",
+    "gpu": "/gpus/{slug}",
+    "models": "/models",
+    "model": "/models/{ident}",
+    "serving": "/serving",
     "serving_cohort": "/serving/cohorts/{key}",
+    # Preview images of pages, always pinned (a page's preview shows the commit the page showed).
+    "run_card": "/runs/{digest}/card.png",
+    "cohort_card": "/cohorts/{key}/card.png",
+    "operation_card": "/operations/{ident}/card.png",
     "commit": "/commits/{commit_id}",
     "run_badge": "/badges/runs/{ident}.svg",
     "implementation_badge": "/badges/implementations/{ident}.svg",
@@ -57,8 +69,14 @@ PATHS = {
     "latest_export": "/exports/latest.json",
     "llms_txt": "/llms.txt",
     "robots_txt": "/robots.txt",
+    "favicon": "/favicon.ico",
     "sitemap": "/sitemap.xml",
-    "sitemap_part": "/sitemaps/{name}.xml",
+    # At the root, beside the index: a sitemap may list only URLs under its own folder (sitemaps.org).
+    "sitemap_part": "/sitemap-{name}.xml",
+    "sitemap_part_moved": "/sitemaps/{name}.xml",  # where the parts were first: a permanent redirect
+    # The JSON Schemas of the manifest kinds (editors read them): the current one, and each version's, immutable.
+    "schema": "/schemas/{name}",
+    "schema_version": "/schemas/{version}/{name}",
 }
 
 _PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
@@ -162,8 +180,13 @@ class Urls:
     def records(self, after: str | None = None) -> str:
         return self._page("records", [("after", after)] if after else [])
 
-    def compare(self, runs: Iterable[str]) -> str:
-        return self.url_path_for("compare", at=self.at) + "?" + urlencode([("run", run) for run in runs])
+    def compare(self, runs: Iterable[str], format: str | None = None) -> str:
+        """Compare these runs: the page, or in `format` (`json`, `md`, `csv`)."""
+        return self.url_path_for("compare", at=self.at, format=format) + "?" + urlencode([("run", r) for r in runs])
+
+    def operations(self, family: str | None = None, search: str | None = None, after: str | None = None) -> str:
+        found = [(k, v) for k, v in (("family", family), ("q", search), ("after", after)) if v]
+        return self._page("operations", found)
 
     def operation(self, ident: str) -> str:
         return self._page("operation", ident=ident)
@@ -171,11 +194,42 @@ class Urls:
     def implementation(self, ident: str) -> str:
         return self._page("implementation", ident=ident)
 
+    def projects(self, after: str | None = None) -> str:
+        return self._page("projects", [("after", after)] if after else [])
+
     def project(self, ident: str) -> str:
         return self._page("project", ident=ident)
 
+    def sources(self) -> str:
+        return self._page("sources")
+
     def source(self, slug: str) -> str:
         return self._page("source", slug=slug)
+
+    def gpus(self) -> str:
+        return self._page("gpus")
+
+    def gpu(self, slug: str, after: str | None = None) -> str:
+        return self._page("gpu", [("after", after)] if after else [], slug=slug)
+
+    def models(self) -> str:
+        return self._page("models")
+
+    def model(self, ident: str, after: str | None = None) -> str:
+        return self._page("model", [("after", after)] if after else [], ident=ident)
+
+    def serving(self, query: Iterable[tuple[str, str]] = ()) -> str:
+        """The serving resolver's form, with its fields as given (`model`, `workload`, constraints...)."""
+        return self._page("serving", query)
+
+    def run_card(self, commit: str, digest: str) -> str:
+        return self.url_path_for("run_card", at=commit, digest=digest)
+
+    def cohort_card(self, commit: str, key: str) -> str:
+        return self.url_path_for("cohort_card", at=commit, key=key)
+
+    def operation_card(self, commit: str, ident: str) -> str:
+        return self.url_path_for("operation_card", at=commit, ident=ident)
 
     def commit(self, commit: str, after: str | None = None) -> str:
         """A commit's page: it names its commit itself, so it is never under `/at/`."""
@@ -245,5 +299,12 @@ class Urls:
     def sitemap(self) -> str:
         return self.url_path_for("sitemap")
 
+    def favicon(self) -> str:
+        return self.url_path_for("favicon")
+
     def sitemap_part(self, name: str) -> str:
         return self.url_path_for("sitemap_part", name=name)
+
+    def schema(self, name: str) -> str:
+        """A kind's JSON Schema by its file name (`benchmark-run.v1alpha1.schema.json`), as served now."""
+        return self.url_path_for("schema", name=name)

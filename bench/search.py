@@ -137,13 +137,15 @@ def probe(repo: Path, repeats: int) -> dict[str, Any]:
         "index_build_ms": build,
         "first_facts_ms": facts,
         "timings": timings,
+        "queries": queries,
         "runs": sizes,
         "kernel_runs": len(graph.facts),
     }
 
 
-def measure_search(repo: Path, repeats: int) -> list[tuple[str, float, str, float, str]]:
-    """Rows (name, value, unit, floor, note) for `python -m bench`."""
+def measure_search(repo: Path, repeats: int) -> tuple[list[tuple[str, float, str, float, str]], dict[str, str]]:
+    """Rows (name, value, unit, floor, note) for `python -m bench`, and the queries built to be expensive (for
+    the same measure at the edges, `bench.search_http`)."""
     output = subprocess.run(
         [sys.executable, "-m", "bench.search", str(repo), str(repeats)],
         capture_output=True,
@@ -161,12 +163,13 @@ def measure_search(repo: Path, repeats: int) -> list[tuple[str, float, str, floa
     refusal = "255 one-letter words (36 s before the limit); floor: the 50 ms target"
     build = "the first search on a snapshot (builds its index); floor: one operation word, warm"
     facts = "the first search reading every run's manifests (once per blob); floor: the worst warm search"
-    return [
+    rows = [
         ("search_worst_p50", found["worst_ms"], "ms", TARGET_MS, note),
         ("search_refusal_255_words", found["refused_255_words_ms"], "ms", TARGET_MS, refusal),
         ("search_index_build", found["index_build_ms"], "ms", found["one_word_ms"], build),
         ("search_first_facts", found["first_facts_ms"], "ms", found["worst_ms"], facts),
     ]
+    return rows, dict(found["queries"])
 
 
 def main() -> None:

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from registry.errors import InvalidManifest, Problem, RejectedChange
 from registry.manifest import Manifest, manifest_from_document
-from registry.parse import load_documents
+from registry.parse import check_manifest_values, load_documents
 from registry.provenance import CommitMeta
 from registry.store import MAIN, AddResult, GitStore
 from registry.validate import Existing, check_additions
@@ -156,6 +156,7 @@ def _stream(documents: list[Any], source: str, form: Literal["stream", "manifest
     for index, document in enumerate(documents):
         where = f"document {index + 1}" if form == "stream" else ""
         try:
+            check_manifest_values(document, source)
             entries.append(BundleEntry(where, manifest_from_document(document, source)))
         except InvalidManifest as exc:
             problems += [_placed(source, form, where, p) for p in exc.problems]
@@ -231,6 +232,7 @@ class _SubmissionReader:
             self.fail(f"$.{where}.kind", f"{_a(' or '.join(kinds))} goes here, not {_a(kind)}")
             return None
         try:
+            check_manifest_values(document, self.source)
             entry = BundleEntry(where, manifest_from_document(document, self.source))
         except InvalidManifest as exc:
             self.problems += [_placed(self.source, "submission", where, p) for p in exc.problems]

@@ -14,14 +14,13 @@ True
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from registry.export import ExportPlan, compressed
+from registry.export import ExportDigest, ExportPlan, produce
 from registry.graph import Graph
 from registry.nodes import Environment, Implementation, Operation, Protocol, Run
 from registry.present import CITATION_FORMATS, bibtex_value, date_parts, format_value, workload_label
@@ -55,19 +54,6 @@ class LeaderboardCitation:
     date: str  # YYYY-MM-DD: the commit's date (committer time, UTC)
     permalink: str | None  # the leaderboard pinned to the commit; None when no absolute URL exists
     accessed: str | None  # YYYY-MM-DD, the reader's
-
-
-@dataclass(frozen=True, slots=True)
-class ExportDigest:
-    """The catalog export of a commit as bytes: its file name, sha256, size and rows per table."""
-
-    name: str
-    sha256: str
-    size: int  # bytes, compressed
-    tables: tuple[tuple[str, int], ...]  # (table, rows) in the export's order
-
-    def rows(self, table: str) -> int:
-        return next((count for name, count in self.tables if name == table), 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,25 +126,10 @@ def cite_leaderboard(citation: LeaderboardCitation, fmt: str = "TEXT") -> str:
 
 
 def export_digest(plan: ExportPlan) -> ExportDigest:
-    """Produce the catalog export of `plan` (as the export route serves it) and measure it: sha256,
-    size and rows per table. Costs one full export (seconds); a commit's answer never changes, so
-    callers keep it."""
-    digest = hashlib.sha256()
-    size = 0
-    tables: dict[str, int] = {}
-
-    def counted() -> Any:
-        for line in plan.lines():
-            # Each line starts `{"table":"<name>",`: the table is read off the bytes being exported.
-            end = line.index(b'"', 10)
-            name = line[10:end].decode()
-            tables[name] = tables.get(name, 0) + 1
-            yield line
-
-    for chunk in compressed(counted()):
-        digest.update(chunk)
-        size += len(chunk)
-    return ExportDigest(plan.name, digest.hexdigest(), size, tuple(tables.items()))
+    """Produce the catalog export of `plan` (as the export route serves it) and measure it: sha256, size and
+    rows per table. The same computation as the served export's (`registry.export.produce`); a server keeps
+    its answer with the export (`registry.export_cache`), so a citation names the bytes a reader downloads."""
+    return produce(plan)
 
 
 def dataset_citation(

@@ -50,10 +50,12 @@ __all__ = [
     "CATALOG_FORMAT",
     "FORMATS",
     "TAR_FORMAT",
+    "ExportDigest",
     "ExportPlan",
     "compressed",
     "export_name",
     "plan_export",
+    "produce",
     "row_id",
     "tar_name",
     "write_export",
@@ -416,6 +418,44 @@ def compressed(lines: Iterable[bytes], level: int = 6) -> Iterator[bytes]:
                 size = 0
     pending.append(compressor.flush())
     yield b"".join(pending)
+
+
+@dataclass(frozen=True, slots=True)
+class ExportDigest:
+    """The catalog export of a commit as bytes: its file name, sha256, size and rows per table."""
+
+    name: str
+    sha256: str
+    size: int  # bytes, compressed
+    tables: tuple[tuple[str, int], ...]  # (table, rows) in the export's order
+
+    def rows(self, table: str) -> int:
+        return next((count for name, count in self.tables if name == table), 0)
+
+
+def produce(plan: ExportPlan, out: IO[bytes] | None = None) -> ExportDigest:
+    """Produce the catalog export of `plan`, the bytes the export route serves, writing them to `out` if
+    given, and measure them as they go: sha256, size and rows per table. The one computation of an
+    export's bytes: what a citation names (`registry.citations.export_digest`) is what is served. Costs one
+    full export (seconds); a commit's answer never changes, so callers keep it (`registry.export_cache`)."""
+    digest = hashlib.sha256()
+    size = 0
+    tables: dict[str, int] = {}
+
+    def counted() -> Iterator[bytes]:
+        for line in plan.lines():
+            # Each line starts `{"table":"<name>",`: the table is read off the bytes being exported.
+            end = line.index(b'"', 10)
+            name = line[10:end].decode()
+            tables[name] = tables.get(name, 0) + 1
+            yield line
+
+    for chunk in compressed(counted()):
+        digest.update(chunk)
+        size += len(chunk)
+        if out is not None:
+            out.write(chunk)
+    return ExportDigest(plan.name, digest.hexdigest(), size, tuple(tables.items()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ __all__ = [
     "MAX_STREAM_NODES",
     "Format",
     "JSONValue",
+    "check_manifest_values",
     "guess_format",
     "json_path",
     "load_document",
@@ -377,6 +378,17 @@ def _mapping_key(node: Any, source: str, path: tuple[str | int, ...]) -> str:
 
 
 # Both formats -------------------------------------------------------------------------------------
+
+
+def check_manifest_values(value: JSONValue, source: str) -> None:
+    """Refuse one manifest of a file of several (a bundle's entry, a stream's document) as a file of one is
+    refused: within a manifest's `MAX_NODES` values (a file of several has `MAX_STREAM_NODES` in all), so that
+    nothing is added that the check of its stored file (`load_document`) would refuse.
+
+    Raises:
+        InvalidManifest: as `load_document` does for values, with a JSON path into the manifest.
+    """
+    _check_values(value, source, MAX_NODES)
 
 
 def _check_values(value: JSONValue, source: str, limit: int = MAX_NODES) -> None:

@@ -158,11 +158,19 @@ def cite(citation: Citation, fmt: str = "TEXT") -> str:
 
 
 def bibtex_value(value: str, name: str) -> str:
-    """A BibTeX field's value: LaTeX specials escaped, except in URL fields (which BibTeX keeps verbatim)."""
+    """A BibTeX field's value: LaTeX specials escaped, except in URL fields (which BibTeX keeps verbatim).
+
+    Authors here are always organisations (a source, the registry): braced once more, so BibTeX reads
+    `{NVIDIA SOL-ExecBench}` as one literal name, not as the person "SOL-ExecBench, NVIDIA".
+
+    >>> bibtex_value("NVIDIA SOL-ExecBench", "author")
+    '{NVIDIA SOL-ExecBench}'
+    """
     if name in ("url", "howpublished"):
         return value
     escaped = "".join("\\" + ch if ch in "&%$#_{}" else ch for ch in value)
-    return escaped.replace("~", "\\textasciitilde{}").replace("^", "\\textasciicircum{}")
+    escaped = escaped.replace("~", "\\textasciitilde{}").replace("^", "\\textasciicircum{}")
+    return "{" + escaped + "}" if name == "author" else escaped
 
 
 def date_parts(day: str) -> list[int]:

@@ -27,6 +27,7 @@ __all__ = [
     "SignatureCheck",
     "commit_problems",
     "format_message",
+    "identity_problem",
     "parse_trailers",
     "trailer_pairs",
     "utc_instant",
@@ -155,10 +156,34 @@ def commit_problems(
         if reason is not None:
             problems.append(Problem(where, key, reason))
     for part, who in people.items():
-        reason = text_problem(who.name) or text_problem(who.email)
+        reason = text_problem(who.name) or text_problem(who.email) or identity_problem(who.name, who.email)
         if reason is not None:
             problems.append(Problem(where, part, reason))
     return problems
+
+
+# What git (libgit2) trims from both ends of a name or an email before it checks that neither is empty.
+_CRUD = "".join(map(chr, range(33))) + ",:;<>\"'\\"
+
+
+def identity_problem(name: str, email: str) -> str | None:
+    """Why git cannot record `Name <email>` as a commit's author or committer, or None: neither may hold an
+    angle bracket or a line break, and neither may be empty once git trims spaces, controls and the
+    punctuation `,:;<>"'` and backslash from its ends.
+
+    >>> identity_problem("A", "a@b") is None
+    True
+    >>> print(identity_problem("A", ""), identity_problem("A <x>", "a@b"), sep="; ")
+    the email is empty once git trims spaces and punctuation from its ends; the name holds < or >
+    """
+    for part, text in (("name", name), ("email", email)):
+        if "<" in text or ">" in text:
+            return f"the {part} holds < or >"
+        if "\n" in text or "\r" in text:
+            return f"the {part} holds a line break"
+        if not text.strip(_CRUD):
+            return f"the {part} is empty once git trims spaces and punctuation from its ends"
+    return None
 
 
 def format_message(subject: str, body: str, trailers: Iterable[tuple[str, str]]) -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "Issue",
     "gpu_keys_matching",
     "parse_query",
+    "passes",
     "prepare",
     "search_cost",
     "search_runs",
@@ -78,6 +79,14 @@ def search_scored(graph: Graph, intent: Intent, document: Document) -> list[tupl
     of 3 (the operation's name holds it), 2 (its title does) or 1 (the implementation's name or title)."""
     answer = _index_of(graph).search(intent, document)
     return list(zip(answer.digests, answer.scores(), strict=True))
+
+
+def passes(graph: Graph) -> int:
+    """The passes over `graph`'s search index its searches have made so far: one per search (its runs) and
+    one per term, the unit `search_cost` predicts. What a test counts to see that a query's work is bounded
+    by its cost (and that a refused query did none)."""
+    found = _INDEXES.get(graph)
+    return 0 if found is None else found.passes
 
 
 def prepare(graph: Graph, document: Document) -> None:
@@ -155,6 +164,7 @@ class _Index:
         self._orders: dict[str, tuple[int, int, str]] = {}  # run -> (rank, -observed, digest), as asked
         self._position: dict[str, int] = {}  # run -> its place in that order, for large answers
         self._in_order: list[str] | None = None
+        self.passes = 0  # searches and terms looked up (`passes`)
         nodes = graph.nodes
         for digest, facts in graph.facts.items():
             run = nodes[digest]
@@ -191,6 +201,7 @@ class _Index:
     # Text --------------------------------------------------------------------------------------------
 
     def _term(self, needle: tuple[str, ...], times: int) -> _Term:
+        self.passes += 1
         if len(needle) == 1:  # one word: the index answers without reading any name again
             word = needle[0]
             operations = dict.fromkeys(self.operations_by_word.get(word, ()), 2)
@@ -267,6 +278,7 @@ class _Index:
     # Runs --------------------------------------------------------------------------------------------
 
     def search(self, intent: Intent, document: Document) -> _Answer:
+        self.passes += 1
         graph = self.graph
         pairs = self._pairs(intent.text, intent.operations)
         candidates: set[str] | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -39,11 +40,26 @@ class Running:
 
 @contextmanager
 def serve(
-    repo: Path, *, poll_seconds: float = 3600.0, graph_cache: bool = False, **settings: object
+    repo: Path,
+    *,
+    poll_seconds: float = 3600.0,
+    graph_cache: bool = False,
+    prepare_search: bool = False,
+    **settings: object,
 ) -> Iterator[Running]:
-    """Start the app for `repo` on a free loopback port; stop it afterwards."""
+    """Start the app for `repo` on a free loopback port; stop it afterwards. Its exports are kept in a
+    temporary directory (never beside the embedded registry); the background preparation of search is off
+    unless asked for (each server would spend a second of CPU on it)."""
+    exports = tempfile.TemporaryDirectory(prefix="kernelindex-exports-")
+    settings.setdefault("export_cache", Path(exports.name))
     app = create_app(
-        Settings(repo_path=repo, poll_seconds=poll_seconds, graph_cache=graph_cache, **settings),  # type: ignore[arg-type]
+        Settings(
+            repo_path=repo,
+            poll_seconds=poll_seconds,
+            graph_cache=graph_cache,
+            prepare_search=prepare_search,
+            **settings,  # type: ignore[arg-type]
+        ),
     )
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -65,3 +81,4 @@ def serve(
         server.should_exit = True
         thread.join(timeout=30)
         listener.close()
+        exports.cleanup()

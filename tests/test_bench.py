@@ -41,6 +41,10 @@ EXPECTED = {
     "leaderboard_page_first_p50",
     "search_worst_p50",
     "search_refusal_255_words",
+    "search_edge_worst_p50",
+    "search_edge_refusal_255_words",
+    "search_concurrent_run_p50",
+    "search_concurrent_run_max",
 }
 
 

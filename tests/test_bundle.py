@@ -6,6 +6,7 @@ edits of it, each refused whole with the entry named, and nothing written.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -253,3 +254,50 @@ def test_a_bundle_is_bounded_like_a_file() -> None:
             f"file is {MAX_DOCUMENT_BYTES + 1:,} bytes; the limit is {MAX_DOCUMENT_BYTES:,} (1 MiB)",
         )
     ]
+
+
+def _values(value: Any) -> int:
+    """Every value of a JSON document, containers included, counted here on its own (not by the parser)."""
+    if isinstance(value, dict):
+        return 1 + sum(_values(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_values(v) for v in value)
+    return 1
+
+
+def _with_labels(document: dict[str, Any], total: int) -> dict[str, Any]:
+    """`document` with labels added until it holds exactly `total` values."""
+    labelled = {**document, "metadata": {**document["metadata"], "labels": {}}}
+    missing = total - _values(labelled)
+    labelled["metadata"]["labels"] = {f"k{i}": "v" for i in range(missing)}
+    assert _values(labelled) == total
+    return labelled
+
+
+@pytest.mark.parametrize(
+    "form",
+    [pytest.param("stream", marks=pytest.mark.slow), "submission"],  # YAML's 20,000 values take ~10 s to parse
+)
+def test_each_manifest_of_a_file_holds_a_manifests_values_at_most(form: str) -> None:
+    """A file of several may hold 100,000 values, but each manifest in it the 20,000 of a file of one: what the
+    check of its stored file (`load_document`) would refuse is refused here, at the boundary."""
+    from registry.parse import MAX_NODES
+
+    project = registry.load_manifest((KINDS_DIR / "software-project.yaml").read_bytes(), "p.yaml").document
+    operation = registry.load_manifest((KINDS_DIR / "operation-spec.yaml").read_bytes(), "o.yaml").document
+
+    name = "f.yaml" if form == "stream" else "f.json"  # a submission may be JSON: fast to read
+
+    def file_of(big: dict[str, Any]) -> bytes:
+        if form == "stream":
+            return (json.dumps(big) + "\n---\n" + json.dumps(operation)).encode()
+        return json.dumps({"projects": [big], "operations": [operation]}).encode()
+
+    at_limit = read_bundle(file_of(_with_labels(project, MAX_NODES)), name, projects=[])
+    assert len(at_limit.entries) == 2
+    refused = _refused(file_of(_with_labels(project, MAX_NODES + 1)), name, projects=[])
+    where = ("f.yaml (document 1)", "$.") if form == "stream" else ("f.json", "$.projects[0].")
+    assert len(refused) == 1 and refused[0][0] == where[0] and refused[0][1].startswith(where[1])
+    assert refused[0][2] == f"more than {MAX_NODES:,} values"
+    with pytest.raises(registry.InvalidManifest, match="more than 20,000 values"):  # as a file of one is refused
+        registry.load_manifest(json.dumps(_with_labels(project, MAX_NODES + 1)).encode(), "x.json", "json")

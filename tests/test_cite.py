@@ -87,18 +87,33 @@ def test_cite_bibtex() -> None:
     code, output, days = _cite(RUN, "--format", "BIBTEX")
     assert code == 0, output
     title = f"{f['title']}, {f['workload']}: {f['value']} ({f['statistic']})".replace("_", "\\_")
-    assert output in {
-        "@misc{kernelindex-7f6df4bbbdbe,\n"
-        f"  title = {{{title}}},\n"
-        f"  author = {{{f['source']}}},\n"
-        f"  year = {{{f['published'][:4]}}},\n"
-        f"  howpublished = {{\\url{{{PERMALINK}}}}},\n"
-        f"  url = {{{PERMALINK}}},\n"
-        f"  urldate = {{{day}}},\n"
-        f"  note = {{KernelIndex registry, run {RUN}. Accessed {day}}}\n"
-        "}\n"
-        for day in days
-    }
+    assert (
+        output
+        in {
+            "@misc{kernelindex-7f6df4bbbdbe,\n"
+            f"  title = {{{title}}},\n"
+            f"  author = {{{{{f['source']}}}}},\n"  # braced twice: a corporate author, one literal name
+            f"  year = {{{f['published'][:4]}}},\n"
+            f"  howpublished = {{\\url{{{PERMALINK}}}}},\n"
+            f"  url = {{{PERMALINK}}},\n"
+            f"  urldate = {{{day}}},\n"
+            f"  note = {{KernelIndex registry, run {RUN}. Accessed {day}}}\n"
+            "}\n"
+            for day in days
+        }
+    )
+
+
+def test_bibtex_readers_take_the_source_as_one_literal_name() -> None:
+    """pybtex reads names as BibTeX does: without the extra braces it made a person "SOL-ExecBench, NVIDIA"."""
+    from pybtex.database import parse_string
+
+    code, output, _ = _cite(RUN, "--format", "BIBTEX")
+    assert code == 0, output
+    (entry,) = parse_string(output, "bibtex").entries.values()
+    (author,) = entry.persons["author"]
+    assert (author.first_names, author.middle_names, author.prelast_names) == ([], [], [])
+    assert author.last_names == ["{" + _facts()["source"] + "}"]
 
 
 def test_cite_csl_json() -> None:

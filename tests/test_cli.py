@@ -106,6 +106,26 @@ def test_add_prints_digests_and_commits_once(repo: Path, runner: CliRunner, tmp_
     assert store.head() == head
 
 
+@pytest.mark.parametrize(
+    ("author", "why"),
+    [
+        ("A <>", "the email is empty once git trims spaces and punctuation from its ends"),
+        (", <a@b.example>", "the name is empty once git trims spaces and punctuation from its ends"),
+        ("A <a <b.example>", "the email holds < or >"),
+    ],
+)
+def test_add_refuses_an_author_git_cannot_record_saying_where_and_why(
+    repo: Path, runner: CliRunner, tmp_path: Path, author: str, why: str
+) -> None:
+    """Once "internal error: InvalidError" (libgit2's refusal, unlocated): now the option and the reason,
+    before anything is written."""
+    files = _write(tmp_path, [make_operation("a")])
+    result = runner.invoke(app, ["add", *map(str, files), "--repo", str(repo), "--author", author])
+    assert result.exit_code == 2
+    assert "--author" in result.stderr and why in result.stderr and "internal error" not in result.stderr
+    assert registry.GitStore(repo).head() is None  # nothing written
+
+
 def test_add_is_deterministic_with_fixed_dates(tmp_path: Path, runner: CliRunner) -> None:
     files = _write(tmp_path, basic_scenario().docs)
     heads = []

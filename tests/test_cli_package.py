@@ -32,8 +32,10 @@ IMPORTS = sorted(_command("import").commands)
 
 def test_the_command_line_is_every_command() -> None:
     assert list(_command().commands) == [
-        "init", "digest", "validate", "add", "show", "log", "serve", "export", "mcp", "cite", "import",
+        "init", "schema", "new", "digest", "validate", "add", "show", "log", "serve", "export", "mcp", "cite",
+        "import", "lookup",
     ]  # fmt: skip
+    assert sorted(_command("lookup").commands) == ["cohort", "operation"]
     assert (
         sorted(
             [

@@ -160,7 +160,7 @@ def test_every_run_without_a_filter(listing: tuple[Snapshots, dict[str, str]]) -
         ("{eligibleOnly: false}", 8),
         ("{trust: [REPORTED, REPRODUCIBLE]}", 8),  # nothing here is verified
         ("{trust: [VERIFIED, REPLICATED]}", 0),
-        ('{cohort: "no-such-cohort"}', 0),
+        ('{cohort: "sha256:000000000000"}', 0),  # a well-formed key of no cohort (a malformed one is refused)
     ],
 )
 def test_run_filters(listing: tuple[Snapshots, dict[str, str]], condition: str, count: int) -> None:

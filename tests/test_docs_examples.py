@@ -6,9 +6,12 @@
 - A fenced `json` block directly after a document (nothing but blank lines between) is its answer, compared
   with the real one, both parsed: the shown answer must be a sub-tree of the real one (`subtree` below says
   exactly what an excerpt may leave out). One without `data` or `errors` at its top is compared with `data`.
-- Every fenced `console` block is run: each `$ kernelindex ...` line, read-only commands only, in a copy of
-  docs/examples/ against the embedded registry; the lines after it are its output, line for line, where `…`
+- Every fenced `console` block is run: each `$ kernelindex ...` line, commands that write no registry only, in a
+  copy of docs/examples/ against the embedded registry; the lines after it are its output, line for line, where `…`
   stands for any text.
+- The console blocks of the contributors' walk-through (docs/contributing.md) are one session, run in order as a
+  contributor runs them: in a clone of a fork of a copy of the embedded registry, with docs/examples/ copied in,
+  where `kernelindex` (any command, writing ones included) and `git` lines run.
 
 docs/testing.md states the same rule for the people who write the examples."""
 
@@ -36,8 +39,10 @@ PAGES = sorted([PROJECT_ROOT / "README.md", PROJECT_ROOT / "CONTRIBUTING.md", *(
 ELLIPSIS = "…"
 ANY = "\0any"  # `{…}` in a shown answer: any value
 MORE = "\0more"  # a bare `…` closing a shown list: the real list may go on
-# Commands a console block may run: they read the registry and the files named, and write nothing.
-READ_ONLY = {"digest", "validate", "show", "cite", "log"}
+# Commands a console block may run: they read the registry and the files named, and write no registry.
+READ_ONLY = {"digest", "validate", "show", "cite", "log", "schema", "new", "lookup"}
+WALKTHROUGH = PROJECT_ROOT / "docs" / "contributing.md"
+"""The page whose console blocks are one session in a contributor's clone (`test_the_walkthrough_runs_as_shown`)."""
 
 
 @dataclass(frozen=True)
@@ -132,9 +137,10 @@ def _parse_shown(text: str, where: str) -> Any:
         raise AssertionError(f"{where}: the answer shown is not JSON (with … excerpts): {exc}") from exc
 
 
-def _collect() -> tuple[list[Example], list[Session]]:
+def _collect() -> tuple[list[Example], list[Session], Session]:
     examples: list[Example] = []
     sessions: list[Session] = []
+    walkthrough: list[tuple[str, tuple[str, ...]]] = []
     for path in PAGES:
         lines = path.read_text().splitlines()
         fences = _fences(path)
@@ -145,6 +151,8 @@ def _collect() -> tuple[list[Example], list[Session]]:
                 requests = [({"query": token.content}, {})]
             elif language in ("sh", "bash", "shell"):
                 requests = list(_curl_requests(token.content))
+            elif language == "console" and path == WALKTHROUGH:
+                walkthrough += _commands(token.content, _where(path, token))
             elif language == "console":
                 sessions.append(Session(_where(path, token), _commands(token.content, _where(path, token))))
             if not requests:
@@ -157,7 +165,7 @@ def _collect() -> tuple[list[Example], list[Session]]:
                     shown = _parse_shown(following.content, _where(path, following))
             for body, headers in requests:
                 examples.append(Example(_where(path, token), body, headers, shown if len(requests) == 1 else None))
-    return examples, sessions
+    return examples, sessions, Session(str(WALKTHROUGH.relative_to(PROJECT_ROOT)), tuple(walkthrough))
 
 
 def _commands(content: str, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -171,7 +179,7 @@ def _commands(content: str, where: str) -> tuple[tuple[str, tuple[str, ...]], ..
     return tuple((command, tuple(output)) for command, output in commands)
 
 
-EXAMPLES, SESSIONS = _collect()
+EXAMPLES, SESSIONS, WALK = _collect()
 
 
 def subtree(shown: Any, real: Any, path: str = "$") -> list[str]:
@@ -251,7 +259,9 @@ def test_the_examples_are_found() -> None:
     assert {"README.md", "docs/api.md", "docs/http.md", "docs/index.md"} <= places
     assert sum(e.shown is not None for e in EXAMPLES) >= 10
     assert any(e.headers for e in EXAMPLES)  # the curl example with X-Registry-Min-Commit
-    assert {s.where.split(":")[0] for s in SESSIONS} >= {"docs/contributing.md", "docs/api.md"}
+    assert {s.where.split(":")[0] for s in SESSIONS} >= {"docs/cli.md", "docs/api.md"}
+    commands = [command.split()[:2] for command, _ in WALK.commands]
+    assert ["kernelindex", "new"] in commands and ["kernelindex", "add"] in commands and ["git", "push"] in commands
 
 
 @pytest.fixture(scope="module")
@@ -286,6 +296,37 @@ def _matches(shown: str, real: str) -> bool:
     return re.fullmatch(pattern, real) is not None
 
 
+def _printed_as_shown(where: str, command: str, shown: tuple[str, ...], real: list[str]) -> None:
+    """Line for line, `…` in a line standing for any text; a last line that is only `…` for any further lines."""
+    excerpt = bool(shown) and shown[-1] == ELLIPSIS
+    lines = shown[:-1] if excerpt else shown
+    fits = len(real) >= len(lines) if excerpt else len(real) == len(lines)
+    assert fits, f"{where}: `{command}` printed {real}"
+    for want, got in zip(lines, real, strict=False):
+        assert _matches(want, got), f"{where}: `{command}` printed {got!r}, the page shows {want!r}"
+
+
+@pytest.mark.parametrize(
+    ("shown", "real", "fits"),
+    [
+        (("a", "b"), ["a", "b"], True),
+        (("a", "b"), ["a", "b", "c"], False),  # without a last `…`, the output is whole
+        (("a", ELLIPSIS), ["a", "b", "c"], True),
+        (("a", ELLIPSIS), ["a"], True),
+        (("a", "b", ELLIPSIS), ["a"], False),
+        (("x…", ELLIPSIS), ["xyz", "w"], True),
+        (("b", ELLIPSIS), ["a", "b"], False),
+    ],
+)
+def test_the_console_excerpt_rule(shown: tuple[str, ...], real: list[str], fits: bool) -> None:
+    try:
+        _printed_as_shown("here", "cmd", shown, real)
+    except AssertionError:
+        assert not fits
+    else:
+        assert fits
+
+
 @pytest.mark.slow  # a process per command, each reading the embedded registry
 @pytest.mark.parametrize("session", SESSIONS, ids=lambda s: s.where)
 def test_every_console_example_prints_what_it_shows(session: Session, tmp_path: Path) -> None:
@@ -301,7 +342,40 @@ def test_every_console_example_prints_what_it_shows(session: Session, tmp_path: 
             [_kernelindex(), *words[1:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
         )
         assert ran.returncode == 0, f"{session.where}: `{command}` failed: {ran.stderr}"
-        real = ran.stdout.splitlines()
-        assert len(real) == len(shown), f"{session.where}: `{command}` printed {real}"
-        for want, got in zip(shown, real, strict=True):
-            assert _matches(want, got), f"{session.where}: `{command}` printed {got!r}, the page shows {want!r}"
+        _printed_as_shown(session.where, command, shown, ran.stdout.splitlines())
+
+
+def _git(cwd: Path, *args: str, env: dict[str, str]) -> None:
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+@pytest.mark.slow  # clones of the embedded registry, and a process per command
+def test_the_walkthrough_runs_as_shown(tmp_path: Path) -> None:
+    """docs/contributing.md from its fork's clone to the check's comment: every console line, in order."""
+    empty = tmp_path / "gitconfig"
+    empty.write_text("")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KERNELINDEX_", "GIT_"))}
+    env |= {
+        "GIT_CONFIG_GLOBAL": str(empty),  # nobody's own git settings (signing, hooks, default branch)
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_DATE": "1764000000 +0000",
+        "GIT_COMMITTER_DATE": "1764000000 +0000",
+        "COLUMNS": "200",
+    }
+    registry, fork, clone = tmp_path / "registry.git", tmp_path / "fork.git", tmp_path / "manifests"
+    _git(tmp_path, "clone", "--quiet", "--bare", "--no-hardlinks", str(EMBEDDED_REPO), str(registry), env=env)
+    _git(tmp_path, "clone", "--quiet", "--bare", str(registry), str(fork), env=env)  # the contributor's fork
+    _git(tmp_path, "clone", "--quiet", str(fork), str(clone), env=env)
+    _git(clone, "config", "user.name", "Carol Contributor", env=env)
+    _git(clone, "config", "user.email", "carol@example.com", env=env)
+    shutil.copytree(PROJECT_ROOT / "docs" / "examples", clone, dirs_exist_ok=True)
+    for command, shown in WALK.commands:
+        words = shlex.split(command)
+        assert words[0] in ("kernelindex", "git"), f"{WALK.where}: `{command}`: only kernelindex and git lines run"
+        program = _kernelindex() if words[0] == "kernelindex" else "git"
+        ran = subprocess.run([program, *words[1:]], cwd=clone, env=env, capture_output=True, text=True, timeout=300)
+        assert ran.returncode == 0, f"{WALK.where}: `{command}` failed: {ran.stderr}"
+        _printed_as_shown(WALK.where, command, shown, ran.stdout.splitlines())
+    # The pushed branch is in the fork, and main there is untouched: the pull request is the fork's branch.
+    pushed = subprocess.run(["git", "branch", "--list"], cwd=fork, env=env, capture_output=True, text=True).stdout
+    assert "add-my-run" in pushed

@@ -22,7 +22,7 @@ ISSUE_NUMBER = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
 # A file or folder of the project named in prose: `api/dossier.py`, `tests/schema.graphql`, `data/seeds/*.txt`.
 CODE_PATH = re.compile(r"`((?:api|web|registry|bench|scripts|tests|data|docs)/[\w./-]*)")
 # What the docs name that a clone does not have until something makes it (caches, installed packages).
-MADE_LATER = ("bench/cache/", "tests/js/node_modules")
+MADE_LATER = ("bench/cache/", "tests/js/node_modules", "api/embedded/")  # the last: in a wheel only (setup.py)
 
 
 def _fences(path: Path, language: str) -> list[str]:

@@ -124,6 +124,30 @@ def test_an_allow_list_runs_only_its_documents(tmp_path: Path) -> None:
         assert missing.status_code == 403
 
 
+def test_codegen_prefixed_hashes_and_document_ids_name_documents(tmp_path: Path) -> None:
+    """graphql-codegen writes `sha256:<hex>` keys (persisted-documents.json) and its clients send them as
+    `persistedQuery.sha256Hash` or, as the GraphQL-over-HTTP draft has it, as `documentId`."""
+    trusted = "query Codegen { commit { id } }"
+    digest = hashlib.sha256(trusted.encode()).hexdigest()
+    path = tmp_path / "persisted-documents.json"
+    path.write_bytes(orjson.dumps({f"sha256:{digest}": trusted}))
+    with serve(EMBEDDED_REPO, trusted_documents_path=path) as running:
+        prefixed = {"persistedQuery": {"version": 1, "sha256Hash": f"sha256:{digest}"}}
+        assert _post(running, {"extensions": prefixed}).json()["data"]["commit"]["id"]
+        by_id = _post(running, {"documentId": f"sha256:{digest}", "variables": {}})
+        assert by_id.status_code == 200 and by_id.json()["data"]["commit"]["id"]
+        got = running.client.get(
+            "/graphql", params={"documentId": f"sha256:{digest}"}, headers={"accept": "application/json"}
+        )
+        assert got.status_code == 200 and got.json()["data"] == by_id.json()["data"]
+        other = hashlib.sha256(b"{ runs { totalCount } }").hexdigest()
+        assert _post(running, {"documentId": f"sha256:{other}"}).status_code == 403
+        for bad in (digest, f"sha1:{digest[:40]}", f"sha256:{digest.upper()}", 5):
+            refused = _post(running, {"documentId": bad})
+            assert refused.status_code == 400, bad
+            assert "documentId: expected sha256: and 64 lowercase hex digits" in refused.json()["errors"][0]["message"]
+
+
 def test_an_allow_list_whose_hash_is_not_its_document_is_refused_at_start(tmp_path: Path) -> None:
     from api.graphql_http import load_trusted_documents
 

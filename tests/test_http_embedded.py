@@ -249,8 +249,11 @@ def test_lookups_by_name_prefix_and_ambiguity(api: Running) -> None:
         api.graphql('{ run(id: "sol-submission-6709") { digest } manifest(digest: "7f6df4bbbdbe") { kind } }')
     )
     assert by_name["run"]["digest"] == SEED_000 and by_name["manifest"]["kind"] == "BenchmarkRun"
-    missing = data(api.graphql('{ run(id: "no-such-run") { digest } operation(id: "7f6d") { name } }'))
+    missing = data(api.graphql('{ run(id: "no-such-run") { digest } operation(id: "7f6d0000000000") { name } }'))
     assert missing == {"run": None, "operation": None}
+    short = api.graphql('{ run(id: "no-such-run") { digest } operation(id: "7f6d") { name } }').json()
+    assert short["data"] == {"run": None, "operation": None}  # too short for a prefix, and no name: refused
+    assert [e["extensions"]["code"] for e in short["errors"]] == ["BAD_USER_INPUT"]
     ambiguous = api.graphql('{ implementation(id: "kernelbot-submission-32750") { digest } }').json()
     assert ambiguous["data"] == {"implementation": None}
     assert ambiguous["errors"][0]["extensions"]["code"] == "AMBIGUOUS_NAME"

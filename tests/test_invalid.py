@@ -8,6 +8,7 @@ one line per problem, no traceback).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import subprocess
@@ -477,6 +478,19 @@ def _line(bad: Bad, file: str) -> str:
     return f"{file}: {bad.path}" if bad.path else f"{file}: "
 
 
+# The command line reads a file as one manifest, several (a YAML stream) or a submission bundle, so a file's
+# values are bounded as a file of several manifests is (MAX_STREAM_NODES), each manifest in it as one is.
+CLI_REASONS = {"yaml-alias-bomb": ("$.a", "more than 100,000 values after expanding aliases")}
+
+
+def _cli(bad: Bad) -> Bad:
+    """`bad` as the command line refuses it."""
+    if bad.id not in CLI_REASONS:
+        return bad
+    path, reason = CLI_REASONS[bad.id]
+    return dataclasses.replace(bad, path=path, reason=reason)
+
+
 @pytest.mark.parametrize("bad", BAD, ids=[b.id for b in BAD])
 def test_load_manifest_refuses(bad: Bad) -> None:
     with pytest.raises(registry.InvalidManifest) as caught:
@@ -515,8 +529,8 @@ def test_cli_add_refuses_and_writes_nothing(
     lines = result.stderr.splitlines()
     assert lines
     assert all(line.startswith(f"{file}: ") for line in lines)
-    assert lines[0].startswith(_line(bad, str(file)))
-    assert bad.reason in lines[0]
+    assert lines[0].startswith(_line(_cli(bad), str(file)))
+    assert _cli(bad).reason in lines[0]
     assert "Traceback" not in result.stderr
     assert examples_store.head() == head
     assert object_ids(examples_store) == objects
@@ -651,8 +665,8 @@ def test_cli_process_reports_each_problem_on_one_line(examples_store: registry.G
     lines = added.stderr.splitlines()
     assert len(lines) == len(chosen)
     for line, file, bad in zip(lines, files, chosen, strict=True):
-        assert line.startswith(_line(bad, str(file)))
-        assert bad.reason in line
+        assert line.startswith(_line(_cli(bad), str(file)))
+        assert _cli(bad).reason in line
     assert "Traceback" not in added.stderr
     assert (examples_store.head(), object_ids(examples_store)) == (head, objects)
 

@@ -29,6 +29,8 @@ SEED_000 = "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca
 SEED_000_LEADER = "sha256:ca68357c4d92162f2343113f873869de8d2c9c45709746a3f2d3915dc66c503b"  # sol-submission-16043
 AMD_INTERACTIVE = "sha256:cf776f5ecc9fb9ba277b1d29e9edc322fb8f87d6b5880b9c4cfcc8244cd8d206"  # llama2-70b, 8 MI300X
 LARGEST = "39d43c1992795178"  # 260 runs (upstream's export: the largest corpus cohort)
+HEAD = "667fb1b393371afe7b1663540a73b8bc9ee41f9b"  # the embedded registry's main: Liger-Kernel's benchmarks
+SERVING_QUESTION = "model=mlperf-llama2-70b&c1_metric=ttft_ms&c1_op=%3C%3D&c1_value=2000"
 FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -333,6 +335,15 @@ PAGE_TYPES = {
     "search": f"/at/{SEEDED}/search?q=rmsnorm+b200+bf16+tech:fast",
     "serving-run": f"/at/{SEEDED}/runs/{AMD_INTERACTIVE}",
     "serving-cohort": f"/at/{SEEDED}/serving/cohorts/17713b9e814d10ad",
+    "operations": f"/at/{SEEDED}/operations?family=gemm",
+    "operation-sweep": f"/at/{HEAD}/operations/liger-geglu",  # two GPUs over seq
+    "gpus": f"/at/{SEEDED}/gpus",
+    "gpu": f"/at/{SEEDED}/gpus/nvidia-b200",
+    "models": f"/at/{SEEDED}/models",
+    "model": f"/at/{SEEDED}/models/mlperf-llama2-70b",
+    "projects": f"/at/{SEEDED}/projects",
+    "sources": f"/at/{SEEDED}/sources",
+    "serving": f"/at/{SEEDED}/serving?{SERVING_QUESTION}",
     "error": "/cohorts/ffffffffffffffff",
 }
 
@@ -407,8 +418,55 @@ def test_the_seed_commit_page_lists_the_seed_runs_and_opens_them(browser: Browse
     assert "144.6 µs" in page.inner_text("main")
 
 
+def test_the_sweep_charts_each_gpu_and_its_table_holds_every_point(browser: Browser) -> None:
+    """liger-geglu at the head: an A100 and an RTX 4090 line over seq, the same points in the table."""
+    page = browser.open(PAGE_TYPES["operation-sweep"])
+    chart = page.get_by_role("img", name=re.compile(r"^GeGLU MLP: seq against the best value, one line per GPU"))
+    assert chart.count() == 1
+    names = page.locator("figure.sweep ul.legend li").all_inner_texts()
+    assert [n.strip() for n in names] == ["NVIDIA A100", "NVIDIA GeForce RTX 4090"]
+    marks = page.locator("figure.sweep g.series circle").count()
+    page.locator("details.data summary").click()
+    rows = page.locator("details.data tbody tr")
+    assert rows.count() == marks == 9 and rows.first.is_visible()
+    assert {row.split("\t")[0] for row in rows.all_inner_texts()} == {"NVIDIA A100", "NVIDIA GeForce RTX 4090"}
+    _screenshot(page, "operation-sweep")
+
+
+def test_the_serving_form_asks_the_resolver(browser: Browser) -> None:
+    """Choosing a model, a TTFT bound and an objective in the form, then submitting it, shows each of that
+    model's serving cohorts ranked by throughput under the bound."""
+    page = browser.open(f"/at/{SEEDED}/serving")
+    page.get_by_label("Model", exact=True).select_option("mlperf-llama2-70b")
+    constraint = page.get_by_role("group", name="Constraint 1")
+    constraint.get_by_label("Metric", exact=True).select_option("ttft_ms")
+    constraint.get_by_label("Bound").select_option("<=")
+    constraint.get_by_label("Value").fill("2000")
+    objective = page.get_by_role("group", name="Objective (optional)")
+    objective.get_by_label("Metric", exact=True).select_option("output_token_throughput_tps")
+    objective.get_by_label("Direction").select_option("maximize")
+    page.get_by_role("button", name="Resolve").click()
+    page.wait_for_load_state("domcontentloaded")
+    assert "model=mlperf-llama2-70b" in page.url and "c1_value=2000" in page.url
+    main = page.inner_text("main")
+    assert "ranked by output_token_throughput_tps reported (maximize) · under ttft_ms p99 <= 2000" in main
+    headings = page.locator("section h3").all_inner_texts()
+    assert headings and all(h.startswith("Llama") or "llama2-70b" in h.lower() for h in headings)
+    _screenshot(page, "serving")
+
+
 def _screenshot(page: Any, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(
-        path=str(SCREENSHOTS / f"{name}.png"), full_page=name not in {"leaderboard", "records", "project", "source"}
-    )
+    long = {
+        "leaderboard",
+        "records",
+        "project",
+        "source",
+        "operations",
+        "operation-sweep",
+        "gpu",
+        "model",
+        "projects",
+        "serving",
+    }
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=name not in long)

@@ -139,6 +139,40 @@ def test_every_page_links_the_query_behind_it_which_answers_what_the_page_shows(
         assert answer["data"] == site.client.get(json_path).json()["data"], path
 
 
+def test_every_page_type_has_a_description_and_an_icon(site: Site) -> None:
+    """What search engines show under a result, and the icon a tab and a bookmark show (Lighthouse's SEO
+    audit): every page, its 404s too, says what it is, and `/favicon.ico` is the registry's own icon."""
+    paths = (
+        "/",
+        f"/at/{site.main}/runs/{site.runs['run-a1']}",
+        f"/cohorts/{site.cohort}",
+        "/records",
+        "/compare?run=run-a1&run=run-b1",
+        "/search?q=rmsnorm",
+        "/operations/rmsnorm-h4096",
+        "/implementations/kernel-a",
+        f"/commits/{site.main}",
+        "/operations/no-such-operation",
+    )
+    for path in paths:
+        html = site.client.get(path, headers=HTML).text
+        found = re.findall(r'<meta name="description" content="([^"]*)">', html)
+        assert len(found) == 1 and len(unescape(found[0])) >= 50, path
+        assert '<link rel="icon" href="/favicon.ico" sizes="32x32">' in html, path
+        assert '<link rel="icon" href="/static/icon.svg" type="image/svg+xml">' in html, path
+    run = site.client.get(f"/at/{site.main}/runs/{site.runs['run-a1']}", headers=HTML).text
+    description = unescape(re.findall(r'<meta name="description" content="([^"]*)">', run)[0])
+    assert (
+        description.startswith("Rank 2 of 4 in its comparison group · 8.12 µs median ")
+        and " on NVIDIA B200" in description
+    )
+    icon = site.client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"] == "image/x-icon"
+    assert icon.content[:4] == b"\x00\x00\x01\x00" and icon.content[22:30] == b"\x89PNG\r\n\x1a\n"
+    svg = site.client.get("/static/icon.svg")
+    assert svg.status_code == 200 and svg.text.startswith("<svg")
+
+
 # Pinning and caching ------------------------------------------------------------------------------
 
 
@@ -252,9 +286,14 @@ def test_search_shows_how_the_query_was_read_and_what_it_matched(site: Site) -> 
     api = site.client.post("/graphql", json={"query": documents.SEARCH, "variables": variables}).json()
     assert site.client.get("/search.json?q=rmsnorm").json() == api
     assert api["data"]["registry"]["search"]["runs"]["totalCount"] == 4  # every run of rmsnorm-h4096
-    assert site.client.get("/search?q=" + "a" * 500, headers=HTML).status_code == 200
-    too_long = site.client.get("/search?q=" + "a" * 501, headers=HTML)
-    assert too_long.status_code == 400 and "q: a search of at most 500 characters (got 501)" in _text(too_long.text)
+    # The search limits of every edge (512 characters): the page answers as /graphql does.
+    assert site.client.get("/search?q=" + "a" * 512, headers=HTML).status_code == 200
+    too_long = site.client.get("/search?q=" + "a" * 513, headers=HTML)
+    assert too_long.status_code == 400
+    assert "SEARCH_TOO_LARGE" in too_long.text
+    assert "a search query holds at most 512 characters (this one holds 513)" in _text(too_long.text)
+    as_json = site.client.get("/search.json?q=" + "a" * 513).json()
+    assert as_json["errors"][0]["extensions"]["code"] == "SEARCH_TOO_LARGE"
 
 
 # Badges ------------------------------------------------------------------------------------------

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pygit2
 import pytest
 
 import registry
-from registry.provenance import format_message, parse_trailers, trailer_pairs
+from registry.provenance import format_message, identity_problem, parse_trailers, trailer_pairs
 
 
 @pytest.mark.parametrize(
@@ -85,3 +86,36 @@ def test_errors_are_registry_errors_and_builtins() -> None:
     assert isinstance(registry.RevisionNotFound("r"), LookupError)
     assert isinstance(registry.StoreNotFound("/p"), FileNotFoundError)
     assert str(registry.StoreBusy(20)).startswith("main moved 20 times")
+
+
+IDENTITIES = [
+    ("A", "a@b"),
+    (".", "a@b"),  # git keeps a name of a full stop
+    ("A", "."),
+    ("A", ""),
+    (" ", "a@b"),
+    ("\x01", "a@b"),
+    (",;:", "a@b"),
+    ('"', "a@b"),
+    ("'\\", "a@b"),
+    ("A<", "a@b"),
+    ("A", "a>b"),
+    ("  Ann  ", " a@b "),
+    ("Ünïcode ☃", "u@b"),
+]
+
+
+@pytest.mark.parametrize(("name", "email"), IDENTITIES)
+def test_identity_problem_refuses_exactly_what_git_cannot_record(name: str, email: str) -> None:
+    """The independent source is libgit2 itself, through pygit2: an identity it refuses is refused here."""
+    try:
+        pygit2.Signature(name, email, 0, 0)
+        accepted = True
+    except ValueError:  # pygit2.InvalidError
+        accepted = False
+    assert (identity_problem(name, email) is None) == accepted
+
+
+def test_identity_problem_also_refuses_line_breaks_git_would_write_into_the_header() -> None:
+    assert identity_problem("A\nB", "a@b") == "the name holds a line break"
+    assert identity_problem("A", "a@b\r") == "the email holds a line break"

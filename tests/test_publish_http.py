@@ -3,6 +3,7 @@ sitemap), against a small registry and the embedded one."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import subprocess
 import xml.etree.ElementTree as ET
@@ -16,6 +17,7 @@ from starlette.testclient import TestClient
 import registry
 from api.app import create_app
 from api.settings import Settings
+from registry.citations import export_digest
 from registry.export import plan_export, write_export
 from registry.snapshots import Snapshots
 
@@ -25,7 +27,9 @@ SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
 @pytest.fixture
 def client(basic_store: registry.GitStore) -> Iterator[TestClient]:
-    with TestClient(create_app(Settings(repo_path=basic_store.path, graph_cache=False, base_url=BASE))) as c:
+    # Not following main: a test moves main and back, and a refresh in between would publish the commit.
+    settings = Settings(repo_path=basic_store.path, graph_cache=False, base_url=BASE, watch=False, poll_seconds=3600)
+    with TestClient(create_app(settings)) as c:
         yield c
 
 
@@ -38,13 +42,15 @@ def test_the_http_export_is_the_cli_export_byte_for_byte(
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/zstd"
     assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
-    assert "content-length" not in response.headers  # streamed, not built first
     snapshots = Snapshots(basic_store.path)
     snapshots.load()
     plan = plan_export(snapshots.store(), snapshots.head)
     assert response.headers["content-disposition"] == f'attachment; filename="{plan.name}"'
     written = write_export(plan, tmp_path_factory.mktemp("cli") / plan.name)
     assert hashlib.sha256(response.content).hexdigest() == written.sha256
+    # Served with its size and digest (RFC 9530), the bytes a citation of the dataset names.
+    assert int(response.headers["content-length"]) == written.size == export_digest(plan).size
+    assert response.headers["repr-digest"] == f"sha-256=:{base64.b64encode(bytes.fromhex(written.sha256)).decode()}:"
     lines = zstandard.ZstdDecompressor().stream_reader(response.content).read().splitlines()
     assert len(lines) > len(basic_scenario().docs)
     again = client.get(f"/at/{head}/export.jsonl.zst", headers={"if-none-match": response.headers["etag"]})
@@ -75,6 +81,8 @@ def test_latest_points_at_the_served_head(client: TestClient, basic_store: regis
     assert body["commit"] == head
     assert body["url"] == f"{BASE}/at/{head}/export.jsonl.zst"
     assert body["name"] == f"catalog-2023-11-14-{head[:8]}.jsonl.zst"  # TEST_TIME is 2023-11-14T22:13:20Z
+    served = client.get(f"/at/{head}/export.jsonl.zst").content
+    assert (body["sha256"], body["size"]) == (hashlib.sha256(served).hexdigest(), len(served))
     assert latest.headers["cache-control"] == "public, max-age=60"
     assert client.get("/exports/latest.json", headers={"if-none-match": latest.headers["etag"]}).status_code == 304
 
@@ -84,16 +92,19 @@ def test_robots_and_sitemap_with_a_base_url(client: TestClient, basic_store: reg
     assert "Disallow: /hooks/" in robots and f"Sitemap: {BASE}/sitemap.xml" in robots
     index = ET.fromstring(client.get("/sitemap.xml").content)
     locs = [e.text for e in index.iter(f"{SITEMAP}loc")]
-    assert locs == [f"{BASE}/sitemaps/site.xml", f"{BASE}/sitemaps/runs-1.xml"]
-    runs = ET.fromstring(client.get("/sitemaps/runs-1.xml").content)
+    families = ["site", "operations-1", "cohorts-1", "gpus-1", "runs-1"]  # no project, model or serving run
+    assert locs == [f"{BASE}/sitemap-{name}.xml" for name in families]
+    runs = ET.fromstring(client.get("/sitemap-runs-1.xml").content)
     head = basic_store.head()
     urls = [e.text for e in runs.iter(f"{SITEMAP}loc")]
     assert urls == sorted(f"{BASE}/at/{head}/runs/{digest_of(run)}" for run in basic_scenario().runs)
     for url in urls:
         assert url is not None
         assert client.get(url.removeprefix(BASE)).status_code == 200  # every listed permalink answers
-    assert client.get("/sitemaps/runs-2.xml").status_code == 404
-    assert client.get("/sitemaps/runs-0.xml").status_code == 404
+    assert client.get("/sitemap-runs-2.xml").status_code == 404
+    assert client.get("/sitemap-runs-0.xml").status_code == 404
+    moved = client.get("/sitemaps/runs-1.xml", follow_redirects=False)  # where the files were first
+    assert moved.status_code == 301 and moved.headers["location"] == f"{BASE}/sitemap-runs-1.xml"
 
 
 def test_no_base_url_means_no_sitemap_and_relative_links(basic_store: registry.GitStore) -> None:

@@ -50,7 +50,8 @@ def _routed(routes: list[Route], url: str) -> str | None:
     return None
 
 
-ROUTED = sorted(set(PATHS) - {"static", "export"})  # a mount, and a path that exists pinned only
+PINNED_ONLY = {"export", "run_card", "cohort_card", "operation_card"}  # paths that exist pinned only
+ROUTED = sorted(set(PATHS) - {"static"} - PINNED_ONLY)  # and a mount
 
 
 @pytest.mark.parametrize("name", ROUTED)
@@ -59,7 +60,9 @@ def test_every_path_is_the_route_of_its_name(routes: list[Route], name: str) -> 
     assert _routed(routes, url) == name
 
 
-@pytest.mark.parametrize("name", ["cohort", "records", "operation", "run_badge", "records_feed", "export", "run"])
+@pytest.mark.parametrize(
+    "name", ["cohort", "records", "operation", "run_badge", "records_feed", "run", "gpu", *sorted(PINNED_ONLY)]
+)
 def test_pinned_paths_are_the_pinned_routes(routes: list[Route], name: str) -> None:
     assert _routed(routes, Urls().url_path_for(name, at=COMMIT, **_params(name))) == f"pinned_{name}"
 
@@ -72,6 +75,12 @@ def test_the_json_twins_route_to_their_pages(routes: list[Route]) -> None:
         "pinned_run_json"
     )
     assert twin("/at/abc/") == "/at/abc/index.json"
+
+
+@pytest.mark.parametrize("format", ["json", "md", "csv"])
+def test_compare_routes_each_of_its_formats(routes: list[Route], format: str) -> None:
+    assert _routed(routes, Urls().compare(["a", "b"], format=format)) == f"compare_{format}"
+    assert _routed(routes, Urls().pinned(COMMIT).compare(["a", "b"], format=format)) == f"pinned_compare_{format}"
 
 
 def test_a_uuid_is_kernelindexs_run_id_and_a_digest_a_run(routes: list[Route]) -> None:

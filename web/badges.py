@@ -2,12 +2,16 @@
 
 Text widths are estimated from per-character advances of an 11 px sans-serif (Verdana's, rounded),
 so a badge fits its words without a font on the server; the SVG names no font file and no host.
+
+Its words come from contributors (an implementation's name, its first author), so the SVG is written by the
+template engine (`templates/badge.svg`, autoescaped: quotes too, in attributes and text), never by hand.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from xml.sax.saxutils import escape
+
+from web.render import TEMPLATES
 
 __all__ = ["Badge", "badge", "text_width"]
 
@@ -52,18 +56,7 @@ AMBER = "#8a5300"  # not ranked
 
 
 def badge(label: str, message: str, color: str = BLUE) -> str:
-    """The SVG of a badge, with a <title> so screen readers and tooltips read it whole."""
-    b = Badge(label, message, color)
-    title = escape(f"{label}: {message}")
-    lx = b.label_width / 2
-    mx = b.label_width + b.message_width / 2
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{b.width}" height="20" role="img" aria-label="{title}">'
-        f"<title>{title}</title>"
-        f'<rect width="{b.label_width}" height="20" fill="{GREY}"/>'
-        f'<rect x="{b.label_width}" width="{b.message_width}" height="20" fill="{color}"/>'
-        '<g fill="#fff" text-anchor="middle" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11">'
-        f'<text x="{lx}" y="14">{escape(label)}</text>'
-        f'<text x="{mx}" y="14">{escape(message)}</text>'
-        "</g></svg>"
-    )
+    """The SVG of a badge, with a <title> so screen readers and tooltips read it whole (the pages' template
+    environment: autoescape, and characters XML cannot carry made visible)."""
+    template = TEMPLATES.get_template("badge.svg")
+    return template.render(badge=Badge(label, message, color), title=f"{label}: {message}", grey=GREY)

@@ -14,8 +14,10 @@ from api.http import operations
 from api.http.requests import server_of, wants_json
 from api.urls import Urls
 from web import documents
+from web.link_previews import head_links
 from web.names import humanize_operation
 from web.render import PageError, Spec, guarded, json_asked, render, strip_json
+from web.sweeps import operation_sweep
 
 __all__ = ["commit", "home", "home_or_index", "implementation", "operation", "project", "source"]
 
@@ -49,14 +51,24 @@ async def home(request: Request) -> Response:
         document=documents.HOME,
         variables={"at": at},
         title=lambda d: "KernelIndex registry",
+        feeds=lambda data, links: [
+            ("New records", head_links(links).feed("records")),
+            ("Publications: what each commit of main published", head_links(links).feed("publications")),
+        ],
         extra=_home_extra,
     )
     return await render(request, spec, request.url.path.endswith(".json"), at)
 
 
+def _of_operation(operation: dict[str, Any] | None) -> str:
+    return f" of {humanize_operation(operation['title'] or operation['name'])}" if operation else ""
+
+
 def _operation_extra(data: dict[str, Any], links: Urls) -> dict[str, Any]:
     found = data["operation"]
     cohorts = [edge["node"] for edge in found["cohorts"]["edges"]]
+    name = humanize_operation(found["title"] or found["name"])
+    sweep = operation_sweep(cohorts)
     cohorts.sort(
         key=lambda c: ((c["environment"] or {}).get("gpu") or "", (c["workload"] or {}).get("label") or "", -c["size"])
     )
@@ -64,7 +76,23 @@ def _operation_extra(data: dict[str, Any], links: Urls) -> dict[str, Any]:
         (gpu, list(group))
         for gpu, group in itertools.groupby(cohorts, key=lambda c: (c["environment"] or {}).get("gpu") or "unknown GPU")
     ]
-    return {"operation": found, "name": humanize_operation(found["title"] or found["name"]), "by_gpu": by_gpu}
+    return {
+        "operation": found,
+        "name": name,
+        "by_gpu": by_gpu,
+        "sweep": sweep,
+        "sweep_title": f"{name}: {sweep.axis} against the best value, one line per GPU" if sweep else None,
+        "related": [edge["node"] for edge in found["related"]["edges"]],
+        "humanize": humanize_operation,
+    }
+
+
+def _operation_description(data: dict[str, Any]) -> str:
+    found = data["operation"]
+    return (
+        f"{humanize_operation(found['title'] or found['name'])} ({found['family']}): {found['runCount']:,} GPU-kernel "
+        f"benchmark runs in {found['cohorts']['totalCount']:,} comparison groups, each with its #1."
+    )
 
 
 @guarded
@@ -77,6 +105,14 @@ async def operation(request: Request) -> Response:
         document=documents.OPERATION,
         variables={"at": at, "id": ident},
         title=lambda d: humanize_operation(d["operation"]["title"] or d["operation"]["name"]),
+        description=_operation_description,
+        feeds=lambda data, links: [
+            (
+                f"Records of {humanize_operation(data['operation']['title'] or data['operation']['name'])}",
+                head_links(links).feed(f"operations/{data['operation']['digest']}"),
+            )
+        ],
+        card=lambda data, links: links.operation_card(data["commit"]["id"], data["operation"]["digest"]),
         subject="operation",
         missing=f"no operation {ident}",
         extra=_operation_extra,
@@ -94,6 +130,11 @@ async def implementation(request: Request) -> Response:
         document=documents.IMPLEMENTATION,
         variables={"at": at, "id": ident},
         title=lambda d: f"{d['implementation']['displayName']} · {d['implementation']['name']}",
+        description=lambda d: (
+            f"{d['implementation']['displayName']}'s implementation {d['implementation']['name']}"
+            f"{_of_operation(d['implementation']['operation'])}: {d['implementation']['runs']['totalCount']:,} "
+            "benchmark runs with their ranks."
+        ),
         subject="implementation",
         missing=f"no implementation {ident}",
         extra=lambda data, links: {"impl": data["implementation"], "humanize": humanize_operation},
@@ -111,6 +152,10 @@ async def project(request: Request) -> Response:
         document=documents.PROJECT,
         variables={"at": at, "id": ident},
         title=lambda d: d["project"]["displayName"],
+        description=lambda d: (
+            f"{d['project']['displayName']}: "
+            f"{d['project']['implementations']['totalCount']:,} implementations of GPU kernels and their runs."
+        ),
         subject="project",
         missing=f"no project {ident}",
         extra=lambda data, links: {"project": data["project"], "humanize": humanize_operation},
@@ -134,6 +179,10 @@ async def source(request: Request) -> Response:
         document=documents.SOURCE,
         variables={"at": at, "slug": slug},
         title=lambda d: str(d["runs"]["edges"][0]["node"]["source"]["name"] or slug),
+        description=lambda d: (
+            f"{d['runs']['edges'][0]['node']['source']['name'] or slug}: "
+            f"{d['runs']['totalCount']:,} GPU-kernel benchmark runs, with the licence and attribution of the data."
+        ),
         found=lambda d: bool(d["runs"]["edges"]),
         missing=f"no runs from source {slug!r}",
         extra=_source_extra,
@@ -173,7 +222,12 @@ async def commit(request: Request) -> Response:
         document=documents.COMMIT,
         variables={"at": ident, "first": PUBLISHED_PAGE, "after": after},
         title=lambda d: f"Commit {d['commit']['shortId']}: {d['commit']['subject']}",
+        description=lambda d: (
+            f"What commit {d['commit']['shortId']} of main published "
+            f"({d['published']['totalCount']:,} manifests), who signed it, and the registry as of it."
+        ),
         extra=lambda data, links: _commit_extra(data, links, after),
         canonical=lambda full: server_of(request).urls.commit(full),
+        query=[("after", after)] if after else [],
     )
     return await render(request, spec, as_json or json_asked(request), ident)

@@ -1,17 +1,32 @@
 """The geometry of the pages' inline SVG charts; templates only draw what these compute.
 
-Two charts: a leaderboard page's values with their 95% confidence intervals (a cell per entry on
-one shared scale, lower is better, so the best is leftmost), and a cohort's record history as a step chart (each
-record holds until a lower value takes it). Coordinates are in SVG user units, rounded to 0.1.
+The charts: a leaderboard page's values with their 95% confidence intervals (a cell per entry on
+one shared scale, lower is better, so the best is leftmost), a cohort's record history as a step chart (each
+record holds until a lower value takes it), a serving cohort's Pareto frontier, and an operation's sweep (each
+GPU's best value against the workload axis that varies). Coordinates are in SVG user units, rounded to 0.1.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["IntervalChart", "IntervalRow", "Mark", "StepChart", "interval_chart", "step_chart"]
+__all__ = [
+    "IntervalChart",
+    "IntervalRow",
+    "Mark",
+    "ParetoChart",
+    "StepChart",
+    "SweepChart",
+    "SweepPoint",
+    "SweepSeries",
+    "interval_chart",
+    "pareto_chart",
+    "step_chart",
+    "sweep_chart",
+]
 
 WIDTH = 240
 HEIGHT = 14
@@ -193,3 +208,88 @@ def pareto_chart(points: Sequence[tuple[float, float | None, str, bool]]) -> Par
     front = sorted((p for p in scattered if p.frontier), key=lambda p: p.x)
     path = "".join(f"{'L' if i else 'M'}{p.x},{p.y}" for i, p in enumerate(front))
     return ParetoChart(PARETO_WIDTH, PARETO_HEIGHT, scattered, path, False)
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPoint:
+    """One point of a sweep: its place, and what it says (`label`, its tooltip)."""
+
+    x: float
+    y: float
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSeries:
+    """One GPU's line: its points in x order joined by `path`; `index` picks its colour and dash (0 to 7)."""
+
+    name: str
+    index: int
+    path: str
+    points: tuple[SweepPoint, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SweepChart:
+    """Values against a workload axis, one series per GPU, inside the plot box (left, top, right, bottom);
+    each axis is logarithmic when its values span a factor of 10 or more (all positive), else linear,
+    and labelled at both ends."""
+
+    width: int
+    height: int
+    box: tuple[float, float, float, float]
+    series: tuple[SweepSeries, ...]
+    x_log: bool
+    y_log: bool
+    x_low: str
+    x_high: str
+    y_low: str
+    y_high: str
+
+
+SWEEP_WIDTH = 640
+SWEEP_HEIGHT = 300
+_SWEEP_BOX = (76.0, 12.0, 628.0, 270.0)  # room for the value labels on the left and the axis labels below
+_SERIES_STYLES = 8
+
+
+def _logarithmic(values: Sequence[float]) -> bool:
+    low, high = min(values), max(values)
+    return low > 0 and high / low >= 10
+
+
+def sweep_chart(
+    series: Sequence[tuple[str, Sequence[tuple[float, float, str]]]],
+    x_labels: tuple[str, str],
+    y_labels: tuple[str, str],
+) -> SweepChart | None:
+    """Each series `(name, points)` with points `(x, y, label)`, drawn on shared scales; `x_labels` and
+    `y_labels` name the ends of each axis (the smallest value's words first). None without two distinct x.
+
+    >>> chart = sweep_chart([("A", [(1, 10, "a"), (100, 1000, "b")]), ("B", [(10, 100, "c")])], ("1", "100"),
+    ...                     ("10", "1000"))
+    >>> chart.x_log, chart.y_log, chart.series[0].path, chart.series[1].path
+    (True, True, 'M76.0,270.0L628.0,12.0', 'M352.0,141.0')
+
+    (Both axes span two decades: x = 10 and y = 100 sit halfway, at (76 + 628) / 2 and (12 + 270) / 2.)
+    """
+    xs = [x for _, points in series for x, _, _ in points]
+    ys = [y for _, points in series for _, y, _ in points]
+    if len(set(xs)) < 2:
+        return None
+    left, top, right, bottom = _SWEEP_BOX
+    x_log, y_log = _logarithmic(xs), _logarithmic(ys)
+
+    def axis(values: Sequence[float], log: bool, start: float, end: float) -> Callable[[float], float]:
+        shown = [math.log10(v) for v in values] if log else list(values)
+        offset, factor = _scale(min(shown), max(shown), start, end)
+        return lambda v: round(offset + (math.log10(v) if log else v) * factor, 1)
+
+    x_of = axis(xs, x_log, left, right)
+    y_of = axis(ys, y_log, bottom, top)  # higher values sit higher: SVG's y grows downwards
+    drawn = []
+    for index, (name, points) in enumerate(series):
+        placed = tuple(SweepPoint(x_of(x), y_of(y), label) for x, y, label in sorted(points, key=lambda p: p[0]))
+        path = "".join(f"{'L' if i else 'M'}{p.x},{p.y}" for i, p in enumerate(placed))
+        drawn.append(SweepSeries(name, index % _SERIES_STYLES, path, placed))
+    return SweepChart(SWEEP_WIDTH, SWEEP_HEIGHT, _SWEEP_BOX, tuple(drawn), x_log, y_log, *x_labels, *y_labels)

@@ -11,8 +11,10 @@ from api.codes import BAD_USER_INPUT
 from api.urls import Urls
 from web import documents
 from web.charts import IntervalRow, interval_chart, step_chart
+from web.compare_formats import CSV, MARKDOWN, compare_csv, compare_markdown
+from web.link_previews import head_links
 from web.names import humanize_operation
-from web.render import PageError, Spec, guarded, json_asked, render, strip_json
+from web.render import Format, PageError, Spec, guarded, json_asked, render, strip_json
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "LEADERBOARD_PAGE", "RECORDS_PAGE", "compare", "leaderboard", "records"]
 
@@ -35,6 +37,14 @@ def _leaderboard_title(data: dict[str, Any]) -> str:
     cohort = data["cohort"]
     gpu = cohort["environment"]["gpu"] if cohort["environment"] else "unknown GPU"
     return f"Leaderboard: {_operation_name(cohort['operation'])}, {gpu}"
+
+
+def _leaderboard_description(data: dict[str, Any]) -> str:
+    cohort = data["cohort"]
+    workload = cohort["workload"]["label"] if cohort["workload"] else "an unknown workload"
+    first = cohort["entries"]["edges"][0]["node"]["run"] if cohort["entries"]["edges"] else None
+    leader = f" #1: {_who(first)}, {first['primary']['display']}." if first and first["primary"] else ""
+    return f"{cohort['rankedCount']} ranked runs of {_operation_name(cohort['operation'])} ({workload}).{leader}"
 
 
 def _leaderboard_extra(data: dict[str, Any], links: Urls, after: str | None, min_trust: str | None) -> dict[str, Any]:
@@ -89,9 +99,18 @@ async def leaderboard(request: Request) -> Response:
         document=documents.LEADERBOARD,
         variables={"at": at, "key": key, "first": LEADERBOARD_PAGE, "after": after, "minTrust": min_trust},
         title=_leaderboard_title,
+        description=_leaderboard_description,
+        feeds=lambda data, links: [
+            (
+                f"Records of this comparison group: {_leaderboard_title(data)}",
+                head_links(links).feed(f"cohorts/{data['cohort']['key']}"),
+            )
+        ],
+        card=lambda data, links: links.cohort_card(data["commit"]["id"], data["cohort"]["key"]),
         subject="cohort",
         missing=f"no cohort {key}",
         extra=lambda data, links: _leaderboard_extra(data, links, after, min_trust),
+        query=[(k, v) for k, v in (("after", after), ("minTrust", min_trust)) if v],
     )
     return await render(request, spec, as_json or json_asked(request), at)
 
@@ -127,7 +146,13 @@ async def records(request: Request) -> Response:
         document=documents.RECORDS,
         variables={"at": at, "first": RECORDS_PAGE, "after": after},
         title=lambda d: "Records ledger",
+        description=lambda d: (
+            f"The records ledger: the current record holder of each of {d['records']['totalCount']:,} "
+            "comparison groups, newest record first."
+        ),
+        feeds=lambda data, links: [("New records", head_links(links).feed("records"))],
         extra=_records_extra,
+        query=[("after", after)] if after else [],
     )
     return await render(request, spec, json_asked(request), at)
 
@@ -139,9 +164,40 @@ def _compare_extra(data: dict[str, Any], links: Urls) -> dict[str, Any]:
     return {"compare": found, "ranks": ranks, "rows": rows}
 
 
+def _compare_file(request: Request) -> Format | None:
+    """The compare page as a file when its path asks for one (`/compare.md`, `/compare.csv`), else None."""
+    path = request.url.path
+    if path.endswith(".csv"):
+        return Format(
+            "csv",
+            CSV,
+            lambda data, links, meta: compare_csv(data["compare"]),
+            {"content-disposition": f'attachment; filename="compare-{_file_commit(request)}.csv"'},
+        )
+    if path.endswith(".md"):
+        return Format(
+            "md",
+            MARKDOWN,
+            lambda data, links, meta: compare_markdown(
+                data["compare"], meta["commit"], meta["committed_at"], links.compare(_runs(request))
+            ),
+        )
+    return None
+
+
+def _file_commit(request: Request) -> str:
+    """What a downloaded file is named after: the commit its URL pins, else `head`."""
+    return str(request.path_params.get("commit") or "head")
+
+
+def _runs(request: Request) -> list[str]:
+    return request.query_params.getlist("run")
+
+
 @guarded
 async def compare(request: Request) -> Response:
-    """`/compare?run=A&run=B...`: 2 to 8 runs side by side, material mismatches first."""
+    """`/compare?run=A&run=B...`: 2 to 8 runs side by side, material mismatches first; `/compare.md` and
+    `/compare.csv` are the same table as Markdown and CSV."""
     at = request.path_params.get("commit")
     runs = request.query_params.getlist("run")
     if not COMPARE_MIN <= len(runs) <= COMPARE_MAX:
@@ -153,6 +209,17 @@ async def compare(request: Request) -> Response:
         document=documents.COMPARE,
         variables={"at": at, "runs": runs},
         title=lambda d: f"Compare {len(d['compare']['runs'])} runs",
+        description=_compare_description,
         extra=_compare_extra,
+        query=[("run", run) for run in runs],
     )
-    return await render(request, spec, json_asked(request), at)
+    other = _compare_file(request)
+    return await render(request, spec, json_asked(request) and other is None, at, other)
+
+
+def _compare_description(data: dict[str, Any]) -> str:
+    found = data["compare"]
+    names = ", ".join(_who(run) for run in found["runs"])
+    if found["material"]:
+        return f"{names}: not comparable, they differ in {', '.join(found['material'])}."
+    return f"{names} side by side" + (", ranked in one comparison group." if found["sameCohort"] else ".")

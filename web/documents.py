@@ -10,22 +10,33 @@ from __future__ import annotations
 from api.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
 
 __all__ = [
+    "COHORT_CARD",
     "COMMIT",
     "COMPARE",
+    "GPU",
+    "GPUS",
     "HOME",
     "IMPLEMENTATION",
     "IMPLEMENTATION_BADGE",
     "LEADERBOARD",
+    "MODEL",
+    "MODELS",
     "OPERATION",
+    "OPERATIONS",
+    "OPERATION_CARD",
     "PROJECT",
+    "PROJECTS",
     "RECORDS",
     "RUN",
     "RUN_BADGE",
     "RUN_BY_ID",
+    "RUN_CARD",
     "SEARCH",
+    "SERVING",
     "SERVING_COHORT",
     "SERVING_RUN",
     "SOURCE",
+    "SOURCES",
 ]
 
 RUN = DOSSIER_QUERY
@@ -126,13 +137,208 @@ query Operation($at: String, $id: String!) {{
         totalCount
         edges {{ node {{
           key size rankedCount
-          workload {{ name label }} environment {{ gpu }} protocol {{ harness }}
+          workload {{ name label axes {{ name value number }} }} environment {{ gpu product }} protocol {{ harness }}
           leader {{ {_RUN_ROW} }}
+        }} }}
+      }}
+      related(first: 20) {{ totalCount edges {{ node {{ digest name title runCount }} }} }}
+    }}
+  }}
+}}
+"""
+
+OPERATIONS = f"""
+query Operations($at: String, $family: String, $search: String, $first: Int!, $after: String) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    operationFamilies {{ name operationCount runCount }}
+    operations(family: $family, search: $search, first: $first, after: $after) {{
+      totalCount
+      pageInfo {{ hasNextPage endCursor }}
+      edges {{ node {{ digest name title family runCount cohorts(first: 0) {{ totalCount }} }} }}
+    }}
+  }}
+}}
+"""
+
+GPUS = f"""
+query Gpus($at: String) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    gpus {{ slug vendor product architectures runCount cohortCount operationCount }}
+  }}
+}}
+"""
+
+GPU = f"""
+query Gpu($at: String, $id: String!, $first: Int!, $after: String) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    gpu(id: $id) {{
+      slug vendor product architectures runCount cohortCount operationCount
+      environments {{ digest name }}
+      operations(first: $first, after: $after) {{
+        totalCount
+        pageInfo {{ hasNextPage endCursor }}
+        edges {{ node {{
+          cohortCount
+          operation {{ digest name title family }}
+          cohorts(first: 5) {{ edges {{ node {{
+            key size workload {{ label }} protocol {{ harness }} leader {{ {_RUN_ROW} }}
+          }} }} }}
         }} }}
       }}
     }}
   }}
 }}
+"""
+
+MODELS = f"""
+query Models($at: String) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    models(first: 100) {{
+      totalCount
+      edges {{ node {{
+        digest name title model tokenizer
+        servingRuns(first: 0) {{ totalCount }}
+        servingCohorts(first: 0) {{ totalCount }}
+      }} }}
+    }}
+  }}
+}}
+"""
+
+MODEL = f"""
+query Model($at: String, $id: String!, $first: Int!, $after: String) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    model(id: $id) {{
+      digest name title model tokenizer
+      servingRuns(first: 0) {{ totalCount }}
+      servingCohorts(first: $first, after: $after) {{
+        totalCount
+        pageInfo {{ hasNextPage endCursor }}
+        edges {{ node {{
+          key size topologyKey qualityPolicy
+          workload {{ name title }}
+          metrics {{ metric statistic }}
+          resolve {{ mode runs {{ onFrontier rank run {{ digest name configuration {{ summary }} }} }} }}
+        }} }}
+      }}
+    }}
+  }}
+}}
+"""
+
+PROJECTS = f"""
+query Projects($at: String, $first: Int!, $after: String) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    projects(order: STANDING, first: $first, after: $after) {{
+      totalCount
+      pageInfo {{ hasNextPage endCursor }}
+      edges {{ node {{
+        digest name displayName
+        standing {{ cohortsLed recordsHeld cohortsEntered runCount implementationCount }}
+      }} }}
+    }}
+  }}
+}}
+"""
+
+SOURCES = f"""
+query Sources($at: String) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    sources {{
+      runCount
+      source {{
+        slug name license attribution url manifestCount servingRunCount commitCount
+        latestCommit {{ id shortId committedAt subject }}
+      }}
+    }}
+  }}
+}}
+"""
+
+SERVING = f"""
+query Serving(
+  $at: String, $model: String, $workload: String,
+  $constraints: [ServingConstraintInput!], $objective: ServingObjectiveInput,
+  $first: Int!, $after: String
+) {{
+  registry(at: $at) {{
+    {_COMMIT}
+    servingMetrics {{ metric unit direction }}
+    models(first: 100) {{ edges {{ node {{ digest name title }} }} }}
+    servingWorkloads(first: 100) {{ edges {{ node {{ digest name title }} }} }}
+    servingCohorts(filter: {{model: $model, workload: $workload}}, first: $first, after: $after) {{
+      totalCount
+      pageInfo {{ hasNextPage endCursor }}
+      edges {{ node {{
+        key size topologyKey qualityPolicy
+        model {{ name title }} workload {{ name title }}
+        resolve(constraints: $constraints, objective: $objective) {{
+          mode axes
+          constraints {{ text }}
+          objective {{ metric statistic direction }}
+          runs {{
+            rank value onFrontier
+            run {{ digest name submitter configuration {{ summary }} }}
+          }}
+          excluded {{ reasons run {{ digest }} }}
+        }}
+      }} }}
+    }}
+  }}
+}}
+"""
+
+RUN_CARD = """
+query RunCard($at: String, $id: String!) {
+  registry(at: $at) {
+    commit { id shortId committedAt }
+    run(id: $id) {
+      digest name rank trust
+      primary { display statistic metric }
+      cohort { rankedCount }
+      implementation { displayName }
+      operation { name title }
+      environment { gpu }
+    }
+  }
+}
+"""
+
+COHORT_CARD = """
+query CohortCard($at: String, $key: String!) {
+  registry(at: $at) {
+    commit { id shortId committedAt }
+    cohort(key: $key) {
+      key size rankedCount
+      operation { name title }
+      workload { label }
+      environment { gpu }
+      leader { primary { display } implementation { displayName } }
+    }
+  }
+}
+"""
+
+OPERATION_CARD = """
+query OperationCard($at: String, $id: String!) {
+  registry(at: $at) {
+    commit { id shortId committedAt }
+    operation(id: $id) {
+      digest name title family runCount
+      cohorts(first: 1) {
+        totalCount
+        edges { node { environment { gpu } leader { primary { display } implementation { displayName } } } }
+      }
+    }
+  }
+}
 """
 
 IMPLEMENTATION = f"""
@@ -266,11 +472,11 @@ SEARCH = f"""
 query Search($at: String, $q: String!, $first: Int, $after: String) {{
   registry(at: $at) {{
     {_COMMIT}
-    search(query: $q, first: $first, after: $after) {{
+    search(query: $q) {{
       text
       facets {{ token field display }}
       issues {{ token message }}
-      runs {{
+      runs(first: $first, after: $after) {{
         totalCount
         pageInfo {{ hasNextPage endCursor }}
         edges {{ node {{

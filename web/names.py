@@ -1,14 +1,28 @@
-"""How the pages word identifiers: humanized operation names, short digests, external ids, dates.
+"""How the pages word identifiers: humanized operation names, short digests, external ids, dates; and
+what of a hostile value may be shown at all: `link` (an http(s) URL, or nothing to link) and `shown`
+(characters XML cannot carry written as escapes). These are the templates' filters.
 
 Names are aliases over stable identity (digests), so presentation may humanize freely; the raw
-identifier stays on the page wherever a display name differs. These are the templates' filters.
+identifier stays on the page wherever a display name differs.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["FILTERS", "day", "external_id", "humanize_operation", "kind_words", "short", "trust_words"]
+from api.hostile import link, profile_link, repository_link, shown
+
+__all__ = [
+    "FILTERS",
+    "day",
+    "external_id",
+    "humanize_operation",
+    "kind_words",
+    "link",
+    "short",
+    "shown",
+    "trust_words",
+]
 
 # Tokens with technical casing (KernelIndex's `apps/web/src/lib/names.ts`, the same list), so an
 # operation reads as it does on KernelIndex's own pages.
@@ -145,6 +159,9 @@ def kind_words(kind: str) -> str:
 
 
 FILTERS = {
+    "link": link,  # an href or src from data: the URL when http(s), else None (show it as text)
+    "repository_link": repository_link,  # ProjectHost / ModelRepository: (kind, id) -> a quoted URL on its host
+    "github_link": lambda user: profile_link("github.com", user),  # authors[].github
     "humanize": humanize_operation,
     "external_id": external_id,
     "short": short,

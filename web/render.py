@@ -5,18 +5,26 @@ A page names one document and its variables; `$at` pins it. A pinned page (`/at/
 name a commit of main: a prefix redirects to the full id, anything else is 404. Pinned pages of
 published commits never change (immutable caching); head pages revalidate and say which commit they
 show. Links come from the configured base URL or are root-relative, never from the request's Host.
+
+A rendered page depends only on its cache key: the links it holds to itself (its pin, its JSON twin) are
+built from the parameters it read (`Spec.query`), never from the raw query string, which may carry anything.
+Every value from the registry is hostile wherever it is shown: the templates escape it (autoescape), make
+characters XML cannot carry visible (`escape_forbidden`, as every `{{ }}` is finalized) and link only
+http(s) URLs (`web.names.link`); headers come from `finish`.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import orjson
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
@@ -29,23 +37,28 @@ from api.codes import (
     INTERNAL,
     NOT_FOUND,
     PAGE_SIZE_ERROR,
+    PERSISTED_QUERY_NOT_ALLOWED,
     PREVIEW_REJECTED,
     REVISION_NOT_FOUND,
+    SEARCH_TOO_LARGE,
 )
 from api.http.requests import not_ready, server_of, wants_json
 from api.http.responses import JSON, error_body, finish
 from api.server import Server
 from api.service import Answer
 from api.urls import Urls, twin, unpinned
-from web.names import FILTERS
+from web.link_previews import DESCRIPTION, preview
+from web.names import FILTERS, shown
 
 __all__ = [
     "HTML",
     "STATIC",
     "TEMPLATES",
+    "Format",
     "PageError",
     "Spec",
     "cached",
+    "error_page",
     "guarded",
     "json_asked",
     "render",
@@ -61,6 +74,10 @@ TEMPLATES.env.filters.update(FILTERS)
 TEMPLATES.env.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False)
 TEMPLATES.env.trim_blocks = True
 TEMPLATES.env.lstrip_blocks = True
+# Every {{ value }}: characters XML cannot carry made visible, then escaped (a macro's output is markup
+# already made of finalized values).
+TEMPLATES.env.finalize = lambda value: value if isinstance(value, Markup) else shown(value)
+TEMPLATES.env.autoescape = True  # every template, whatever its name ends with (.html, .svg)
 
 
 class PageError(Exception):
@@ -91,6 +108,24 @@ class Spec:
     status: int = 200
     found: Callable[[dict[str, Any]], bool] | None = None  # for a page whose subject is a list: is it there?
     canonical: Callable[[str], str] | None = None  # the page's URL for a full commit id (default: /at/{commit}/...)
+    query: Sequence[tuple[str, str]] = ()  # the query parameters the page read, as its own links repeat them
+    # What search results and link previews say of the page (one sentence from its data); without one, the
+    # registry's own line (`link_previews.DESCRIPTION`).
+    description: Callable[[dict[str, Any]], str] | None = None
+    feeds: Callable[[dict[str, Any], Urls], list[tuple[str, str]]] | None = None
+    card: Callable[[dict[str, Any], Urls], str | None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """A page's answer in another format than HTML or its JSON twin (compare as Markdown or CSV, a preview
+    image): its name (part of the cache key), media type, extra headers, and the bytes made from the
+    document's answer, the links and the page's facts (`meta`: commit, title...)."""
+
+    name: str
+    media_type: str
+    make: Callable[[dict[str, Any], Urls, dict[str, Any]], bytes]
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 def strip_json(text: str) -> tuple[str, bool]:
@@ -108,7 +143,13 @@ def _error_page(request: Request, error: PageError, as_json: bool, links: Urls) 
         body, media = error_body(error.message, error.code), JSON
     else:
         body, media = TEMPLATES.get_template("error.html").render(error=error, links=links, page=None).encode(), HTML
-    return finish(request, body, status=error.status, media_type=media, headers={"cache-control": "no-store"})
+    headers = {"cache-control": "no-store", "vary": "accept"}
+    return finish(request, body, status=error.status, media_type=media, headers=headers)
+
+
+def error_page(request: Request, status: int, code: str, message: str) -> Response:
+    """An error as a page for a browser and in the error shape for an API client (by `Accept`)."""
+    return _error_page(request, PageError(status, code, message), wants_json(request), server_of(request).urls)
 
 
 def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
@@ -128,13 +169,28 @@ def _finished(request: Request, page: Representation) -> Response:
     return finish(request, page.body, status=page.status, media_type=page.media_type, headers=page.headers)
 
 
-def _here(request: Request) -> str:
-    """This page's path with its query, without the `/at/{commit}` of a pinned page."""
-    return unpinned(request.url.path) + (f"?{request.url.query}" if request.url.query else "")
+def _path(request: Request) -> str:
+    """This request's path as a URL path again (its parameters arrive decoded)."""
+    return quote(request.url.path, safe="/:@!$&'()*+,;=")
 
 
-def _key(head: str, template: str, variables: Mapping[str, Any], as_json: bool) -> tuple[str, ...]:
-    return (head, template, orjson.dumps(dict(variables), option=orjson.OPT_SORT_KEYS).decode(), str(as_json))
+def _query(spec: Spec) -> str:
+    """The page's query string, from the parameters it read (never the raw one: it may carry anything);
+    `:` kept as itself, as digests and search facets are written."""
+    return f"?{urlencode(list(spec.query), safe=':', quote_via=quote)}" if spec.query else ""
+
+
+def _key(
+    head: str,
+    template: str,
+    variables: Mapping[str, Any],
+    as_json: bool | str,
+    query: Sequence[tuple[str, str]] = (),
+) -> tuple[str, ...]:
+    """What a rendered page depends on, all of it: the commit, the page, its variables, its format (the JSON
+    twin, HTML, or another format's name), the parameters its links repeat."""
+    parts = orjson.dumps([dict(variables), list(query)], option=orjson.OPT_SORT_KEYS).decode()
+    return (head, template, parts, str(as_json))
 
 
 def cached(request: Request, template: str, variables: Mapping[str, Any]) -> Response | None:
@@ -150,8 +206,11 @@ def cached(request: Request, template: str, variables: Mapping[str, Any]) -> Res
     return None if found is None else _finished(request, found)
 
 
-async def render(request: Request, spec: Spec, as_json: bool, at: str | None = None) -> Response:
-    """Run the page's document and answer HTML or JSON, cached per (commit, page, format)."""
+async def render(
+    request: Request, spec: Spec, as_json: bool, at: str | None = None, other: Format | None = None
+) -> Response:
+    """Run the page's document and answer HTML or JSON (or `other`'s format), cached per (commit, page,
+    format)."""
     server = server_of(request)
     links = server.urls.pinned(at) if at is not None else server.urls
     refusal = not_ready(server)
@@ -159,12 +218,12 @@ async def render(request: Request, spec: Spec, as_json: bool, at: str | None = N
         return refusal
     head = server.snapshots.head
     variables = dict(spec.variables)
-    key = _key(head.commit, spec.template, variables, as_json)
+    key = _key(head.commit, spec.template, variables, other.name if other is not None else as_json, spec.query)
     shown = server.pages.get(key)
     if shown is not None:
         return _finished(request, shown)
     try:
-        made = await _render(request, server, spec, variables, as_json, links, at)
+        made = await _render(request, server, spec, variables, as_json, links, at, other)
     except PageError as error:
         return _error_page(request, error, as_json, links)
     if isinstance(made, Response):
@@ -174,13 +233,28 @@ async def render(request: Request, spec: Spec, as_json: bool, at: str | None = N
     return _finished(request, made)
 
 
-_CLIENT_CODES = frozenset({BAD_USER_INPUT, PAGE_SIZE_ERROR, CURSOR_ERROR, AMBIGUOUS_NAME})
+# A serving constraint the resolver cannot evaluate is the client's too (its codes are its error classes').
+_CLIENT_CODES = frozenset(
+    {
+        BAD_USER_INPUT,
+        PAGE_SIZE_ERROR,
+        CURSOR_ERROR,
+        AMBIGUOUS_NAME,
+        SEARCH_TOO_LARGE,
+        "QUERY_TOO_COMPLEX",
+        "INVALID_CONSTRAINT",
+        "UNKNOWN_METRIC",
+        "WRONG_UNIT",
+        "UNSUPPORTED_OPERATOR",
+    }
+)
 
 
 def _refusal(answer: Answer) -> PageError:
-    """The page's answer to GraphQL errors: the client's (a bad cursor, an ambiguous name) are 400, faults 500."""
+    """The page's answer to GraphQL errors: the client's (a bad cursor, an ambiguous name, a search over its
+    limits) are 400, a document the allow-list refuses 403, faults 500."""
     codes = answer.codes
-    status = 400 if set(codes) <= _CLIENT_CODES else 500
+    status = 400 if set(codes) <= _CLIENT_CODES else 403 if PERSISTED_QUERY_NOT_ALLOWED in codes else 500
     return PageError(status, codes[0], answer.messages)
 
 
@@ -192,6 +266,7 @@ async def _render(
     as_json: bool,
     links: Urls,
     at: str | None,
+    other: Format | None = None,
 ) -> Representation | Response:
     answer = await server.queries.answer(spec.document, variables, head=server.snapshots.head)
     if at is not None and (answer.unpublished or set(answer.codes) & {REVISION_NOT_FOUND, PREVIEW_REJECTED}):
@@ -201,7 +276,8 @@ async def _render(
     data: dict[str, Any] = answer.data["registry"]
     commit: str = data["commit"]["id"]
     if at is not None and at != commit:
-        target = spec.canonical(commit) if spec.canonical else links.pin(commit, _here(request))
+        here = unpinned(_path(request)) + _query(spec)
+        target = spec.canonical(commit) if spec.canonical else links.pin(commit, here)
         return RedirectResponse(target, status_code=307)
     if answer.errors:
         raise _refusal(answer)
@@ -214,20 +290,34 @@ async def _render(
         "x-kernelindex-commit": commit,
         "vary": "accept",
     }
-    if as_json:  # the page's JSON twin is the API's answer to the page's document
+    if as_json and other is None:  # the page's JSON twin is the API's answer to the page's document
         return Representation(answer.body, JSON, headers, status=spec.status)
-    query = f"?{request.url.query}" if request.url.query else ""
+    query = _query(spec)
+    title = spec.title(data)
+    description = spec.description(data) if spec.description is not None else DESCRIPTION
     meta = {
-        "title": spec.title(data),
+        "title": title,
+        "description": description,
         "commit": commit,
         "committed_at": data["commit"]["committedAt"],
         "pinned": at is not None,
-        "pin_url": links.pin(commit, _here(request)),
-        "json_url": links.base + twin(request.url.path) + query,
+        "pin_url": links.pin(commit, unpinned(_path(request)) + query),
+        "json_url": links.base + twin(_path(request)) + query,
         "graphql_url": links.graphql(spec.document, variables),
         "document": spec.document.strip(),
         "variables": orjson.dumps(variables, option=orjson.OPT_INDENT_2).decode(),
+        "feeds": spec.feeds(data, links) if spec.feeds is not None else [],
+        "preview": preview(
+            links,
+            title=title,
+            description=description,
+            path=request.url.path + query,
+            image=spec.card(data, links) if spec.card is not None else None,
+        ),
     }
+    if other is not None:
+        headers = {**headers, **other.headers}
+        return Representation(other.make(data, links, meta), other.media_type, headers, status=spec.status)
     extra = spec.extra(data, links) if spec.extra is not None else {}
     html = TEMPLATES.get_template(spec.template).render(data=data, page=meta, links=links, **extra)
     return Representation(html.encode(), HTML, headers, status=spec.status)

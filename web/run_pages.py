@@ -18,11 +18,12 @@ from web import documents
 from web.badges import AMBER, BLUE, GREEN, badge
 from web.charts import step_chart
 from web.kernelindex_ids import digest_of, id_of
+from web.link_previews import head_links
 from web.names import humanize_operation
 from web.render import Spec, cached, json_asked, render
 from web.serving_pages import serving_run_page
 
-__all__ = ["implementation_badge", "kernelindex_run", "run_badge", "run_page", "run_permalink"]
+__all__ = ["implementation_badge", "kernelindex_run", "run_badge", "run_description", "run_page", "run_permalink"]
 
 # What each evidence level means, and what would raise it (DESIGN section 5; attestations never do).
 _EVIDENCE = {
@@ -82,6 +83,25 @@ def _run_title(data: dict[str, Any]) -> str:
     return f"Run {short} · {who} · {value}"
 
 
+def run_description(data: dict[str, Any]) -> str:
+    """`Rank 2 of 14 in its comparison group · 144.6 µs mean latency · Recursive on NVIDIA B200 (sm_100):
+    Fused attention …`: what a shared link to a run says."""
+    run = data["run"]
+    who = run["implementation"]["displayName"] if run["implementation"] else run["name"]
+    gpu = run["environment"]["gpu"] if run["environment"] else "an unknown GPU"
+    operation = run["operation"]
+    what = humanize_operation(operation["title"] or operation["name"]) if operation else "an unknown operation"
+    primary = run["primary"]
+    value = f"{primary['display']} {primary['statistic']} {primary['metric']}" if primary else "no primary measurement"
+    cohort = run["cohort"]
+    rank = (
+        f"Rank {run['rank']} of {cohort['rankedCount']} in its comparison group"
+        if run["rank"] and cohort
+        else "Not ranked"
+    )
+    return f"{rank} · {value} · {who} on {gpu}: {what}."
+
+
 async def run_permalink(request: Request) -> Response:
     """`/at/{commit}/runs/{digest}`: one URL, two audiences: the run's page for a browser, its dossier for an
     API client (and at `.json`, whatever the client accepts)."""
@@ -110,6 +130,18 @@ async def run_page(request: Request, commit: str, digest: str) -> Response:
         document=documents.RUN,
         variables={"at": commit, "id": digest},
         title=_run_title,
+        description=run_description,
+        feeds=lambda data, links: (
+            [
+                (
+                    "Records of this run's comparison group",
+                    head_links(links).feed(f"cohorts/{data['run']['cohort']['key']}"),
+                )
+            ]
+            if data["run"]["cohort"]
+            else []
+        ),
+        card=lambda data, links: links.run_card(data["commit"]["id"], data["run"]["digest"]),
         subject="run",
         missing=f"run not found: {digest}",
         extra=_run_extra,

@@ -7,16 +7,14 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from api.codes import BAD_USER_INPUT
 from api.urls import Urls
 from web import documents
 from web.names import humanize_operation
-from web.render import PageError, Spec, guarded, json_asked, render
+from web.render import Spec, guarded, json_asked, render
 
-__all__ = ["MAX_QUERY", "SEARCH_PAGE", "search"]
+__all__ = ["SEARCH_PAGE", "search"]
 
 SEARCH_PAGE = 50
-MAX_QUERY = 500  # characters: a search box, not a document
 
 # The grammar as a reader needs it (registry/search.py, upstream's apps/web/src/lib/search-query.ts).
 GRAMMAR = (
@@ -48,17 +46,17 @@ def _search_extra(data: dict[str, Any], links: Urls, query: str, after: str | No
 
 @guarded
 async def search(request: Request) -> Response:
-    """`/search?q=...`: the runs a query matches, most relevant first, and how the query was read."""
+    """`/search?q=...`: the runs a query matches, most relevant first, and how the query was read. A query over
+    the search limits is refused as `/graphql` refuses it (`SEARCH_TOO_LARGE`), by the same cost limit."""
     at = request.path_params.get("commit")
     query = request.query_params.get("q", "").strip()
     after = request.query_params.get("after") or None
-    if len(query) > MAX_QUERY:
-        raise PageError(400, BAD_USER_INPUT, f"q: a search of at most {MAX_QUERY} characters (got {len(query)})")
     spec = Spec(
         template="search.html",
         document=documents.SEARCH,
         variables={"at": at, "q": query, "first": SEARCH_PAGE, "after": after},
         title=lambda d: f"Search: {query}" if query else "Search",
         extra=lambda data, links: _search_extra(data, links, query, after),
+        query=[("q", query), *([("after", after)] if after else [])] if query or after else [],
     )
     return await render(request, spec, json_asked(request), at)

@@ -11,14 +11,17 @@ import typer
 import registry
 from api.cli.console import emit_json, err, guarded
 from api.cli.options import AtOption, JsonOption, RepoOption, TrustRootOption
-from api.cli.stores import open_store, read_manifests, read_trust_root, try_open
+from api.cli.stores import Files, StoreView, open_store, read_files, read_trust_root, try_open
 
 __all__ = ["validate"]
 
 
 @guarded
 def validate(
-    files: Annotated[list[Path] | None, typer.Argument(help="Manifest files (JSON or YAML).")] = None,
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Manifest files (JSON or YAML): one manifest, a YAML stream, or a submission bundle."),
+    ] = None,
     base: Annotated[str | None, typer.Option(help="The PR check: the commit, branch or tag merged into.")] = None,
     head: Annotated[str | None, typer.Option(help="The PR check: the commit, branch or tag proposed.")] = None,
     repo: RepoOption = None,
@@ -31,10 +34,12 @@ def validate(
 ) -> None:
     """Check manifest files, or (--base/--head) a whole pull request read from git: every problem at once.
 
-    Files are checked alone, then, when a registry is present, that their references resolve in
-    it (or among the files) and that each run measures one operation. A range may only add valid
-    manifests at their digest paths; overlays and policy changes need a maintainer's signature.
-    Exit status 0 only when everything passes.
+    Files are checked alone, then, when a registry is present, as one change: their references resolve
+    in it (or among the files), each run measures one operation, names are free. A file may hold one
+    manifest, several (a YAML stream), or KernelIndex's submission bundle; a problem names the entry
+    (`bundle.yaml: $.runs[0].protocol.spec...`). A range may only add valid manifests at their digest
+    paths; overlays and policy changes need a maintainer's signature. Exit status 0 only when everything
+    passes.
     """
     fmt = "json" if as_json else output.lower()
     if fmt not in ("text", "markdown", "json"):
@@ -47,24 +52,37 @@ def validate(
     if not files:
         raise typer.BadParameter("give manifest files, or --base and --head", param_hint="FILES")
     problems: list[registry.Problem] = []
-    loaded: list[tuple[str, registry.Manifest]] = []
+    store = try_open(repo)
+    commit = None
+    if store is not None:
+        current = store.head(store.current_branch() or registry.store.MAIN) or store.head()
+        commit = store.resolve(at) if at else current
+    # A bundle's implementations name their project by slug: among the registry's projects when there is one.
+    projects = None if store is None else (store.names_of_kind(commit, "SoftwareProject") if commit else {})
+    read = Files(())
     try:
-        loaded = read_manifests(files)
+        read = read_files(files, projects)
     except registry.InvalidManifest as exc:
         problems.extend(exc.problems)
-    store = try_open(repo)
-    if loaded and store is not None:
+    if read.bundles and store is not None:
         from registry.validate import check_additions
 
-        commit = (
-            store.resolve(at) if at else (store.head(store.current_branch() or registry.store.MAIN) or store.head())
-        )
-        problems.extend(check_additions(loaded, _StoreView(store, commit)))
+        problems.extend(read.locate(check_additions(read.sourced(), StoreView(store, commit))))
     if fmt == "json":
         emit_json(
             {
                 "ok": not problems,
-                "manifests": [{"file": f, "kind": m.kind, "digest": m.digest, "path": m.path} for f, m in loaded],
+                "manifests": [
+                    {
+                        "file": bundle.source,
+                        "entry": entry.where or None,
+                        "kind": entry.manifest.kind,
+                        "digest": entry.manifest.digest,
+                        "path": entry.manifest.path,
+                    }
+                    for bundle in read.bundles
+                    for entry in bundle.entries
+                ],
                 "problems": [{"file": p.source, "path": p.path, "reason": p.reason} for p in problems],
             }
         )
@@ -72,8 +90,8 @@ def validate(
         for problem in problems:
             err(str(problem))
         if not problems:
-            for file, manifest in loaded:
-                typer.echo(f"ok  {manifest.digest}  {manifest.kind}  {file}")
+            for where, manifest in read.entries:
+                typer.echo(f"ok  {manifest.digest}  {manifest.kind}  {where}")
     if problems:
         raise typer.Exit(1)
 
@@ -100,26 +118,17 @@ def _validate_range(store: registry.GitStore, base: str, head: str, fmt: str, tr
 
 def _review_comment(report: Any, base: str, head: str) -> str:
     """Plain text a CI job can post on the pull request as it is."""
+    from api.cli.report import repository_files_text
+
     lines = [f"kernelindex validate {base}..{head}: {report.commits} commit(s), {len(report.added)} manifest(s) added"]
     if report.ok:
         lines.append("All checks passed.")
     else:
         lines.append(f"{len(report.problems)} problem(s); nothing can be merged until all are fixed:")
         lines.extend(f"- {problem}" for problem in report.problems)
+    lines.extend(repository_files_text(report.repository_files))
     if report.added:
         lines.append("")
         lines.append("Added:")
         lines.extend(f"- {m.kind} {m.digest} ({m.name})" for m in report.added)
     return "\n".join(lines)
-
-
-class _StoreView:
-    def __init__(self, store: registry.GitStore, commit: str | None) -> None:
-        self._store = store
-        self._commit = commit
-
-    def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, Any] | None:
-        return self._store.read_document(self._commit, digest, kinds) if self._commit else None
-
-    def find_named(self, kind: str, name: str) -> str | None:
-        return self._store.names_of_kind(self._commit, kind).get(name) if self._commit else None

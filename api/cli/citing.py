@@ -9,7 +9,7 @@ import typer
 import registry
 from api.cli.console import guarded
 from api.cli.options import AtOption, RepoOption
-from api.cli.stores import kinds, read_settings, read_trust_root, repo_path
+from api.cli.stores import kinds
 
 __all__ = ["cite"]
 
@@ -28,33 +28,16 @@ def cite(
     ] = None,
 ) -> None:
     """Print a citation of a run, pinned to a commit, with its digest and today's date."""
-    import datetime as dt
-
-    import anyio
-
-    from api.context import StoredObjects
-    from api.service import QueryService
-    from registry.snapshots import Snapshots
+    from api.cli.ask import ask
+    from api.cli.documents import CITE
 
     if kinds(kind) != ("BenchmarkRun",):
         raise typer.BadParameter(f"{kind!r}: only a BenchmarkRun is cited", param_hint="--kind")
     if fmt.upper() not in ("TEXT", "BIBTEX", "CSL_JSON"):
         raise typer.BadParameter(f"{fmt!r}: expected TEXT, BIBTEX or CSL_JSON", param_hint="--format")
-    settings = read_settings()
-    root = (base_url or settings.base_url or f"http://{settings.host}:{settings.port}").rstrip("/")
-    snapshots = Snapshots(repo_path(repo), trust_root=read_trust_root(None))
-    snapshots.load()
-    graph = snapshots.at(at)
-    queries = QueryService(snapshots, StoredObjects(snapshots), root, today=lambda: dt.datetime.now(dt.UTC).date())
-    query = (
-        "query($at: String, $id: String!) { registry(at: $at) { "
-        "run(id: $id) { citation(format: %s) } servingRun(id: $id) { citation(format: %s) } } }"
-    )
-    answer = anyio.run(queries.answer, query % (fmt.upper(), fmt.upper()), {"at": graph.commit, "id": ident})
-    if answer.errors:
-        raise registry.RegistryError(answer.errors[0]["message"])
-    found = (answer.data or {}).get("registry", {})
+    data = ask(CITE, {"at": at, "id": ident, "format": fmt.upper()}, repo=repo, base_url=base_url)
+    found = data.get("registry") or {}
     run = found.get("run") or found.get("servingRun")
     if run is None:
-        raise registry.ManifestNotFound(ident, graph.commit)
+        raise registry.ManifestNotFound(ident, found.get("commit", {}).get("id", at or "main"))
     typer.echo(run["citation"])

@@ -22,17 +22,26 @@ def git_config(store: registry.GitStore, key: str) -> str:
 
 
 def identity(value: str | None, store: registry.GitStore, which: str) -> tuple[str, str]:
+    """The (name, email) a command writes as: `--<which> 'Name <email>'`, else git's `user.*`; refused, saying
+    where and why, when git cannot record it (an empty name or email, an angle bracket inside one)."""
     if value:
         name, _, rest = value.partition("<")
         if not rest.endswith(">") or not name.strip():
             raise typer.BadParameter(f"{value!r}: expected 'Name <email>'", param_hint=f"--{which}")
-        return name.strip(), rest[:-1].strip()
+        name, email = name.strip(), rest[:-1].strip()
+        problem = registry.provenance.identity_problem(name, email)
+        if problem is not None:
+            raise typer.BadParameter(f"{value!r}: {problem}", param_hint=f"--{which}")
+        return name, email
     name, email = git_config(store, "user.name"), git_config(store, "user.email")
     if not name or not email:
         raise typer.BadParameter(
             "no identity: pass --author 'Name <email>' or set git config user.name/user.email",
             param_hint=f"--{which}",
         )
+    problem = registry.provenance.identity_problem(name, email)
+    if problem is not None:
+        raise typer.BadParameter(f"git config user.name/user.email: {problem}", param_hint=f"--{which}")
     return name, email
 
 

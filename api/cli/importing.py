@@ -33,7 +33,7 @@ from api.cli.options import (
     SignOption,
     SkipBadOption,
 )
-from api.cli.stores import read_trust_root, try_open
+from api.cli.stores import read_trust_root, try_open, writable_store
 
 if TYPE_CHECKING:  # the importers load only when an import runs: a server never needs them
     from registry.importers.plan import ImportPlan, Reconciled
@@ -111,6 +111,8 @@ def run_import(planner: Planner, options: ImportOptions) -> None:
         )
     store = try_open(options.repo)
     target = _target(store, options.branch, options.out, options.dry_run)
+    if target is not None:
+        writable_store(options.repo)  # a commit goes to a registry that is named (or a clone), never the embedded one
     result: registry.AddResult | None = None
     written: list[Path] = []
     if target is not None and store is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from api.cli import checking, citing, exporting, reading, serving, sources, writing
+from api.cli import checking, citing, exporting, lookup, reading, schemas, serving, sources, writing
 from api.cli.console import err
 from api.cli.stores import read_settings
 
@@ -22,9 +22,12 @@ import_app: typer.Typer = typer.Typer(
     help="Import manifests from upstream sources.", no_args_is_help=True, rich_markup_mode=None
 )
 app.add_typer(import_app, name="import")
+app.add_typer(lookup.app, name="lookup")
 
 # In the order `kernelindex --help` lists them.
 app.command()(writing.init)
+app.command()(schemas.schema)
+app.command()(schemas.new)
 app.command()(reading.digest)
 app.command()(checking.validate)
 app.command()(writing.add)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 __all__ = [
+    "ApiOption",
     "AtOption",
     "AuthorOption",
     "BranchOption",
@@ -29,6 +30,10 @@ RepoOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+ApiOption = Annotated[
+    str | None,
+    typer.Option("--api", help="Ask a served registry (https://registry.example) instead of reading one locally."),
+]
 AtOption = Annotated[str | None, typer.Option("--at", help="A commit, branch or tag (default: main).")]
 TrustRootOption = Annotated[
     Path | None,

@@ -10,7 +10,7 @@ import typer
 import registry
 from api.cli.console import err, guarded
 from api.cli.options import RepoOption, TrustRootOption
-from api.cli.stores import open_store, read_settings, read_trust_root, repo_path
+from api.cli.stores import describe_registry, open_store, read_settings, read_trust_root, repo_path
 from api.settings import Settings
 
 __all__ = ["mcp", "serve"]
@@ -46,9 +46,12 @@ def serve(
     if mirror_url:
         from registry.mirror import Mirror
 
-        if Mirror(mirror_url, path).ensure():  # the first start of a replica clones (docs/deploy.md)
+        # The first start of a replica clones (docs/deploy.md), pull requests' heads too when configured: a preview
+        # of a fork's pull request must not wait for the first poll.
+        if Mirror(mirror_url, path, pull_requests=settings.mirror_pull_requests).ensure():
             err(f"kernelindex: cloned {mirror_url} into {path}")
     registry.GitStore(path)  # fail here, with a clear line, rather than in every worker
+    served = f"{mirror_url} (a replica, in {path})" if mirror_url else describe_registry(repo)
     chosen = {
         "KERNELINDEX_REPO": str(path),
         "KERNELINDEX_HOST": host or settings.host,
@@ -80,7 +83,7 @@ def serve(
     listening = Urls(f"http://{final.host}:{final.port}")  # where this process listens, for its first line
 
     if final.workers > 1:
-        err(f"kernelindex: serving {path} on {listening.graphql()} ({final.workers} worker(s))")
+        err(f"kernelindex: serving {served} on {listening.graphql()} ({final.workers} worker(s))")
         processes = WorkerConfig(final, **options)
         with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: the supervisor has stopped its workers
             Multiprocess(processes, sockets=[processes.bind_socket()]).run()
@@ -99,7 +102,7 @@ def serve(
         environment=chosen,  # a successor is given the same options
     )
     if final.handover_from is None:
-        err(f"kernelindex: serving {path} on {listening.graphql()} (SIGHUP: hand over)")
+        err(f"kernelindex: serving {served} on {listening.graphql()} (SIGHUP: hand over)")
     server.run(sockets=[listener])
 
 

@@ -14,7 +14,7 @@ import registry
 from api.cli.console import emit_json, guarded, progress_bar
 from api.cli.importing import ImportOptions, importer, run_import
 from api.cli.options import JsonOption, RepoOption
-from api.cli.stores import open_store
+from api.cli.stores import writable_store
 
 __all__ = ["COMMANDS"]
 
@@ -31,7 +31,7 @@ def import_kernelindex_export(
     """Import the upstream catalog export: one commit per source; a second import changes nothing."""
     from registry.importers import import_export  # importers load only for an import: a server never needs them
 
-    store = open_store(repo)
+    store = writable_store(repo)
     started = time.perf_counter()
     with progress_bar(not as_json) as report:
         results = import_export(store, export, report)
@@ -47,7 +47,7 @@ def import_kernelindex_seeds(
     """Import KernelIndex run pages (bundles and reconstructed implementations), dated as published."""
     from registry.importers import import_seed_pages
 
-    store = open_store(repo)
+    store = writable_store(repo)
     started = time.perf_counter()
     results = import_seed_pages(store, directory)
     _report_import(results, time.perf_counter() - started, as_json)

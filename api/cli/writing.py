@@ -1,5 +1,5 @@
 """The commands that write a registry: `init` (an empty one, or one with its trust root) and `add` (manifests,
-committed at their digest paths with provenance trailers)."""
+committed at their digest paths with provenance trailers, every file of one call in one commit)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import registry
 from api.cli.console import emit_json, guarded
 from api.cli.identity import git_config, identity, signer_for
 from api.cli.options import JsonOption, RepoOption
-from api.cli.stores import open_store, read_manifests, read_settings, repo_path
+from api.cli.stores import StoreView, read_files, read_settings, repo_path, writable_store
 
 __all__ = ["add", "init"]
 
@@ -33,7 +33,8 @@ def init(
     """Create an empty registry (a bare git repository whose main branch is the publication record)."""
     from registry.signatures import POLICY_PATH
 
-    path = repo_path(repo)
+    # Where nothing names a registry, the new one is ./manifests.git (found there next time), never the embedded one.
+    path = Path("manifests.git") if repo is None and read_settings().repo_origin == "embedded" else repo_path(repo)
     existed = path.exists() and any(path.iterdir())
     if existed and not (path / "HEAD").exists():
         raise registry.StoreNotFound(str(path), "exists and is not an empty directory or a git repository")
@@ -65,7 +66,10 @@ def init(
 
 @guarded
 def add(
-    files: Annotated[list[Path], typer.Argument(help="Manifest files (JSON or YAML).")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="Manifest files (JSON or YAML): one manifest, a YAML stream, or a submission bundle."),
+    ],
     repo: RepoOption = None,
     branch: Annotated[
         str | None, typer.Option(help="Commit on this branch (default: the checked-out one; main in a bare registry).")
@@ -82,12 +86,13 @@ def add(
 ) -> None:
     """Validate manifests and commit them at their digest paths, with provenance trailers.
 
+    Every manifest of every file (a bundle's entries included) is checked as one change and committed in
+    one commit, or, if any is refused, none is: each problem names its file and entry.
     In a clone (a work tree) the commit goes on the checked-out branch and the files appear in
     the work tree; push the branch and open a pull request. In a bare registry it goes on main.
     """
     settings = read_settings()
-    loaded = read_manifests(files)
-    store = open_store(repo)
+    store = writable_store(repo)
     work_tree = store.work_tree
     target = (
         f"refs/heads/{branch}" if branch else (store.current_branch() if work_tree else None) or registry.store.MAIN
@@ -97,10 +102,20 @@ def add(
             "you are on main: contributions go on a branch (git switch -c add-my-run), or pass --branch",
             param_hint="--branch",
         )
-    if store.head(target) is None and target != registry.store.MAIN:
-        start = store.head(store.current_branch() or registry.store.MAIN) or store.head()
+    new_branch = store.head(target) is None and target != registry.store.MAIN
+    start = store.head(target) or store.head(store.current_branch() or registry.store.MAIN) or store.head()
+    # Read before anything is written (a new branch included): a bundle names its projects by slug, among
+    # the registry's as of where the commit will go.
+    read = read_files(files, store.names_of_kind(start, "SoftwareProject") if start else {})
+    loaded = read.entries
+    if new_branch:
         if start is None:
             raise registry.RegistryError("the registry is empty: a branch needs a commit to start from")
+        from registry.validate import check_additions
+
+        refused = check_additions(read.sourced(), StoreView(store, start))
+        if refused:  # before the branch is made: a refused change leaves no ref behind either
+            raise registry.RejectedChange(read.locate(refused))
         store.create_branch(target, start)
     name, email = identity(author, store, "author")
     now = int(time.time())
@@ -117,7 +132,11 @@ def add(
         trailers=tuple((k, v) for k, v in trailers if v),
     )
     before = store.head(target)
-    result = store.add(loaded, meta, ref=target, sign=signer_for(store, signing_key) if sign else None)
+    signer = signer_for(store, signing_key) if sign else None
+    try:
+        result = store.add(read.sourced(), meta, ref=target, sign=signer)
+    except registry.RejectedChange as exc:
+        raise registry.RejectedChange(read.locate(exc.problems)) from None
     if result.commit and work_tree is not None and target == store.current_branch() and before is not None:
         store.sync_work_tree(before, result.commit)
     short = target.removeprefix("refs/heads/")

@@ -19,6 +19,7 @@ from api import graphql_http as gh
 from api.cache import IMMUTABLE, REVALIDATE, Representation
 from api.codes import BAD_REQUEST, COMMIT_NOT_YET_AVAILABLE, NOT_ACCEPTABLE, NOT_FOUND, QUERY_TOO_LARGE
 from api.errors import code_of_class
+from api.http.headers import GRAPHIQL_POLICY
 from api.http.requests import not_ready, server_of
 from api.http.responses import VARY, error, error_body, finish, send
 from api.schema import LIMITS
@@ -41,7 +42,9 @@ async def endpoint(request: Request) -> Response:
     ):
         # A browser (or a probe) at /graphql: GraphiQL, prefilled from ?query=..., its assets ours.
         page = server.graphiql.page(server.urls.graphiql_assets(server.graphiql.version))
-        return finish(request, page.encode(), media_type="text/html", headers={"cache-control": REVALIDATE})
+        # One URL, two answers (GraphiQL or GraphQL's), chosen by Accept: a cache keeps them apart.
+        headers = {"cache-control": REVALIDATE, "vary": VARY}
+        return finish(request, page.encode(), media_type="text/html", headers=headers, policy=GRAPHIQL_POLICY)
     media = gh.response_media_type(accept)
     if media is None:
         return _refused(gh.Refusal(406, f"cannot answer in {accept!r}: accept {gh.GRAPHQL_RESPONSE}", NOT_ACCEPTABLE))

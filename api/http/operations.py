@@ -1,5 +1,10 @@
 """What operators and API clients ask of the server itself: `/healthz`, the refresh hook, and the index of
-the API (`/` for an API client; a browser gets the home page, `web.catalog_pages.home_or_index`)."""
+the API (`/` for an API client; a browser gets the home page, `web.catalog_pages.home_or_index`).
+
+The refresh hook needs its secret (`KERNELINDEX_HOOK_SECRET`) unless the server listens on loopback only
+and the call comes from loopback: a public hook would let anyone make the server work (and a replica
+fetch) at will. Bursts are coalesced (`api.coalesce`): one refresh in flight, one queued, the rest join it.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +15,11 @@ import time
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from api.codes import NOT_READY, UNAUTHORIZED
+from api.cache import REVALIDATE
+from api.codes import HOOK_DISABLED, NOT_READY, UNAUTHORIZED
 from api.http.requests import server_of
 from api.http.responses import error
+from api.settings import is_loopback
 from registry.provenance import utc_instant
 
 __all__ = ["healthz", "index", "refresh"]
@@ -40,6 +47,7 @@ async def healthz(request: Request) -> JSONResponse:
             "fetchedAt": utc_instant(int(fetched.at)) if fetched else None,
             "error": server.mirror.error,
         }
+    body["refreshHook"] = {"runs": server.hook.runs, "joined": server.hook.joined}
     if not server.ready:
         body["status"] = "starting" if server.load_error is None else "failed"
     return JSONResponse(
@@ -48,30 +56,46 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 async def refresh(request: Request) -> Response:
-    """`POST /hooks/refresh`: look at main now (a replica fetches first), with the hook's secret if one is set."""
+    """`POST /hooks/refresh`: look at main now (a replica fetches first), with the hook's secret (see the
+    module's docstring). 200 (or 409, 502) with the outcome for the call that ran it; 202 for a call
+    coalesced into a run queued behind the one in flight (`queued`, or `already pending`)."""
     server = server_of(request)
     secret = server.settings.hook_secret
     given = request.headers.get("authorization", "").encode()
+    if secret is None and not (server.settings.loopback_only and is_loopback(_peer(request))):
+        message = "the refresh hook is off: the server listens beyond loopback, so set KERNELINDEX_HOOK_SECRET"
+        return error(403, message, HOOK_DISABLED)
     if secret and not hmac.compare_digest(given, f"Bearer {secret}".encode()):  # no timing oracle
         return error(401, "a valid 'Authorization: Bearer <secret>' is required", UNAUTHORIZED)
     if not server.ready:
         return error(503, "the registry is still loading", NOT_READY)
-    failed = await server.fetch()  # a replica first brings the canonical refs
-    status = await server.refresh_async()
-    body = {"serving": status.serving, "main": status.main, "reason": status.reason}
+    outcome = await server.hook.submit()
+    if outcome.result is None:
+        status = "queued" if outcome.status == "queued" else "already pending"
+        return JSONResponse({"status": status}, status_code=202, headers={"cache-control": "no-store"})
+    failed, head = outcome.result
+    body = {"serving": head.serving, "main": head.main, "reason": head.reason}
+    headers = {"cache-control": "no-store"}
     if failed is not None:
-        return JSONResponse({**body, "reason": failed}, status_code=502)
-    return JSONResponse(body, status_code=200 if status.reason is None else 409)
+        return JSONResponse({**body, "reason": failed}, status_code=502, headers=headers)
+    return JSONResponse(body, status_code=200 if head.reason is None else 409, headers=headers)
+
+
+def _peer(request: Request) -> str:
+    """The address the call came from ("" when the server cannot tell)."""
+    return request.client.host if request.client is not None else ""
 
 
 async def index(request: Request) -> JSONResponse:
     """What an API client finds at `/`: where the API and the health check are, and the commit served."""
     server = server_of(request)
+    # One URL, two answers (this, or the home page), chosen by Accept; it names the commit served now.
     return JSONResponse(
         {
             "name": "KernelIndex registry",
             "graphql": server.urls.graphql(),
             "health": server.urls.url_path_for("healthz"),
             "serving": server.snapshots.status.serving,
-        }
+        },
+        headers={"cache-control": REVALIDATE, "vary": "accept"},
     )

@@ -5,14 +5,15 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import email.utils
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import anyio.to_thread
 import orjson
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
 
 import registry
 from api.cache import FOLLOW, IMMUTABLE, entity_tag
@@ -22,8 +23,10 @@ from api.http.requests import not_ready, server_of
 from api.http.responses import JSON, error
 from api.service import NotPublished
 from api.urls import Urls, unpinned
-from api.wellknown import llms_txt, robots_txt, sitemap_index, sitemap_runs, sitemap_site
-from registry.export import CATALOG_FORMAT, compressed, export_name, plan_export
+from api.wellknown import llms_txt, robots_txt, sitemap_index
+from api.wellknown import sitemap_part as sitemap_file
+from registry.export import CATALOG_FORMAT, export_name, plan_export
+from registry.export_cache import CachedExport
 from registry.graph import Graph
 from registry.provenance import utc_instant
 
@@ -38,6 +41,7 @@ __all__ = [
     "robots",
     "sitemap",
     "sitemap_part",
+    "sitemap_part_moved",
 ]
 
 _ATOM = "application/atom+xml; charset=utf-8"
@@ -163,9 +167,21 @@ async def _guarded_feed(request: Request, name: str, render: Callable[[Graph, Ur
 # Exports -----------------------------------------------------------------------------------------
 
 
+async def _exported(request: Request, graph: Graph) -> CachedExport:
+    """The export of `graph`'s commit, from the server's export cache (built there on first use)."""
+    server = server_of(request)
+    store = server.snapshots.store()
+    return await anyio.to_thread.run_sync(server.exports.get, graph.commit, lambda: plan_export(store, graph))
+
+
+def _digest_header(sha256: str) -> str:
+    """RFC 9530's `Repr-Digest` of bytes whose sha256 (hex) is given."""
+    return "sha-256=:" + base64.b64encode(bytes.fromhex(sha256)).decode() + ":"
+
+
 async def export(request: Request) -> Response:
-    """`/at/{commit}/export.jsonl.zst`: the catalog export of a commit of main, streamed as it is produced;
-    immutable."""
+    """`/at/{commit}/export.jsonl.zst`: the catalog export of a commit of main, built once and served from the
+    export cache with its sha256 (`Repr-Digest`) and size; immutable."""
     server = server_of(request)
     refusal = not_ready(server)
     if refusal is not None:
@@ -184,11 +200,9 @@ async def export(request: Request) -> Response:
     }
     if _not_modified(request, etag, graph.committed_at):
         return Response(status_code=304, headers=headers)
-    if request.method == "HEAD":
-        return Response(media_type="application/zstd", headers=headers)
-    plan = await anyio.to_thread.run_sync(plan_export, server.snapshots.store(), graph)
-    stream: Iterator[bytes] = compressed(plan.lines())
-    return StreamingResponse(stream, media_type="application/zstd", headers=headers)
+    found = await _exported(request, graph)
+    headers["repr-digest"] = _digest_header(found.digest.sha256)
+    return FileResponse(found.path, media_type="application/zstd", headers=headers)
 
 
 async def latest_export(request: Request) -> Response:
@@ -198,6 +212,7 @@ async def latest_export(request: Request) -> Response:
     if refusal is not None:
         return refusal
     graph = server.snapshots.head
+    found = await _exported(request, graph)
     body = orjson.dumps(
         {
             "format": CATALOG_FORMAT,
@@ -205,6 +220,8 @@ async def latest_export(request: Request) -> Response:
             "url": server.urls.export(graph.commit),
             "commit": graph.commit,
             "committedAt": utc_instant(graph.committed_at),
+            "sha256": found.digest.sha256,
+            "size": found.digest.size,
         }
     )
     etag = entity_tag(body)
@@ -248,20 +265,22 @@ async def sitemap(request: Request) -> Response:
 
 
 async def sitemap_part(request: Request) -> Response:
-    """`/sitemaps/{name}.xml`: the site's entry points (`site`), or 10,000 run permalinks (`runs-N`)."""
+    """`/sitemap-{name}.xml`: the site's entry points and index pages (`site`), or a family's n-th file of at
+    most 10,000 pages (`operations-1`, `runs-2`...)."""
     server = server_of(request)
     refusal = not_ready(server)
     if refusal is not None:
         return refusal
     if not server.urls.absolute:
         return error(404, _NO_BASE, NO_BASE_URL)
-    graph = server.snapshots.head
     name = request.path_params["name"]
-    body: bytes | None = None
-    if name == "site":
-        body = sitemap_site(graph, server.urls)
-    elif name.startswith("runs-") and name[5:].isdigit():
-        body = await anyio.to_thread.run_sync(sitemap_runs, graph, server.urls, int(name[5:]))
+    body = await anyio.to_thread.run_sync(sitemap_file, server.snapshots.head, server.urls, name)
     if body is None:
-        return error(404, f"no such sitemap: {name}.xml", NOT_FOUND)
+        return error(404, f"no such sitemap: sitemap-{name}.xml", NOT_FOUND)
     return Response(body, media_type="application/xml", headers={"cache-control": FOLLOW})
+
+
+async def sitemap_part_moved(request: Request) -> Response:
+    """`/sitemaps/{name}.xml`, where the sitemap's files first were: a permanent redirect to `/sitemap-{name}.xml`
+    (a sitemap may list only URLs under its own folder, so its files moved to the root)."""
+    return RedirectResponse(server_of(request).urls.sitemap_part(request.path_params["name"]), status_code=301)

@@ -1,6 +1,6 @@
 """How every HTTP answer of the registry is finished: errors in the one documented shape (with the one code
-list, `api.codes`), pages and badges (`finish`: where every HTML and SVG response is made), and cached
-answers in the content coding a client accepts (`send`).
+list, `api.codes`), pages and badges (`finish`: where every HTML and SVG response is made, with the security
+headers of `api.http.headers`), and cached answers in the content coding a client accepts (`send`).
 """
 
 from __future__ import annotations
@@ -10,16 +10,21 @@ from collections.abc import Mapping
 import orjson
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
 
 from api import compression
-from api.cache import ByteLRU, Representation
+from api.cache import REVALIDATE, ByteLRU, Representation
 from api.graphql_http import etag_matches
+from api.http.headers import for_media
 
-__all__ = ["JSON", "VARY", "error", "error_body", "finish", "send"]
+__all__ = ["ERROR_CACHE", "JSON", "VARY", "Files", "error", "error_body", "finish", "send"]
 
 JSON = "application/json"
 VARY = "Accept, Accept-Encoding"
 """What a coded answer of GraphQL varies with."""
+ERROR_CACHE = "no-store"
+"""Cache-Control of an error unless its route says otherwise: a refusal is never served to the next client."""
 
 
 def error_body(message: str, code: str) -> bytes:
@@ -30,19 +35,33 @@ def error_body(message: str, code: str) -> bytes:
 def error(
     status: int, message: str, code: str, *, headers: Mapping[str, str] | None = None, media_type: str = JSON
 ) -> Response:
-    """An error answer: `status`, the error shape with `message` and `code` (one of `api.codes`)."""
-    return Response(error_body(message, code), status_code=status, media_type=media_type, headers=headers)
+    """An error answer: `status`, the error shape with `message` and `code` (one of `api.codes`); not stored
+    by any cache unless `headers` say otherwise."""
+    return Response(
+        error_body(message, code),
+        status_code=status,
+        media_type=media_type,
+        headers={"cache-control": ERROR_CACHE, **(headers or {})},
+    )
 
 
 def finish(
-    request: Request, body: bytes, *, media_type: str, headers: Mapping[str, str], status: int = 200
+    request: Request,
+    body: bytes,
+    *,
+    media_type: str,
+    headers: Mapping[str, str],
+    status: int = 200,
+    policy: str | None = None,
 ) -> Response:
-    """A page, an error page, a badge or GraphiQL's page as it leaves: 304 when the client holds it already
-    (its entity tag, compared as sent)."""
+    """A page, an error page, a badge or GraphiQL's page as it leaves, with the security headers of its media
+    type (`policy`: an HTML page's own Content-Security-Policy, the pages' when None): 304 when the client
+    holds it already (its entity tag, compared as sent)."""
+    out = {**headers, **for_media(media_type, policy)}
     etag = headers.get("etag")
     if etag is not None and request.headers.get("if-none-match") == etag:
-        return Response(status_code=304, headers=headers)
-    return Response(body, status_code=status, media_type=media_type, headers=headers)
+        return Response(status_code=304, headers=out)
+    return Response(body, status_code=status, media_type=media_type, headers=out)
 
 
 def send(
@@ -69,3 +88,14 @@ def send(
         if made and cache is not None and item.key is not None:
             cache.put(item.key, item)  # weigh it again, with its new coding
     return Response(body, status_code=status, media_type=media_type or item.media_type, headers=out)
+
+
+class Files(StaticFiles):
+    """Static files (the pages' stylesheet and script) that say how to cache them: revalidate, which their
+    validators (Last-Modified, ETag) make cheap; a new release may change them under the same name."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        if response.status_code in (200, 304):
+            response.headers.setdefault("cache-control", REVALIDATE)
+        return response

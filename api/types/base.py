@@ -13,7 +13,7 @@ import enum
 import functools
 import importlib
 import typing
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import strawberry
@@ -21,7 +21,10 @@ from strawberry.scalars import JSON
 
 import registry
 from api.context import Context
+from api.types.enums import RunOrder
 from api.types.identity import Node
+from api.types.scalars import DateTime
+from api.types.states import manifest_state
 from registry import nodes as n
 from registry.graph import Graph
 
@@ -82,10 +85,35 @@ def build(reference: Any, **fields: Any) -> Any:
     return _resolved(lazy.module, name.__forward_arg__)(**fields)
 
 
-def ordered_runs(graph: Graph, digests: Iterable[str]) -> list[str]:
-    """Newest observation first, then digest: a stable order for a given commit."""
-    nodes = graph.nodes
-    return sorted(digests, key=lambda d: (-nodes[d].observed_ns, d))  # type: ignore[union-attr]
+def ordered_runs(graph: Graph, digests: Iterable[str], order: RunOrder = RunOrder.NEWEST_OBSERVED) -> list[str]:
+    """Runs in `order` (newest observation first by default), then by digest: a stable order for a commit."""
+    nodes: Any = graph.nodes
+    if order is RunOrder.NEWEST_OBSERVED:
+        return sorted(digests, key=lambda d: (-nodes[d].observed_ns, d))
+    if order is RunOrder.OLDEST_OBSERVED:
+        return sorted(digests, key=lambda d: (nodes[d].observed_ns, d))
+    if order in (RunOrder.NEWEST_PUBLISHED, RunOrder.OLDEST_PUBLISHED):
+        sign = -1 if order is RunOrder.NEWEST_PUBLISHED else 1
+
+        def published(d: str) -> tuple[bool, int, int, str]:
+            position = graph.publication(d)
+            return (position is None, sign * (position or 0), -nodes[d].observed_ns, d)
+
+        return sorted(digests, key=published)
+    sign = 1 if order is RunOrder.LOWEST_VALUE else -1
+
+    def valued(d: str) -> tuple[bool, str, float, str]:
+        primary = nodes[d].primary
+        if primary is None:
+            return (True, "", 0.0, d)
+        scale = _TIME_UNITS.get(primary.unit)
+        return (False, "" if scale else primary.unit, sign * primary.value * (scale or 1), d)
+
+    return sorted(digests, key=valued)
+
+
+_TIME_UNITS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+"""Time units in ns: latencies compare across them when a list is ordered by value."""
 
 
 def ordered_cohorts(graph: Graph, keys: Iterable[str]) -> list[str]:
@@ -121,20 +149,29 @@ class Named(Node):
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._node.digest
 
+    def _state(self, info: Any) -> Hashable:
+        return manifest_state(self._graph, self._node)
+
     def _at(self, graph: Graph) -> Any:
         """The same manifest in another snapshot's graph (None if it is not there)."""
         node = graph.nodes.get(self._node.digest)
         return None if node is None else type(self)(_graph=graph, _node=node)
 
-    @strawberry.field
+    @strawberry.field(
+        description="Its content address: `sha256:` and 64 lower-case hex digits, the same in every commit and "
+        "replica (what permalinks and citations name)."
+    )
     def digest(self) -> str:
         return self._node.digest
 
-    @strawberry.field
+    @strawberry.field(
+        description="Its `metadata.name` (lower-case letters, digits, '.', '_', '-'): readable, usually unique, "
+        "but not guaranteed to be (use the digest to name one manifest)."
+    )
     def name(self) -> str:
         return self._node.name
 
-    @strawberry.field
+    @strawberry.field(description="Its `metadata.title`, for display; null when the manifest gives none.")
     def title(self) -> str | None:
         return self._node.title
 
@@ -151,14 +188,17 @@ class Observed(Named, Generic[E]):
 
     statuses: ClassVar[type[enum.Enum]]
 
-    @strawberry.field
+    @strawberry.field(description="Its status as its source reported it; only a passing run can rank.")
     def status(self) -> E:
         return cast(E, self.statuses(cast(_RunNode, self._node).status))
 
-    @strawberry.field(description="When it was measured, as the manifest says (ISO 8601 UTC).")
-    def observed_at(self) -> str:
+    @strawberry.field(description="When it was measured, as its manifest says.")
+    def observed_at(self) -> DateTime:
         return cast(_RunNode, self._node).observed_at
 
-    @strawberry.field(description="Committer time of the first commit on main that contains it; null if unpublished.")
-    def published_at(self) -> str | None:
+    @strawberry.field(
+        description="When it was published: the committer time of the first commit on main that holds it; null "
+        "when main does not hold it yet (a pull request previewed with `registry(at:)`)."
+    )
+    def published_at(self) -> DateTime | None:
         return published_at(self._graph, self._node)

@@ -9,6 +9,7 @@ import strawberry
 import registry
 from api.types.base import Info
 from api.types.enums import _TRUST
+from api.types.identity import find_manifest
 from api.types.runs import Run, primary_display
 from registry import nodes as n
 from registry.graph import Graph
@@ -16,27 +17,40 @@ from registry.graph import Graph
 __all__ = ["Compare", "CompareEntry", "CompareRow", "compare_runs"]
 
 
-@strawberry.type
+@strawberry.type(description="One field of the compared runs, side by side.")
 class CompareRow:
-    field: str
-    values: list[str | None]
-    same: bool
+    field: str = strawberry.field(
+        description="The field compared (operation, workload, protocol, environment, correctness, metric, "
+        "implementation, value, status, trust, observedAt, source, cohort)."
+    )
+    values: list[str | None] = strawberry.field(
+        description="Each run's value of the field, in the order of `runs` (digests for references); null where a "
+        "run has none."
+    )
+    same: bool = strawberry.field(description="Whether every run has the same value.")
     material: bool = strawberry.field(description="A difference here makes the runs incomparable.")
 
 
-@strawberry.type
+@strawberry.type(description="A compared run's place in the cohort they share.")
 class CompareEntry:
-    run: Run
-    rank: int | None
-    tied_with_previous: bool
+    run: Run = strawberry.field(description="The run.")
+    rank: int | None = strawberry.field(description="Its rank in the shared cohort; null when not ranked.")
+    tied_with_previous: bool = strawberry.field(
+        description="Whether it shares its rank with the run presented before it in the cohort."
+    )
 
 
 @strawberry.type(description="Runs side by side, field by field; ranks only when they share an eligible cohort.")
 class Compare:
-    runs: list[Run]
-    material: list[str] = strawberry.field(description="The material fields that differ, in DESIGN order.")
-    rows: list[CompareRow]
-    same_cohort: bool
+    runs: list[Run] = strawberry.field(description="The runs found, in the order asked.")
+    material: list[str] = strawberry.field(
+        description="The material fields that differ, in this order: operation, workload, protocol, "
+        "environment, correctness, metric. Empty when the runs are comparable."
+    )
+    rows: list[CompareRow] = strawberry.field(description="Field by field, material differences first.")
+    same_cohort: bool = strawberry.field(
+        description="Whether all (at least two) share one cohort: only then do ranks compare."
+    )
     entries: list[CompareEntry] | None = strawberry.field(
         description="Ranks, when all share one cohort and are eligible."
     )
@@ -47,7 +61,7 @@ def compare_runs(graph: Graph, ids: Sequence[str], info: Info) -> Compare:
     runs: list[n.Run] = []
     missing = []
     for ident in ids:
-        node = graph.find(("BenchmarkRun",), ident)
+        node = find_manifest(graph, ("BenchmarkRun",), ident, ("Run",), "a run")
         if isinstance(node, n.Run):
             runs.append(node)
         else:
@@ -68,7 +82,7 @@ def compare_runs(graph: Graph, ids: Sequence[str], info: Info) -> Compare:
         ("implementation", lambda i: runs[i].implementation, False),
         ("value", lambda i: primary_display(runs[i].primary), False),
         ("status", lambda i: runs[i].status, False),
-        ("trust", lambda i: _TRUST[facts[i].trust].value, False),
+        ("trust", lambda i: _TRUST[facts[i].trust].name.lower(), False),
         ("observedAt", lambda i: runs[i].observed_at, False),
         ("source", lambda i: facts[i].source, False),
         ("cohort", lambda i: facts[i].cohort, False),

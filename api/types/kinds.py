@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
@@ -20,8 +22,11 @@ from api.types.base import (
     text,
     typed,
 )
+from api.types.enums import WorkloadKind
 from api.types.manifests import Manifest
-from api.types.pages import Connection, Window, follows_cursor, paginate
+from api.types.pages import After, Before, Connection, First, Last, Window, follows_cursor, paginate
+from api.types.states import implementation_state, operation_state, project_state, workload_state
+from registry import catalog
 from registry import nodes as n
 from registry.graph import Graph
 from registry.present import workload_label
@@ -30,7 +35,18 @@ if TYPE_CHECKING:
     from api.types.cohorts import Cohort
     from api.types.runs import Run
 
-__all__ = ["Environment", "Implementation", "Operation", "Project", "Protocol", "Workload", "operation_of"]
+__all__ = [
+    "Environment",
+    "Implementation",
+    "Operation",
+    "Project",
+    "ProjectStanding",
+    "Protocol",
+    "Workload",
+    "WorkloadAxis",
+    "operation_of",
+    "standing_order",
+]
 
 RunRef = Annotated["Run", strawberry.lazy("api.types.runs")]
 CohortRef = Annotated["Cohort", strawberry.lazy("api.types.cohorts")]
@@ -40,54 +56,57 @@ CohortRef = Annotated["Cohort", strawberry.lazy("api.types.cohorts")]
 class Operation(Named):
     _node: strawberry.Private[n.Operation]
 
-    @strawberry.field
+    def _state(self, info: Info) -> Hashable:
+        return operation_state(self._graph, self._node)
+
+    @strawberry.field(description="Its family (rmsnorm, gemm, attention...): a coarse grouping, for navigation.")
     def family(self) -> str:
         return self._node.family
 
-    @strawberry.field
+    @strawberry.field(description="Its stored manifest.")
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
-    @strawberry.field
+    @strawberry.field(description="The workloads (inputs) defined for it, by digest.")
     @follows_cursor
     def workloads(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[Workload]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[Workload] | None:
         digests = sorted(self._graph.children["workloads"].get(self._node.digest, ()))
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Workload)
         )
 
-    @strawberry.field
+    @strawberry.field(description="The implementations of it, by digest.")
     @follows_cursor
     def implementations(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[Implementation]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[Implementation] | None:
         digests = sorted(self._graph.children["implementations"].get(self._node.digest, ()))
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Implementation)
         )
 
-    @strawberry.field
+    @strawberry.field(description="The cohorts (comparison groups) of its runs, largest first.")
     @follows_cursor
     def cohorts(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[CohortRef]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[CohortRef] | None:
         keys = ordered_cohorts(self._graph, self._graph.cohorts_by["operation"].get(self._node.digest, set()))
         return paginate(
             self._graph,
@@ -96,16 +115,16 @@ class Operation(Named):
             lambda k: _cohort(self._graph, k),
         )
 
-    @strawberry.field
+    @strawberry.field(description="Its runs, newest measurement first, eligible or not.")
     @follows_cursor
     def runs(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[RunRef]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[RunRef] | None:
         digests = ordered_runs(self._graph, self._graph.runs_by["operation"].get(self._node.digest, set()))
         return paginate(
             self._graph,
@@ -114,20 +133,53 @@ class Operation(Named):
             lambda d: _run(self._graph, d),
         )
 
-    @strawberry.field
+    @strawberry.field(description="How many runs of it the registry holds (at this commit), eligible or not.")
     def run_count(self) -> int:
         return len(self._graph.runs_by["operation"].get(self._node.digest, ()))
+
+    @strawberry.field(
+        description='The other operations of its `family` ("rmsnorm", "gemm"), by name then digest: what a '
+        "reader of this operation may look at next."
+    )
+    @follows_cursor
+    def related(
+        self,
+        info: Info,
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[Operation] | None:
+        return paginate(
+            self._graph,
+            _family(self._graph, self._node.family, self._node.digest),
+            Window(first, after, last, before),
+            lambda node: Operation(_graph=self._graph, _node=node),
+        )
+
+
+@strawberry.type(description="One named axis of a workload case, e.g. `m = 4096`.")
+class WorkloadAxis:
+    name: str = strawberry.field(description="The axis as the operation names it (`m`, `batch_size`).")
+    value: str = strawberry.field(
+        description="Its value, an integer, as text: exact for any value a manifest may hold (up to 2^53 - 1, past "
+        "GraphQL's 32-bit Int)."
+    )
+    number: float = strawberry.field(description="The same value as a number, for charts and sorting.")
 
 
 @strawberry.type(description="The inputs a run measured: one case, or a suite of cases.")
 class Workload(Named):
     _node: strawberry.Private[n.Workload]
 
-    @strawberry.field(description="WorkloadCase or WorkloadSuite.")
-    def kind(self) -> str:
-        return self._node.kind
+    def _state(self, info: Info) -> Hashable:
+        return workload_state(self._graph, self._node)
 
-    @strawberry.field
+    @strawberry.field(description="WorkloadCase or WorkloadSuite.")
+    def kind(self) -> WorkloadKind:
+        return WorkloadKind(self._node.kind)
+
+    @strawberry.field(description="How many cases it holds: 1 for a WorkloadCase.")
     def cases(self) -> int:
         return self._node.cases
 
@@ -135,7 +187,19 @@ class Workload(Named):
     def label(self, info: Info) -> str:
         return workload_label(document(info, self._node))
 
-    @strawberry.field
+    @strawberry.field(
+        description="A case's named axes as published (`m = 4096`, `batch_size = 12383`), by name; empty for a "
+        "suite (its cases each have their own)."
+    )
+    def axes(self, info: Info) -> list[WorkloadAxis]:
+        spec = document(info, self._node)["spec"]
+        axes = sorted((spec.get("axes") or {}).items())  # a case's axes are integers (the WorkloadCase schema)
+        return [WorkloadAxis(name=name, value=str(value), number=float(value)) for name, value in axes]
+
+    @strawberry.field(
+        description="The digest of its correctness policy (a cohort identity part: runs held to other tolerances "
+        "never compare)."
+    )
     def correctness_key(self) -> str:
         return self._node.correctness
 
@@ -143,24 +207,24 @@ class Workload(Named):
     def correctness(self, info: Info) -> JSON:
         return as_json(document(info, self._node)["spec"]["correctness"])
 
-    @strawberry.field
+    @strawberry.field(description="The operation it is an input of; null if the registry lacks it.")
     def operation(self) -> Operation | None:
         return operation_of(self._graph, self._node.operation)
 
-    @strawberry.field
+    @strawberry.field(description="Its stored manifest.")
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
-    @strawberry.field
+    @strawberry.field(description="The cohorts measured on it, largest first.")
     @follows_cursor
     def cohorts(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[CohortRef]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[CohortRef] | None:
         keys = ordered_cohorts(self._graph, self._graph.cohorts_by["workload"].get(self._node.digest, set()))
         return paginate(
             self._graph,
@@ -174,33 +238,86 @@ class Workload(Named):
 class Project(Named):
     _node: strawberry.Private[n.Project]
 
+    def _state(self, info: Info) -> Hashable:
+        return project_state(self._graph, self._node)
+
     @strawberry.field(description="The project's own name (spec.name).")
     def display_name(self) -> str:
         return self._node.display_name
 
-    @strawberry.field
+    @strawberry.field(description="Its stored manifest.")
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
-    @strawberry.field
+    @strawberry.field(
+        description="Where it stands at this commit: cohorts it leads, records it holds, cohorts it entered, its "
+        "runs and implementations (counted inside each cohort, never across)."
+    )
+    def standing(self) -> ProjectStanding:
+        return ProjectStanding(_standing=catalog.standings(self._graph)[self._node.digest])
+
+    @strawberry.field(description="Its implementations (those whose `metadata.labels.project` names it), by digest.")
     @follows_cursor
     def implementations(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[Implementation]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[Implementation] | None:
         digests = sorted(self._graph.children["project_implementations"].get(self._node.name, ()))
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Implementation)
         )
 
 
+@strawberry.type(
+    description="A project's standing at one commit. Runs rank only inside their cohort, so each count is of "
+    "cohorts, and a project's runs are those of its implementations (`Implementation.project`)."
+)
+class ProjectStanding:
+    _standing: strawberry.Private[catalog.Standing]
+
+    @strawberry.field(
+        description="Cohorts whose #1 under ranking-v1 at this commit (`Cohort.leader`) is one of its runs."
+    )
+    def cohorts_led(self) -> int:
+        return self._standing.led
+
+    @strawberry.field(
+        description="Cohorts whose current record (the records ledger's holder: the first run to reach the cohort's "
+        "best value) is one of its runs. Differs from `cohortsLed` only when runs tie at the top (ranking-v1 "
+        "shows a tie by trust, then newest first; the record stays with whoever set it)."
+    )
+    def records_held(self) -> int:
+        return self._standing.records
+
+    @strawberry.field(description="Cohorts holding at least one of its runs, eligible or not.")
+    def cohorts_entered(self) -> int:
+        return self._standing.entered
+
+    @strawberry.field(description="Kernel runs of its implementations.")
+    def run_count(self) -> int:
+        return self._standing.runs
+
+    @strawberry.field(description="Its implementations (revisions of code).")
+    def implementation_count(self) -> int:
+        return self._standing.implementations
+
+
+def standing_order(standing: catalog.Standing) -> tuple[int, int, int, int]:
+    """The sort key of `projects(order: STANDING)` (Python's sort is stable: ties keep the name order)."""
+    return (-standing.led, -standing.records, -standing.entered, -standing.runs)
+
+
 @strawberry.type(description="One revision of code that computes an operation.")
 class Implementation(Named):
     _node: strawberry.Private[n.Implementation]
+
+    def _state(self, info: Info) -> Hashable:
+        project = project_of(self._graph, self._node)
+        return implementation_state(self._graph, self._node, project.digest if project else None)
 
     @strawberry.field(description="Who wrote it: the first author, else the project, else the name.")
     def display_name(self) -> str:
@@ -211,37 +328,42 @@ class Implementation(Named):
         revision = document(info, self._node)["spec"]["projectRevision"]
         return text(revision.get("version") or revision.get("commit"))
 
-    @strawberry.field
+    @strawberry.field(description="The language it is written in, as the manifest says (cuda, triton, cute_dsl...).")
     def language(self) -> str:
         return self._node.language
 
-    @strawberry.field
+    @strawberry.field(
+        description="Whether its source code is public: with raw evidence, what makes a run REPRODUCIBLE."
+    )
     def source_available(self) -> bool:
         return self._node.source_available
 
-    @strawberry.field
+    @strawberry.field(description="The operation it computes; null if the registry lacks it.")
     def operation(self) -> Operation | None:
         return operation_of(self._graph, self._node.operation)
 
-    @strawberry.field
+    @strawberry.field(
+        description="The project it belongs to (its `metadata.labels.project`); null when it names none the registry "
+        "holds."
+    )
     def project(self) -> Project | None:
         node = project_of(self._graph, self._node)
         return Project(_graph=self._graph, _node=node) if node else None
 
-    @strawberry.field
+    @strawberry.field(description="Its stored manifest.")
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
-    @strawberry.field
+    @strawberry.field(description="Its runs, newest measurement first, eligible or not.")
     @follows_cursor
     def runs(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> Connection[RunRef]:
+        first: First = None,
+        after: After = None,
+        last: Last = None,
+        before: Before = None,
+    ) -> Connection[RunRef] | None:
         digests = ordered_runs(self._graph, self._graph.runs_by["implementation"].get(self._node.digest, set()))
         return paginate(
             self._graph,
@@ -260,19 +382,21 @@ class Protocol(Named):
         harness = document(info, self._node)["spec"]["harness"]
         return " ".join(p for p in (harness["name"], harness.get("version")) if p)
 
-    @strawberry.field
+    @strawberry.field(description="How time was measured (cuda_events, wall_clock...), as the manifest says.")
     def timer(self, info: Info) -> str:
         return str(document(info, self._node)["spec"]["measurement"]["timer"])
 
-    @strawberry.field
+    @strawberry.field(description="The statistic runs under it rank by (mean, median...).")
     def primary_statistic(self, info: Info) -> str:
         return str(document(info, self._node)["spec"]["measurement"]["primaryStatistic"])
 
-    @strawberry.field
+    @strawberry.field(
+        description="What outputs were checked against (a reference implementation); null when not published."
+    )
     def correctness_reference(self, info: Info) -> str | None:
         return (document(info, self._node)["spec"].get("correctness") or {}).get("reference")
 
-    @strawberry.field
+    @strawberry.field(description="Protocols of one family give comparable numbers; null when not declared.")
     def comparability_family(self, info: Info) -> str | None:
         return (document(info, self._node)["spec"].get("comparability") or {}).get("family")
 
@@ -280,7 +404,7 @@ class Protocol(Named):
     def spec(self, info: Info) -> JSON:
         return as_json(document(info, self._node)["spec"])
 
-    @strawberry.field
+    @strawberry.field(description="Its stored manifest.")
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
@@ -289,15 +413,15 @@ class Protocol(Named):
 class Environment(Named):
     _node: strawberry.Private[n.Environment]
 
-    @strawberry.field
+    @strawberry.field(description="The GPU's vendor, as the manifest says (nvidia, amd...).")
     def vendor(self) -> str:
         return self._node.vendor
 
-    @strawberry.field
+    @strawberry.field(description="The GPU product (NVIDIA B200...).")
     def product(self) -> str:
         return self._node.product
 
-    @strawberry.field
+    @strawberry.field(description="The GPU architecture (sm_100, gfx942...), or `unknown`.")
     def architecture(self) -> str:
         return self._node.architecture
 
@@ -311,7 +435,7 @@ class Environment(Named):
     def spec(self, info: Info) -> JSON:
         return as_json(document(info, self._node)["spec"])
 
-    @strawberry.field
+    @strawberry.field(description="Its stored manifest.")
     def manifest(self) -> Manifest:
         return Manifest(_graph=self._graph, _node=self._node)
 
@@ -328,3 +452,20 @@ def operation_of(graph: Graph, digest: str) -> Operation | None:
     """The operation with this digest, if the graph has it."""
     node = graph.nodes.get(digest)
     return Operation(_graph=graph, _node=node) if isinstance(node, n.Operation) else None
+
+
+_FAMILIES: weakref.WeakKeyDictionary[Graph, dict[str, list[n.Operation]]] = weakref.WeakKeyDictionary()
+
+
+def _family(graph: Graph, family: str, without: str) -> list[n.Operation]:
+    """The operations of `family` by name then digest, without the one whose digest is `without`."""
+    families = _FAMILIES.get(graph)
+    if families is None:
+        families = {}
+        for node in graph.nodes.values():
+            if type(node) is n.Operation:
+                families.setdefault(node.family, []).append(node)
+        for members in families.values():
+            members.sort(key=lambda node: (node.name, node.digest))
+        families = _FAMILIES.setdefault(graph, families)
+    return [node for node in families.get(family, ()) if node.digest != without]

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
 from api.types.base import Info, build, document, published_at, text
+from api.types.enums import AttestationType
 from api.types.identity import Node
 from api.types.provenance import Provenance, provenance_of
+from api.types.scalars import DateTime
+from api.types.states import manifest_state
 from registry import nodes as n
 from registry.graph import Graph
 
@@ -30,36 +34,44 @@ class Attestation(Node):
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._node.digest
 
-    @strawberry.field
+    def _state(self, info: Info) -> Hashable:
+        return manifest_state(self._graph, self._node)
+
+    @strawberry.field(description="Its content address: `sha256:` and 64 lower-case hex digits.")
     def digest(self) -> str:
         return self._node.digest
 
-    @strawberry.field
-    def type(self) -> str:
-        return self._node.type
+    @strawberry.field(description="What it says about the run.")
+    def type(self) -> AttestationType:
+        return AttestationType(self._node.type)
 
-    @strawberry.field
+    @strawberry.field(
+        description="Its text, as written (at most 2000 characters; plain text: escape it when you show it)."
+    )
     def body(self, info: Info) -> str:
         return str(document(info, self._node)["spec"]["body"])
 
-    @strawberry.field
+    @strawberry.field(description="A link to its evidence (http or https); null when it gives none.")
     def evidence_url(self, info: Info) -> str | None:
         return text(document(info, self._node)["spec"].get("evidenceUrl"))
 
-    @strawberry.field
+    @strawberry.field(description="The latency its author observed, in nanoseconds; null when it gives none.")
     def observed_ns(self, info: Info) -> float | None:
         value = document(info, self._node)["spec"].get("observedNs")
         return None if value is None else float(value)
 
-    @strawberry.field
+    @strawberry.field(description="Where its author ran it, in words; null when it says nothing.")
     def environment_summary(self, info: Info) -> str | None:
         return text(document(info, self._node)["spec"].get("environmentSummary"))
 
-    @strawberry.field
-    def published_at(self) -> str | None:
+    @strawberry.field(description="When main first published it (committer time); null when main does not hold it yet.")
+    def published_at(self) -> DateTime | None:
         return published_at(self._graph, self._node)
 
-    @strawberry.field
+    @strawberry.field(
+        description="Who published it, when, from where and under which terms: its publishing commit's trailers; "
+        "null when not on main."
+    )
     def provenance(self, info: Info) -> Provenance | None:
         return provenance_of(info.context, self._graph, self._node, None)
 
@@ -72,19 +84,25 @@ class Retraction(Node):
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._node.digest
 
-    @strawberry.field
+    def _state(self, info: Info) -> Hashable:
+        return manifest_state(self._graph, self._node)
+
+    @strawberry.field(description="Its content address: `sha256:` and 64 lower-case hex digits.")
     def digest(self) -> str:
         return self._node.digest
 
-    @strawberry.field
+    @strawberry.field(description="Why the run was withdrawn, as the maintainer wrote it.")
     def reason(self) -> str:
         return self._node.reason
 
-    @strawberry.field
-    def published_at(self) -> str | None:
+    @strawberry.field(description="When main first published it (committer time); null when main does not hold it yet.")
+    def published_at(self) -> DateTime | None:
         return published_at(self._graph, self._node)
 
-    @strawberry.field
+    @strawberry.field(
+        description="Who published it, when, from where and under which terms: its publishing commit's trailers; "
+        "null when not on main."
+    )
     def provenance(self, info: Info) -> Provenance | None:
         return provenance_of(info.context, self._graph, self._node, None)
 
@@ -97,23 +115,32 @@ class Verification(Node):
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._node.digest
 
-    @strawberry.field
+    def _state(self, info: Info) -> Hashable:
+        rerun = self._node.rerun if self._node.rerun in self._graph.nodes else None
+        return (*manifest_state(self._graph, self._node), self._graph.honoured(self._node), rerun)
+
+    @strawberry.field(description="Its content address: `sha256:` and 64 lower-case hex digits.")
     def digest(self) -> str:
         return self._node.digest
 
-    @strawberry.field
+    @strawberry.field(
+        description="Who reran it (a registry runner's name): two different runners make a run REPLICATED."
+    )
     def runner(self) -> str:
         return self._node.runner
 
-    @strawberry.field
+    @strawberry.field(description="The rerun (a run of the same cohort); null if the registry lacks it.")
     def rerun(self) -> RunRef | None:
         node = self._graph.nodes.get(self._node.rerun)
         return build(RunRef, _graph=self._graph, _node=node) if isinstance(node, n.Run) else None
 
-    @strawberry.field
+    @strawberry.field(
+        description="Whether it counts: published on main in a commit signed by a maintainer. Unsigned ones are "
+        "shown but never raise trust."
+    )
     def honoured(self) -> bool:
         return self._graph.honoured(self._node)
 
-    @strawberry.field
-    def published_at(self) -> str | None:
+    @strawberry.field(description="When main first published it (committer time); null when main does not hold it yet.")
+    def published_at(self) -> DateTime | None:
         return published_at(self._graph, self._node)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import strawberry
 from strawberry.scalars import JSON
 
 import registry
 from api.types.base import Info, as_json, published_at
+from api.types.enums import ManifestKind
 from api.types.identity import Node
 from api.types.provenance import Provenance, provenance_of
+from api.types.scalars import DateTime
+from api.types.states import manifest_state
 from registry import nodes as n
 from registry.graph import Graph
 
@@ -23,28 +28,31 @@ class Manifest(Node):
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._node.digest
 
-    @strawberry.field
-    def kind(self) -> str:
-        return self._node.kind
+    def _state(self, info: Info) -> Hashable:
+        return manifest_state(self._graph, self._node)
 
-    @strawberry.field
+    @strawberry.field(description="Its kind.")
+    def kind(self) -> ManifestKind:
+        return ManifestKind(self._node.kind)
+
+    @strawberry.field(description="Its content address: `sha256:` and 64 lower-case hex digits.")
     def digest(self) -> str:
         return self._node.digest
 
-    @strawberry.field
+    @strawberry.field(description="Its `metadata.name`.")
     def name(self) -> str:
         return self._node.name
 
-    @strawberry.field
+    @strawberry.field(description="Its `metadata.title`; null when it gives none.")
     def title(self) -> str | None:
         return self._node.title
 
-    @strawberry.field
+    @strawberry.field(description="Where it is stored in the manifests repository (`benchmark-runs/7f/7f6d….json`).")
     def path(self) -> str:
         return registry.manifest_path(self._node.kind, self._node.digest)
 
-    @strawberry.field
-    def published_at(self) -> str | None:
+    @strawberry.field(description="When main first published it (committer time); null when main does not hold it yet.")
+    def published_at(self) -> DateTime | None:
         return published_at(self._graph, self._node)
 
     @strawberry.field(description="The stored JSON document (metadata included).")
@@ -55,10 +63,13 @@ class Manifest(Node):
     def text(self, info: Info) -> str:
         return info.context.objects.raw(self._node.oid).decode()
 
-    @strawberry.field
+    @strawberry.field(description="Its stored bytes, pinned to this snapshot's commit (a URL that never changes).")
     def permalink(self, info: Info) -> str:
         return info.context.urls.manifest(self._graph.commit, self._node.digest)
 
-    @strawberry.field
+    @strawberry.field(
+        description="Who published it, when, from where and under which terms: its publishing commit's trailers; "
+        "null when not on main."
+    )
     def provenance(self, info: Info) -> Provenance | None:
         return provenance_of(info.context, self._graph, self._node, None)

@@ -8,7 +8,7 @@ looked up in that commit's graph, so a refetch answers what the id was read as, 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import strawberry
 
@@ -64,7 +64,7 @@ def _in_graph(graph: Graph, type_name: str, key: str) -> Any:
     return None
 
 
-def _node(info: Info, ident: str) -> Node | None:
+def _node(info: Info, ident: str, path: tuple[str | int, ...]) -> Node | None:
     context = info.context
     if len(ident) == 40 and all(c in "0123456789abcdef" for c in ident):  # a Commit's id is its sha
         try:
@@ -75,8 +75,12 @@ def _node(info: Info, ident: str) -> Node | None:
     decoded = decode_id(ident)
     if decoded is None:
         raise BadUserInput(f"not an id of this registry: {ident!r} (ids come from the `id` field of a Node)")
-    type_name, commit, key = decoded
-    found: Node | None = _in_graph(context.graph(commit), type_name, key)
+    if decoded.commit is not None:
+        context.pinned_paths.add(path)
+        graph = context.graph(decoded.commit)
+    else:
+        graph = t.head_graph(info)
+    found: Node | None = _in_graph(graph, decoded.type_name, decoded.key)
     return found
 
 
@@ -84,12 +88,24 @@ def _node(info: Info, ident: str) -> Node | None:
 class NodeRoot:
     """`node` and `nodes` (the `Query` type extends this; not itself in the schema)."""
 
-    @strawberry.field(description="The object an id names, as of the snapshot the id was read from; null if none.")
-    def node(self, info: Info, id: strawberry.ID) -> Node | None:
-        return _node(info, id)
+    @strawberry.field(
+        description="The object an id names: for a pinned id, as of its commit; for a head id, as the object "
+        "stands at the head now (its `id` is new if it changed since). Null when it names nothing; "
+        "BAD_USER_INPUT when it is not an id of this registry."
+    )
+    def node(
+        self, info: Info, id: Annotated[strawberry.ID, strawberry.argument(description="An `id` read from a Node.")]
+    ) -> Node | None:
+        return _node(info, id, (info.path.key,))
 
-    @strawberry.field(description="The objects ids name, in order (at most 100); null for each that names none.")
-    def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Node | None]:
+    @strawberry.field(
+        description="The objects ids name, in order, as `node` answers each; null for each that names none."
+    )
+    def nodes(
+        self,
+        info: Info,
+        ids: Annotated[list[strawberry.ID], strawberry.argument(description="At most 100 ids read from Nodes.")],
+    ) -> list[Node | None] | None:
         if len(ids) > MAX_NODES:
             raise t.PageSizeError(f"nodes takes at most {MAX_NODES} ids (got {len(ids)})")
-        return [_node(info, ident) for ident in ids]
+        return [_node(info, ident, (info.path.key, index)) for index, ident in enumerate(ids)]

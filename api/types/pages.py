@@ -1,38 +1,61 @@
 """Relay connections, both ways: pages of a list stable for one commit, cursors that carry their commit.
 
-A cursor names the commit its page was cut from and a position in that commit's list. Paging on with
-it (`after:` or `before:`) answers from that commit, even when main has moved since the first page,
-so a leaderboard paged across a publication neither skips nor repeats a run; `pageInfo.commit`
-says which commit the page is from. `first`/`after` pages forward, `last`/`before` backward; with
-neither size, a page is the first 20.
+A cursor names the commit its page was cut from and a position in that commit's list. **A page and
+everything around it come from one commit**: a request that pages on at the head (root fields, `registry`
+without `at`) with a cursor of commit A is answered from A as a whole (the connection's parent too: a
+cohort's `size`, `leader` and `id` are A's, and so is every other head field of the request), so a
+leaderboard paged across a publication neither skips nor repeats a run, and a normalized client cache
+merges pages of one list only. `pageInfo.commit` says which commit the page is from; restarting from the
+first page (no cursor) answers from the new head. Inside `registry(at: B)` a cursor of another commit is
+refused (`CURSOR_ERROR`), as are cursors of two commits in one request's head fields, or of a commit main
+does not hold. `first`/`after` pages forward, `last`/`before` backward; with neither size, a page is the
+first 20.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import inspect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 import strawberry
+from graphql import (
+    FieldNode,
+    FragmentSpreadNode,
+    InlineFragmentNode,
+    ListValueNode,
+    SelectionSetNode,
+    StringValueNode,
+    ValueNode,
+    VariableNode,
+)
 
 import registry
+from api.types.identity import decode_id
 from registry.graph import Graph
 
 __all__ = [
     "DEFAULT_PAGE",
     "MAX_PAGE",
+    "After",
+    "Before",
     "Connection",
     "CursorError",
     "Edge",
+    "First",
+    "Last",
     "PageInfo",
     "PageSizeError",
     "Window",
+    "cursor_at",
     "cursor_commit",
     "follows_cursor",
+    "head_graph",
     "page_bounds",
     "paginate",
 ]
@@ -51,33 +74,62 @@ class PageSizeError(registry.RegistryError, ValueError):
 
 
 class CursorError(registry.RegistryError, ValueError):
-    pass
+    """A cursor that is not one of ours, or that cannot continue this list (another commit): `CURSOR_ERROR`."""
 
 
-@strawberry.type
+First = Annotated[
+    int | None,
+    strawberry.argument(
+        description="How many items from the start (or after `after`): 0 to 100. With neither `first` nor "
+        "`last`, a page is the first 20."
+    ),
+]
+After = Annotated[
+    str | None,
+    strawberry.argument(
+        description="Continue after this cursor (an `endCursor` or an edge's `cursor` of the same list, with the "
+        "same other arguments). The page comes from the cursor's commit."
+    ),
+]
+Last = Annotated[
+    int | None,
+    strawberry.argument(description="How many items from the end (or before `before`): 0 to 100. Not with `first`."),
+]
+Before = Annotated[
+    str | None,
+    strawberry.argument(description="Continue before this cursor (a `startCursor` of the same list), backwards."),
+]
+
+
+@strawberry.type(description="Where a page sits in its list, and how to get the next or the previous one.")
 class PageInfo:
-    has_next_page: bool
-    has_previous_page: bool
-    start_cursor: str | None
-    end_cursor: str | None
+    has_next_page: bool = strawberry.field(description="Whether items follow this page (ask `after: endCursor`).")
+    has_previous_page: bool = strawberry.field(
+        description="Whether items precede this page (ask `before: startCursor`)."
+    )
+    start_cursor: str | None = strawberry.field(description="The first item's cursor; null for an empty page.")
+    end_cursor: str | None = strawberry.field(description="The last item's cursor; null for an empty page.")
     commit: str = strawberry.field(
-        description="The commit this page is from: its cursors page on from it, even after main moves."
+        description="The commit this page is from: its cursors page on from it, even after main moves (restart "
+        "from the first page to see the new head)."
     )
 
 
-@strawberry.type
+@strawberry.type(description="One item of a page, with its cursor.")
 class Edge(Generic[T]):
-    cursor: str
-    node: T
+    cursor: str = strawberry.field(description="Opaque: pass it as `after` (or `before`) to page from this item.")
+    node: T = strawberry.field(description="The item.")
 
 
-@strawberry.type
+@strawberry.type(
+    description="A page of a list, cut from one commit (`pageInfo.commit`); cursors are opaque. Page with "
+    "`first`/`after` (or `last`/`before`); in Apollo Client use `relayStylePagination()`, in urql's Graphcache "
+    "`relayPagination()`."
+)
 class Connection(Generic[T]):
-    """A page of a list that is stable for a given commit; cursors are opaque."""
-
-    edges: list[Edge[T]]
-    page_info: PageInfo
-    total_count: int
+    edges: list[Edge[T]] = strawberry.field(description="The page's items, in the list's order.")
+    page_info: PageInfo = strawberry.field(description="How to get the next or the previous page.")
+    total_count: int = strawberry.field(description="How many items the whole list holds (at this commit).")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +142,8 @@ class Window:
     before: str | None = None
 
 
-def _cursor(commit: str, offset: int) -> str:
+def cursor_at(commit: str, offset: int) -> str:
+    """The cursor of the item at `offset` of a list as of `commit` (what its edge's `cursor` is)."""
     return base64.urlsafe_b64encode(f"{commit}:{offset}".encode()).decode().rstrip("=")
 
 
@@ -145,7 +198,9 @@ def paginate(graph: Graph, items: Sequence[Any], window: Window, make: Callable[
         start = max(start, end - last)
     else:
         end = min(end, start + (first if first is not None else DEFAULT_PAGE))
-    edges = [Edge(cursor=_cursor(graph.commit, start + i), node=make(item)) for i, item in enumerate(items[start:end])]
+    edges = [
+        Edge(cursor=cursor_at(graph.commit, start + i), node=make(item)) for i, item in enumerate(items[start:end])
+    ]
     return Connection(
         edges=edges,
         page_info=PageInfo(
@@ -160,10 +215,11 @@ def paginate(graph: Graph, items: Sequence[Any], window: Window, make: Callable[
 
 
 def follows_cursor(resolver: F) -> F:
-    """Answer a connection field from the commit its cursor was cut from.
+    """Refuse a cursor of another commit than the connection's own (`CURSOR_ERROR`, saying what to do).
 
-    The resolver's object is moved to that commit's graph (its `_at(graph)` gives the same object there,
-    or None when it did not exist then) before the page is cut. The resolver must take `info`.
+    At the head, `head_graph` has already moved the whole request to its cursors' commit, so a cursor and
+    its connection disagree only inside `registry(at:)` (or under an object `node(id:)` found by a pinned
+    id). The resolver must take `info`.
     """
 
     signature = inspect.signature(resolver)
@@ -174,13 +230,93 @@ def follows_cursor(resolver: F) -> F:
         cursor = given.get("after") or given.get("before")
         commit = cursor_commit(cursor)
         if commit is not None:
-            info = given["info"]
-            current = self._g(info) if hasattr(self, "_g") else self._graph
+            current = self._g(given["info"]) if hasattr(self, "_g") else self._graph
             if commit != current.commit:
-                moved = self._at(info.context.graph(commit))
-                if moved is None:
-                    raise CursorError(f"cursor {cursor!r}: this list did not exist at {commit}")
-                self = moved
+                raise CursorError(
+                    f"cursor {cursor!r} was cut from commit {commit}, and this list answers for {current.commit}: "
+                    "page again from the first page, or ask registry(at:) for the cursor's commit"
+                )
         return resolver(self, *args, **kwargs)
 
     return resolve  # type: ignore[return-value]
+
+
+def head_graph(info: Any) -> Graph:
+    """The graph the head fields of this request answer from: the served head, or the one commit their
+    cursors were cut from (decided once per request).
+
+    Raises:
+        CursorError: head fields carry cursors of two commits, or of a commit main does not hold.
+    """
+    context = info.context
+    if context.head_scope is not None:
+        return context.head_scope  # type: ignore[no-any-return]
+    commits = sorted(_head_cursor_commits(info))
+    if len(commits) > 1:
+        raise CursorError(
+            f"this request pages on with cursors of {len(commits)} commits ({', '.join(c[:12] for c in commits)}): "
+            "a request answers from one commit; page each list again from the first page"
+        )
+    graph: Graph = context.graph(None)
+    if commits and commits[0] != graph.commit:
+        commit = commits[0]
+        if not context.snapshots.store().is_ancestor(commit, graph.commit):
+            raise CursorError(
+                f"cursor of commit {commit}, which the served main does not hold: page again from the first page"
+            )
+        graph = context.snapshots.at(commit)
+        context.seen[graph.commit] = graph
+    context.head_scope = graph
+    return graph
+
+
+def _head_cursor_commits(info: Any) -> set[str]:
+    """The commits of the cursors the head fields of the operation carry (not those under `registry(at:)`
+    or `node(id:)`/`nodes(ids:)` with pinned ids, which answer for their own commits)."""
+    raw = getattr(info, "_raw_info", info)  # graphql-core's resolve info: strawberry's keeps no fragments
+    variables: dict[str, Any] = raw.variable_values or {}
+    fragments = raw.fragments
+    found: set[str] = set()
+    seen_fragments: set[tuple[str, bool]] = set()
+
+    def value(node: ValueNode) -> Any:
+        if isinstance(node, VariableNode):
+            return variables.get(node.name.value)
+        if isinstance(node, StringValueNode):
+            return node.value
+        if isinstance(node, ListValueNode):
+            return [value(item) for item in node.values]
+        return None
+
+    def pinned_root(field: FieldNode, arguments: dict[str, Any]) -> bool:
+        name = field.name.value
+        if name == "registry":
+            return arguments.get("at") is not None
+        if name in ("node", "nodes"):
+            ids = arguments.get("ids") if name == "nodes" else [arguments.get("id")]
+            decoded = [decode_id(i) for i in ids or () if isinstance(i, str)]
+            return any(d is not None and d.pinned for d in decoded)
+        return False
+
+    def walk(selections: SelectionSetNode | None, root: bool) -> None:
+        for selection in selections.selections if selections else ():
+            if isinstance(selection, FieldNode):
+                arguments = {a.name.value: value(a.value) for a in selection.arguments or ()}
+                if root and pinned_root(selection, arguments):
+                    continue
+                for name in ("after", "before"):
+                    cursor = arguments.get(name)
+                    if isinstance(cursor, str):
+                        with contextlib.suppress(CursorError):  # the field itself says what is wrong with it
+                            found.add(_decode(cursor)[0])
+                walk(selection.selection_set, False)
+            elif isinstance(selection, InlineFragmentNode):
+                walk(selection.selection_set, root)
+            elif isinstance(selection, FragmentSpreadNode):
+                name = selection.name.value
+                if name in fragments and (name, root) not in seen_fragments:
+                    seen_fragments.add((name, root))
+                    walk(fragments[name].selection_set, root)
+
+    walk(raw.operation.selection_set, True)
+    return found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
@@ -10,11 +11,12 @@ from strawberry.scalars import JSON
 import registry
 from api.errors import access_date
 from api.types.base import Info, Observed, as_json, build, document, published_at
-from api.types.enums import _TRUST, CitationFormat, RunStatus, Trust
+from api.types.enums import _TRUST, ArtifactRole, CitationFormat, IneligibilityReason, RunStatus, Trust
 from api.types.kinds import Environment, Implementation, Operation, Protocol, Workload, operation_of
 from api.types.lifecycle import Attestation, Retraction, Verification
 from api.types.measures import Artifact, Interval, Measurement, Metric, Primary, SourceNative
 from api.types.provenance import Provenance, Source, provenance_of, source_type
+from api.types.states import run_state
 from registry import nodes as n
 from registry.graph import Graph
 from registry.present import Citation as CitationFacts
@@ -36,7 +38,16 @@ class Run(Observed[RunStatus]):
     def _facts(self) -> registry.graph.RunFacts:
         return self._graph.facts[self._node.digest]
 
-    @strawberry.field
+    def _state(self, info: Info) -> Hashable:
+        slug = self._facts().source
+        terms = info.context.snapshots.source_terms(self._graph.mainline, slug) if slug else {}
+        return run_state(self._graph, self._node, sorted(terms.items()))
+
+    @strawberry.field(
+        description="The measurement it is ranked by (lower is better): the protocol's primary statistic of its "
+        "latency, else its first measurement; null when it reports none (then it is ineligible with "
+        "MISSING_PRIMARY_METRIC)."
+    )
     def primary(self) -> Primary | None:
         primary = self._node.primary
         if primary is None:
@@ -55,7 +66,9 @@ class Run(Observed[RunStatus]):
             interval=interval,
         )
 
-    @strawberry.field
+    @strawberry.field(
+        description="Everything it measured: each latency statistic (in ns) and each other measurement, as published."
+    )
     def measurements(self, info: Info) -> list[Measurement]:
         spec = document(info, self._node)["spec"]
         found = []
@@ -87,7 +100,9 @@ class Run(Observed[RunStatus]):
             )
         return found
 
-    @strawberry.field
+    @strawberry.field(
+        description="What its upstream benchmark reported in its own terms; null for a run measured for this registry."
+    )
     def source_native(self, info: Info) -> SourceNative | None:
         native = document(info, self._node)["spec"].get("sourceNative")
         if native is None:
@@ -122,7 +137,9 @@ class Run(Observed[RunStatus]):
     def correctness(self, info: Info) -> JSON | None:
         return as_json(document(info, self._node)["spec"].get("correctness"))
 
-    @strawberry.field
+    @strawberry.field(
+        description="Files of evidence published with it (raw samples, logs, the harness at a commit); empty when none."
+    )
     def artifacts(self, info: Info) -> list[Artifact]:
         spec = document(info, self._node)["spec"]
         found = []
@@ -133,33 +150,36 @@ class Run(Observed[RunStatus]):
             ("logs", evidence.get("logs")),
         ):
             if item:
-                found.append(Artifact(role=role, uri=item.get("uri"), digest=item.get("digest")))
+                found.append(Artifact(role=ArtifactRole(role), uri=item.get("uri"), digest=item.get("digest")))
         harness = evidence.get("harness")
         if harness:
-            found.append(Artifact(role="harness", uri=harness["repository"], digest=harness["commit"]))
+            found.append(Artifact(role=ArtifactRole.harness, uri=harness["repository"], digest=harness["commit"]))
         return found
 
     @strawberry.field(description="Rank in its cohort under ranking-v1; null when not eligible.")
     def rank(self) -> int | None:
         return self._graph.rank(self._node.digest)
 
-    @strawberry.field
+    @strawberry.field(
+        description="Whether it shares its rank with the entry before it (ranking-v1: equal values, or overlapping "
+        "confidence intervals in a strict cohort); false when not ranked."
+    )
     def tied_with_previous(self) -> bool:
         return self._graph.tied(self._node.digest)
 
-    @strawberry.field
+    @strawberry.field(description="Whether it ranks: true exactly when `ineligibilityReasons` is empty.")
     def eligible(self) -> bool:
         return self._facts().eligible
 
     @strawberry.field(description="UNPUBLISHED, STATUS_<STATUS>, RETRACTED, SUPERSEDED, MISSING_PRIMARY_METRIC.")
-    def ineligibility_reasons(self) -> list[str]:
-        return list(self._facts().reasons)
+    def ineligibility_reasons(self) -> list[IneligibilityReason]:
+        return [IneligibilityReason(reason) for reason in self._facts().reasons]
 
     @strawberry.field(description="Integrity warnings: data errors kept as published, dangling references...")
     def warnings(self) -> list[str]:
         return list(self._facts().warnings)
 
-    @strawberry.field
+    @strawberry.field(description="Its comparison group; null when a manifest it names is missing from the registry.")
     def cohort(self) -> CohortRef | None:
         key = self._facts().cohort
         cohort = self._graph.cohorts.get(key) if key else None
@@ -172,7 +192,11 @@ class Run(Observed[RunStatus]):
         leader = cohort.leader(self._graph) if cohort else None
         return run_of(self._graph, leader) if leader else None
 
-    @strawberry.field
+    @strawberry.field(
+        description="How well its result is evidenced (REPORTED < REPRODUCIBLE < VERIFIED < REPLICATED). "
+        "`RunFilter.minTrust` keeps runs at or above a level; `RunFilter.trust` keeps exactly the levels "
+        "listed."
+    )
     def trust(self) -> Trust:
         return _TRUST[self._facts().trust]
 
@@ -183,32 +207,35 @@ class Run(Observed[RunStatus]):
     def has_raw_evidence(self) -> bool:
         return self._node.raw_evidence
 
-    @strawberry.field
+    @strawberry.field(description="The operation its workload computes; null if the registry lacks it.")
     def operation(self) -> Operation | None:
         operation = self._facts().operation
         return operation_of(self._graph, operation) if operation else None
 
-    @strawberry.field
+    @strawberry.field(description="The input it measured; null if the registry lacks it.")
     def workload(self) -> Workload | None:
         node = self._graph.nodes.get(self._node.workload)
         return Workload(_graph=self._graph, _node=node) if isinstance(node, n.Workload) else None
 
-    @strawberry.field
+    @strawberry.field(description="The code it measured; null if the registry lacks it.")
     def implementation(self) -> Implementation | None:
         node = self._graph.nodes.get(self._node.implementation)
         return Implementation(_graph=self._graph, _node=node) if isinstance(node, n.Implementation) else None
 
-    @strawberry.field
+    @strawberry.field(description="How it was measured; null if the registry lacks it.")
     def protocol(self) -> Protocol | None:
         node = self._graph.nodes.get(self._node.protocol)
         return Protocol(_graph=self._graph, _node=node) if isinstance(node, n.Protocol) else None
 
-    @strawberry.field
+    @strawberry.field(description="Where it was measured (GPU and software); null if the registry lacks it.")
     def environment(self) -> Environment | None:
         node = self._graph.nodes.get(self._node.environment)
         return Environment(_graph=self._graph, _node=node) if isinstance(node, n.Environment) else None
 
-    @strawberry.field
+    @strawberry.field(
+        description="Notes on it by anyone (reproductions, failures to reproduce...), oldest published first; they "
+        "never change trust."
+    )
     def attestations(self) -> list[Attestation]:
         digests = sorted(self._graph.overlays["attestations"].get(self._node.digest, ()))
         nodes_ = [self._graph.nodes[d] for d in digests]
@@ -217,7 +244,10 @@ class Run(Observed[RunStatus]):
         )
         return [Attestation(_graph=self._graph, _node=a) for a in nodes_ if isinstance(a, n.Attestation)]
 
-    @strawberry.field
+    @strawberry.field(
+        description="Registry-controlled reruns of it, by digest; only honoured ones (signed by a maintainer) count "
+        "for trust."
+    )
     def verifications(self) -> list[Verification]:
         digests = sorted(self._graph.overlays["verifications"].get(self._node.digest, ()))
         return [
@@ -226,7 +256,7 @@ class Run(Observed[RunStatus]):
             if isinstance(v := self._graph.nodes[d], n.Verification)
         ]
 
-    @strawberry.field
+    @strawberry.field(description="The maintainer retraction that withdrew it; null when it is not retracted.")
     def retraction(self) -> Retraction | None:
         digest = self._facts().retraction
         node = self._graph.nodes.get(digest) if digest else None
@@ -241,7 +271,10 @@ class Run(Observed[RunStatus]):
     def provenance(self, info: Info) -> Provenance | None:
         return provenance_of(info.context, self._graph, self._node, self._facts().source)
 
-    @strawberry.field
+    @strawberry.field(
+        description="Where it comes from (its source's slug, name and terms); null when its publishing commit names "
+        "no source."
+    )
     def source(self, info: Info) -> Source | None:
         return source_type(info.context, self._graph, self._facts().source)
 
@@ -252,11 +285,21 @@ class Run(Observed[RunStatus]):
     @strawberry.field(
         description="How to cite this run, pinned to this snapshot's commit. `accessed` (YYYY-MM-DD, the day "
         "your reader accessed it) adds an access date; the server never adds its own, so an answer pinned "
-        "to a published commit never changes."
+        "to a published commit never changes. Null, with a BAD_USER_INPUT error, when `accessed` is not a date."
     )
-    def citation(self, info: Info, format: CitationFormat = CitationFormat.TEXT, accessed: str | None = None) -> str:
+    def citation(
+        self,
+        info: Info,
+        format: Annotated[CitationFormat, strawberry.argument(description="The format; TEXT by default.")] = (
+            CitationFormat.TEXT
+        ),
+        accessed: Annotated[
+            str | None,
+            strawberry.argument(description="The day your reader accessed it, YYYY-MM-DD; none by default."),
+        ] = None,
+    ) -> str | None:
         day = access_date(accessed) if accessed is not None else info.context.today
-        return cite(self._citation_facts(info, day.isoformat() if day else None), format.value)
+        return cite(self._citation_facts(info, day.isoformat() if day else None), format.name)
 
     def _citation_facts(self, info: Info, accessed: str | None) -> CitationFacts:
         graph, run = self._graph, self._node

@@ -4,19 +4,32 @@ frontend's search box and its browse menus ask for. `Snapshot` extends `SearchRo
 
 from __future__ import annotations
 
-from typing import Any
+import enum
+from typing import Annotated, Any
 
 import strawberry
 
 from api import types as t
 from api.types.base import Info
+from api.types.gpus import Gpu, find_gpu, gpu_list
+from api.types.kinds import standing_order
+from registry import catalog
 from registry import nodes as n
 from registry.graph import Graph
 from registry.search import parse_query, search_runs
 
-__all__ = ["Gpu", "SearchFacet", "SearchIssue", "SearchResult", "SearchRoot", "SourceCount"]
+__all__ = ["OperationFamily", "ProjectOrder", "SearchFacet", "SearchIssue", "SearchResult", "SearchRoot", "SourceCount"]
 
-MAX_QUERY = 512
+_MOVED = "Page with the arguments of `runs` (`search(query:) { runs(first:, after:) }`), as every connection pages."
+
+
+@strawberry.enum(description="How `projects` orders software projects.")
+class ProjectOrder(enum.Enum):
+    NAME = strawberry.enum_value("name", description="By `name` (metadata.name), then digest.")
+    STANDING = strawberry.enum_value(
+        "standing",
+        description="Most cohorts led first, then most records held, most cohorts entered, most runs, then by name.",
+    )
 
 
 @strawberry.type(description="One part of a search query as the registry read it.")
@@ -28,55 +41,55 @@ class SearchFacet:
 
 @strawberry.type(description="A part of a search query that could not be used, and why (with a hint).")
 class SearchIssue:
-    token: str
-    message: str
+    token: str = strawberry.field(description="The part of the query, as typed.")
+    message: str = strawberry.field(
+        description="Why it could not be used, with a hint where there is one (\"did you mean 'gpu:'?\")."
+    )
 
 
 @strawberry.type(description="Runs a search query matches, most relevant first, with how the query was read.")
 class SearchResult:
     text: list[str] = strawberry.field(description="The free-text terms (matched against names and titles).")
-    facets: list[SearchFacet]
-    issues: list[SearchIssue]
-    runs: t.Connection[t.Run]
+    facets: list[SearchFacet] = strawberry.field(description="The `key:value` parts it understood, in order.")
+    issues: list[SearchIssue] = strawberry.field(
+        description="The parts it could not use (an unknown key, a bad value), each with a hint; empty when "
+        "every part was used."
+    )
+    _graph: strawberry.Private[Graph]
+    _digests: strawberry.Private[list[str]]
+    _window: strawberry.Private[t.Window]
+
+    @strawberry.field(
+        description="The matching runs, most relevant first, paged like every connection. Without its own "
+        "paging arguments it pages with the ones given to `search` (deprecated there)."
+    )
+    @t.follows_cursor
+    def runs(
+        self,
+        info: Info,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[t.Run] | None:
+        window = t.Window(first, after, last, before)
+        if window == t.Window():
+            window = self._window
+        graph = self._graph
+        return t.paginate(graph, self._digests, window, lambda d: t.typed(graph, d, t.Run))
 
 
-@strawberry.type(description="A GPU product the registry has kernel runs on.")
-class Gpu:
-    vendor: str
-    product: str
-    architecture: str
-    run_count: int
-    cohort_count: int
+@strawberry.type(description='A family of operations (`Operation.family`: "rmsnorm", "gemm", "moe").')
+class OperationFamily:
+    name: str = strawberry.field(description="The family as operations spell it; `operations(family:)` takes it.")
+    operation_count: int = strawberry.field(description="Operations of the family.")
+    run_count: int = strawberry.field(description="Kernel runs of those operations.")
 
 
-@strawberry.type(description="A source of results and how many kernel runs it published.")
+@strawberry.type(description="A source of results and how many kernel runs it published (`source` has the rest).")
 class SourceCount:
-    source: t.Source
-    run_count: int
-
-
-def _gpus(graph: Graph) -> list[Gpu]:
-    found: dict[tuple[str, str, str], Gpu] = {}
-    for node in graph.nodes.values():
-        if not isinstance(node, n.Environment):
-            continue
-        key = (node.vendor, node.product, node.architecture)
-        if key in found:
-            continue
-        product = node.product.lower()
-        found[key] = Gpu(
-            vendor=node.vendor,
-            product=node.product,
-            architecture=node.architecture,
-            run_count=len(graph.runs_by["gpu"].get(product, ())),
-            cohort_count=len(graph.cohorts_by["gpu"].get(product, ())),
-        )
-    unique: dict[str, Gpu] = {}
-    for gpu in found.values():  # one row per product: the architecture it is known by, if any
-        kept = unique.get(gpu.product)
-        if kept is None or kept.architecture == "unknown":
-            unique[gpu.product] = gpu
-    return sorted(unique.values(), key=lambda gpu: (-gpu.run_count, gpu.product))
+    source: t.Source = strawberry.field(description="The source.")
+    run_count: int = strawberry.field(description="How many kernel runs it published.")
 
 
 @strawberry.type
@@ -86,7 +99,7 @@ class SearchRoot:
     _graph: strawberry.Private[Graph | None] = None
 
     def _search_graph(self, info: Info) -> Graph:
-        return self._graph if self._graph is not None else info.context.graph(None)
+        return self._graph if self._graph is not None else t.head_graph(info)
 
     @strawberry.field(
         description="Runs matching a query in KernelIndex's grammar, most relevant first: `rmsnorm b200 bf16`, "
@@ -99,16 +112,22 @@ class SearchRoot:
     def search(
         self,
         info: Info,
-        query: str,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> SearchResult:
+        query: Annotated[str, strawberry.argument(description="The query, at most 512 characters and 32 terms.")],
+        first: Annotated[
+            int | None, strawberry.argument(description="`runs(first:)`.", deprecation_reason=_MOVED)
+        ] = None,
+        after: Annotated[
+            str | None, strawberry.argument(description="`runs(after:)`.", deprecation_reason=_MOVED)
+        ] = None,
+        last: Annotated[
+            int | None, strawberry.argument(description="`runs(last:)`.", deprecation_reason=_MOVED)
+        ] = None,
+        before: Annotated[
+            str | None, strawberry.argument(description="`runs(before:)`.", deprecation_reason=_MOVED)
+        ] = None,
+    ) -> SearchResult | None:
         graph = self._search_graph(info)
-        if len(query) > MAX_QUERY:
-            raise t.PageSizeError(f"a search query is at most {MAX_QUERY} characters (got {len(query)})")
-        intent = parse_query(query)
+        intent = parse_query(query)  # SearchTooLarge past its limits (the cost limit refuses it sooner)
         objects = info.context.objects
 
         def document(digest: str) -> dict[str, Any]:
@@ -119,21 +138,33 @@ class SearchRoot:
             text=intent.text + intent.operations,
             facets=[SearchFacet(token=f.token, field=f.field, display=f.display) for f in intent.facets],
             issues=[SearchIssue(token=i.token, message=i.message) for i in intent.issues],
-            runs=t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t.typed(graph, d, t.Run)),
+            _graph=graph,
+            _digests=digests,
+            _window=t.Window(first, after, last, before),
         )
 
-    @strawberry.field(description="Software projects by name (each with its implementations).")
+    @strawberry.field(
+        description="Software projects (each with its implementations): by name, or by `order: STANDING` most "
+        "cohorts led first (`standing` says what each count means)."
+    )
     @t.follows_cursor
     def projects(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> t.Connection[t.Project]:
+        order: Annotated[
+            ProjectOrder,
+            strawberry.argument(description="How projects are ordered: by name (the default) or by standing."),
+        ] = ProjectOrder.NAME,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[t.Project] | None:
         graph = self._search_graph(info)
         found = sorted((x for x in graph.nodes.values() if isinstance(x, n.Project)), key=lambda x: (x.name, x.digest))
+        if order == ProjectOrder.STANDING:
+            standings = catalog.standings(graph)
+            found.sort(key=lambda x: standing_order(standings[x.digest]))
         return t.paginate(
             graph, found, t.Window(first, after, last, before), lambda x: t.Project(_graph=graph, _node=x)
         )
@@ -143,11 +174,11 @@ class SearchRoot:
     def implementations(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> t.Connection[t.Implementation]:
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[t.Implementation] | None:
         graph = self._search_graph(info)
         runs = graph.runs_by["implementation"]
         found = sorted(
@@ -158,21 +189,54 @@ class SearchRoot:
             graph, found, t.Window(first, after, last, before), lambda x: t.Implementation(_graph=graph, _node=x)
         )
 
-    @strawberry.field(description="GPU products with kernel runs and cohorts on them, most runs first.")
-    def gpus(self, info: Info) -> list[Gpu]:
+    @strawberry.field(description="Every family of operations, by name, with how many operations and runs each has.")
+    def operation_families(self, info: Info) -> list[OperationFamily]:
         graph = self._search_graph(info)
-        cached: list[Gpu] | None = graph.__dict__.get("_gpus")
-        if cached is None:
-            cached = graph.__dict__["_gpus"] = _gpus(graph)
-        return cached
+        operations: dict[str, int] = {}
+        runs: dict[str, int] = {}
+        by_operation = graph.runs_by["operation"]
+        for node in graph.nodes.values():
+            if type(node) is n.Operation:
+                operations[node.family] = operations.get(node.family, 0) + 1
+                runs[node.family] = runs.get(node.family, 0) + len(by_operation.get(node.digest, ()))
+        return [OperationFamily(name=f, operation_count=operations[f], run_count=runs[f]) for f in sorted(operations)]
 
-    @strawberry.field(description="Sources of kernel results, with how many runs each published, most first.")
+    @strawberry.field(
+        description="GPU products with environments in the registry, most kernel runs first, then by product."
+    )
+    def gpus(self, info: Info) -> list[Gpu]:
+        return gpu_list(self._search_graph(info))
+
+    @strawberry.field(
+        description='A GPU by its slug ("nvidia-b200") or its product in any case and spacing ("NVIDIA B200"); '
+        "null when the registry has no environment of that product."
+    )
+    def gpu(
+        self,
+        info: Info,
+        id: Annotated[
+            str, strawberry.argument(description='A GPU\'s slug ("nvidia-b200") or its product ("NVIDIA B200").')
+        ],
+    ) -> Gpu | None:
+        return find_gpu(self._search_graph(info), id)
+
+    @strawberry.field(
+        description="Sources of results (kernel and serving), most runs of either kind first, then by slug: each "
+        "with its terms, what it published and its latest commit."
+    )
     def sources(self, info: Info) -> list[SourceCount]:
         graph = self._search_graph(info)
-        counts = sorted(((len(d), slug) for slug, d in graph.runs_by["source"].items()), key=lambda x: (-x[0], x[1]))
+        tallies = sorted(catalog.sources(graph), key=lambda s: (-(s.runs + s.serving_runs), s.slug))
         found = []
-        for count, slug in counts:
-            source = t.source_type(info.context, graph, slug)
+        for tally in tallies:
+            source = t.source_type(info.context, graph, tally.slug)
             if source is not None:
-                found.append(SourceCount(source=source, run_count=count))
+                found.append(SourceCount(source=source, run_count=tally.runs))
         return found
+
+    @strawberry.field(description="A source by its slug (`sol-execbench`); null when no commit or run names it.")
+    def source(
+        self, info: Info, slug: Annotated[str, strawberry.argument(description="A source's slug (`sol-execbench`).")]
+    ) -> t.Source | None:
+        graph = self._search_graph(info)
+        return t.source_type(info.context, graph, slug) if catalog.source_tally(graph, slug) else None

@@ -10,7 +10,8 @@ and `registry.serving_graph` (one graph's serving index); these types only prese
 from __future__ import annotations
 
 import enum
-from typing import Any, cast
+from collections.abc import Hashable
+from typing import Annotated, Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -27,6 +28,7 @@ from api.types.serving_resolution import (
     ServingResolution,
     direction_of,
 )
+from api.types.states import manifest_state
 from registry import nodes as n
 from registry import serving as policy
 from registry.graph import Graph
@@ -40,6 +42,7 @@ __all__ = [
     "Model",
     "ServingCohort",
     "ServingConfiguration",
+    "ServingIneligibilityReason",
     "ServingMetric",
     "ServingRun",
     "ServingRunStatus",
@@ -57,14 +60,32 @@ MAX_CONSTRAINTS = 16
 
 @strawberry.enum(description="A serving run's status as its source reported it.")
 class ServingRunStatus(enum.Enum):
-    VALID = "valid"
-    INVALID = "invalid"
-    INCOMPLETE_EVIDENCE = "incomplete_evidence"
+    VALID = strawberry.enum_value("valid", description="Its source accepted it: it can rank.")
+    INVALID = strawberry.enum_value("invalid", description="Its source marked it invalid.")
+    INCOMPLETE_EVIDENCE = strawberry.enum_value(
+        "incomplete_evidence", description="Its source did not publish enough to judge it."
+    )
+
+
+@strawberry.enum(description="Why a serving run is not ranked, in this order when there are several.")
+class ServingIneligibilityReason(enum.Enum):
+    UNPUBLISHED = strawberry.enum_value(
+        "UNPUBLISHED", description="Not on main yet (a pull request previewed with registry(at:))."
+    )
+    STATUS_INVALID = strawberry.enum_value("STATUS_INVALID", description="Its source marked it invalid.")
+    STATUS_INCOMPLETE_EVIDENCE = strawberry.enum_value(
+        "STATUS_INCOMPLETE_EVIDENCE", description="Its source did not publish enough to judge it."
+    )
+    MISSING_REFERENCE = strawberry.enum_value(
+        "MISSING_REFERENCE", description="Its model, configuration or workload is not in the registry."
+    )
 
 
 @strawberry.type(description="A metric of serving-v1's vocabulary.")
 class ServingMetric:
-    metric: str
+    metric: str = strawberry.field(
+        description="The metric's name (ttft_ms, output_token_throughput_tps...): what constraints and objectives name."
+    )
     unit: str = strawberry.field(description="e.g. tokens/s")
     manifest_unit: str = strawberry.field(description="How manifests spell the unit: tokens_s")
     direction: OptimizationDirection = strawberry.field(description="Which way is better.")
@@ -83,12 +104,12 @@ def _display(metric: str, unit: str, value: float) -> str:
     return format_value(value, shown)
 
 
-@strawberry.type
+@strawberry.type(description="One measurement of a serving run.")
 class ServingMeasurement:
-    metric: str
-    statistic: str
-    unit: str
-    value: float
+    metric: str = strawberry.field(description="The metric (a vocabulary name, or the source's own).")
+    statistic: str = strawberry.field(description="Its statistic (p99, mean, reported...).")
+    unit: str = strawberry.field(description="The unit of `value`, as the manifest spells it (ms, tokens_s...).")
+    value: float = strawberry.field(description="The value, in `unit`.")
     display: str = strawberry.field(description="e.g. 8840.42 tokens/s")
     direction: OptimizationDirection | None = strawberry.field(description="Null for a metric outside the vocabulary.")
     comparable: bool = strawberry.field(
@@ -110,39 +131,39 @@ def _measurement(metric: str, statistic: str, unit: str, value: float) -> Servin
 
 @strawberry.type(description="Where a serving run ran.")
 class ServingTopology:
-    accelerator_vendor: str | None
-    accelerator_model: str
-    accelerators_per_node: int
-    node_count: int
-    interconnect: str | None
-    total_accelerators: int
+    accelerator_vendor: str | None = strawberry.field(description="The accelerators' vendor; null when not published.")
+    accelerator_model: str = strawberry.field(description="The accelerator model (NVIDIA B200-SXM-180GB...).")
+    accelerators_per_node: int = strawberry.field(description="Accelerators in each node.")
+    node_count: int = strawberry.field(description="How many nodes.")
+    interconnect: str | None = strawberry.field(description="How nodes are connected; null when not published.")
+    total_accelerators: int = strawberry.field(description="accelerators per node x nodes.")
     key: str = strawberry.field(description="vendor/model/<per node>x<nodes>/interconnect, a cohort identity part")
 
 
-@strawberry.type
+@strawberry.type(description="The harness that measured a serving run.")
 class ServingHarness:
-    name: str
-    version: str
+    name: str = strawberry.field(description="The harness (mlperf-loadgen...).")
+    version: str = strawberry.field(description="Its version.")
 
 
 @strawberry.type(description="A bound a workload declares its harness enforced (a service-level objective).")
 class ServingSlo:
-    metric: str
-    statistic: str
-    operator: str
-    value: float
-    unit: str
+    metric: str = strawberry.field(description="The metric bounded.")
+    statistic: str = strawberry.field(description="Its statistic (p99...).")
+    operator: str = strawberry.field(description="<=, <, >= or >.")
+    value: float = strawberry.field(description="The bound, in `unit`.")
+    unit: str = strawberry.field(description="The bound's unit.")
 
 
 @strawberry.type(description="What the source itself reported, in its own terms (MLPerf: scenario, division...).")
 class ServingSourceNative:
-    source: str
-    benchmark: str
-    scenario: str
-    division: str
-    category: str
-    external_id: str
-    metrics: list[t.Metric]
+    source: str = strawberry.field(description="The source's slug (mlperf-inference).")
+    benchmark: str = strawberry.field(description="The source's benchmark (llama2-70b...).")
+    scenario: str = strawberry.field(description="MLPerf's scenario (Offline, Server, Interactive).")
+    division: str = strawberry.field(description="MLPerf's division (closed, open).")
+    category: str = strawberry.field(description="MLPerf's availability category (available, preview, rdi).")
+    external_id: str = strawberry.field(description="The source's own id of the result.")
+    metrics: list[t.Metric] = strawberry.field(description="The source's own metrics, in its order.")
 
 
 # Manifest-backed kinds ----------------------------------------------------------------------------
@@ -152,7 +173,7 @@ class ServingSourceNative:
 class _Described(Named):
     """A manifest-backed type whose `manifest` is the Manifest type (a run's is its JSON, as for kernel runs)."""
 
-    @strawberry.field
+    @strawberry.field(description="Its stored manifest.")
     def manifest(self) -> t.Manifest:
         return t.Manifest(_graph=self._graph, _node=self._node)
 
@@ -160,6 +181,10 @@ class _Described(Named):
 @strawberry.type(description="A model revision (ModelRevision): its tokenizer is part of a serving cohort's identity.")
 class Model(_Described):
     _node: strawberry.Private[n.Model]
+
+    def _state(self, info: Info) -> Hashable:
+        runs = tuple(serving_index(self._graph).filtered(model=self._node.digest))
+        return (*manifest_state(self._graph, self._node), runs)
 
     @strawberry.field(description="spec.model")
     def model(self) -> str:
@@ -174,17 +199,39 @@ class Model(_Described):
     def serving_runs(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> t.Connection[ServingRun]:
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[ServingRun] | None:
         index = serving_index(self._graph)
         return t.paginate(
             self._graph,
             index.filtered(model=self._node.digest),
             t.Window(first, after, last, before),
             run_maker(self._graph),
+        )
+
+    @strawberry.field(
+        description="The serving cohorts of this model (one per workload, protocol, topology, quality policy and "
+        "metric set its runs were measured under), largest first, then by key."
+    )
+    @t.follows_cursor
+    def serving_cohorts(
+        self,
+        info: Info,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[ServingCohort] | None:
+        index = serving_index(self._graph)
+        keys = [k for k in index.ordered_cohorts() if index.cohorts[k].parts.model_digest == self._node.digest]
+        return t.paginate(
+            self._graph,
+            keys,
+            t.Window(first, after, last, before),
+            lambda k: ServingCohort(_graph=self._graph, _cohort=index.cohorts[k]),
         )
 
 
@@ -200,7 +247,7 @@ class ServingStack(_Described):
     def version(self) -> str | None:
         return self._node.version
 
-    @strawberry.field
+    @strawberry.field(description="The API it serves (openai...); null when not published.")
     def api_protocol(self, info: Info) -> str | None:
         return cast(str | None, document(info, self._node)["spec"].get("apiProtocol"))
 
@@ -215,7 +262,7 @@ class ServingStack(_Described):
 class ServingConfiguration(_Described):
     _node: strawberry.Private[n.ServingConfiguration]
 
-    @strawberry.field
+    @strawberry.field(description="The stack it configures; null if the registry lacks it.")
     def stack(self) -> ServingStack | None:
         node = self._graph.nodes.get(self._node.stack)
         return ServingStack(_graph=self._graph, _node=node) if isinstance(node, n.ServingStack) else None
@@ -224,11 +271,11 @@ class ServingConfiguration(_Described):
     def summary(self, info: Info) -> str:
         return _configuration_summary(self._graph, self._node, document(info, self._node))
 
-    @strawberry.field
+    @strawberry.field(description="The data type served (fp8, bf16...); null when not published.")
     def dtype(self, info: Info) -> str | None:
         return cast(str | None, document(info, self._node)["spec"].get("dtype"))
 
-    @strawberry.field
+    @strawberry.field(description="Its quantization; null when not published.")
     def quantization(self, info: Info) -> str | None:
         return cast(str | None, document(info, self._node)["spec"].get("quantization"))
 
@@ -248,7 +295,7 @@ def _configuration_summary(graph: Graph, node: n.ServingConfiguration, document:
 class ServingWorkload(_Described):
     _node: strawberry.Private[n.ServingWorkload]
 
-    @strawberry.field
+    @strawberry.field(description="Whether responses were streamed.")
     def streaming(self) -> bool:
         return self._node.streaming
 
@@ -260,7 +307,7 @@ class ServingWorkload(_Described):
     def slo(self) -> list[ServingSlo]:
         return [ServingSlo(metric=m, statistic=s, operator=o, value=v, unit=u) for m, s, o, v, u in self._node.slo]
 
-    @strawberry.field
+    @strawberry.field(description="The dataset requests came from; null when not published.")
     def dataset(self, info: Info) -> str | None:
         return cast(str | None, (document(info, self._node)["spec"].get("dataset") or {}).get("name"))
 
@@ -283,12 +330,18 @@ class ServingRun(Observed[ServingRunStatus]):
     def _facts(self) -> ServingFacts:
         return serving_index(self._graph).facts[self._node.digest]
 
-    @strawberry.field
+    def _state(self, info: Info) -> Hashable:
+        facts = self._facts()
+        slug = self._source(info)
+        terms = info.context.snapshots.source_terms(self._graph.mainline, slug) if slug else {}
+        return (*manifest_state(self._graph, self._node), repr(facts), tuple(sorted(terms.items())))
+
+    @strawberry.field(description="The model served; null if the registry lacks it.")
     def model(self) -> Model | None:
         node = self._graph.nodes.get(self._node.model)
         return Model(_graph=self._graph, _node=node) if isinstance(node, n.Model) else None
 
-    @strawberry.field
+    @strawberry.field(description="How the stack was configured; null if the registry lacks it.")
     def configuration(self) -> ServingConfiguration | None:
         node = self._graph.nodes.get(self._node.configuration)
         return (
@@ -299,12 +352,12 @@ class ServingRun(Observed[ServingRunStatus]):
     def submitter(self) -> str | None:
         return self._facts().submitter
 
-    @strawberry.field
+    @strawberry.field(description="The load it ran under; null if the registry lacks it.")
     def workload(self) -> ServingWorkload | None:
         node = self._graph.nodes.get(self._node.workload)
         return ServingWorkload(_graph=self._graph, _node=node) if isinstance(node, n.ServingWorkload) else None
 
-    @strawberry.field
+    @strawberry.field(description="The accelerators and nodes it ran on.")
     def topology(self) -> ServingTopology:
         run = self._node
         return ServingTopology(
@@ -323,11 +376,11 @@ class ServingRun(Observed[ServingRunStatus]):
             ),
         )
 
-    @strawberry.field
+    @strawberry.field(description="What measured it.")
     def harness(self) -> ServingHarness:
         return ServingHarness(name=self._node.harness, version=self._node.harness_version)
 
-    @strawberry.field
+    @strawberry.field(description="How the model was placed on the accelerators; null when not published.")
     def placement(self) -> str | None:
         return self._node.placement
 
@@ -343,7 +396,7 @@ class ServingRun(Observed[ServingRunStatus]):
     def measurements(self) -> list[ServingMeasurement]:
         return [_measurement(*m) for m in self._node.measurements]
 
-    @strawberry.field
+    @strawberry.field(description="What its source reported in its own terms; null when none.")
     def source_native(self, info: Info) -> ServingSourceNative | None:
         native = document(info, self._node)["spec"].get("sourceNative")
         if native is None:
@@ -358,7 +411,7 @@ class ServingRun(Observed[ServingRunStatus]):
             metrics=[t.Metric(name=k, value=v) for k, v in (native.get("metrics") or {}).items()],
         )
 
-    @strawberry.field
+    @strawberry.field(description="Caveats its source published with it, as written.")
     def caveats(self, info: Info) -> list[str]:
         return list(document(info, self._node)["spec"].get("caveats") or ())
 
@@ -375,7 +428,7 @@ class ServingRun(Observed[ServingRunStatus]):
     def metric_set_key(self) -> str:
         return policy.metric_set_key((m[0], m[1]) for m in self._node.measurements)
 
-    @strawberry.field
+    @strawberry.field(description="Its serving cohort; null when its model or workload is missing.")
     def cohort(self) -> ServingCohort | None:
         key = self._facts().cohort
         cohort = serving_index(self._graph).cohorts.get(key) if key else None
@@ -385,19 +438,19 @@ class ServingRun(Observed[ServingRunStatus]):
     def trust(self) -> t.Trust:
         return t.Trust[self._facts().trust.name]
 
-    @strawberry.field
+    @strawberry.field(description="Whether it ranks: true exactly when `ineligibilityReasons` is empty.")
     def eligible(self) -> bool:
         return self._facts().eligible
 
     @strawberry.field(description="UNPUBLISHED, STATUS_<STATUS>, MISSING_REFERENCE.")
-    def ineligibility_reasons(self) -> list[str]:
-        return list(self._facts().reasons)
+    def ineligibility_reasons(self) -> list[ServingIneligibilityReason]:
+        return [ServingIneligibilityReason(reason) for reason in self._facts().reasons]
 
     @strawberry.field(description="Dangling references, measurements outside the vocabulary or in another unit.")
     def warnings(self) -> list[str]:
         return list(self._facts().warnings)
 
-    @strawberry.field
+    @strawberry.field(description="Where it comes from; null when its publishing commit names no source.")
     def source(self, info: Info) -> t.Source | None:
         return t.source_type(info.context, self._graph, self._source(info))
 
@@ -420,10 +473,18 @@ class ServingRun(Observed[ServingRunStatus]):
         "the reader accessed it (the server never adds its own: pinned answers never change)."
     )
     def citation(
-        self, info: Info, format: t.CitationFormat = t.CitationFormat.TEXT, accessed: str | None = None
-    ) -> str:
+        self,
+        info: Info,
+        format: Annotated[t.CitationFormat, strawberry.argument(description="The format; TEXT by default.")] = (
+            t.CitationFormat.TEXT
+        ),
+        accessed: Annotated[
+            str | None,
+            strawberry.argument(description="The day your reader accessed it, YYYY-MM-DD; none by default."),
+        ] = None,
+    ) -> str | None:
         day = access_date(accessed) if accessed is not None else info.context.today
-        return cite(self._citation_facts(info, day.isoformat() if day else None), format.value)
+        return cite(self._citation_facts(info, day.isoformat() if day else None), format.name)
 
     def _citation_facts(self, info: Info, accessed: str | None) -> CitationFacts:
         graph, run = self._graph, self._node
@@ -467,9 +528,11 @@ def run_maker(graph: Graph) -> Any:
 
 @strawberry.type(description="A metric a serving cohort measures: an axis of its Pareto frontier when comparable.")
 class ServingAxis:
-    metric: str
-    statistic: str
-    direction: OptimizationDirection | None
+    metric: str = strawberry.field(description="The metric.")
+    statistic: str = strawberry.field(description="Its statistic.")
+    direction: OptimizationDirection | None = strawberry.field(
+        description="Which way is better; null for a metric outside the vocabulary."
+    )
 
 
 @strawberry.type(
@@ -483,15 +546,23 @@ class ServingCohort(Node):
     def _identity(self) -> tuple[str, str]:
         return self._graph.commit, self._cohort.key
 
+    def _state(self, info: Info) -> Hashable:
+        index = serving_index(self._graph)
+        members = sorted(self._cohort.members)
+        return (self._cohort.key, tuple((d, repr(index.facts[d]), self._graph.publication(d)) for d in members))
+
     def _at(self, graph: Graph) -> ServingCohort | None:
         cohort = serving_index(graph).cohorts.get(self._cohort.key)
         return ServingCohort(_graph=graph, _cohort=cohort) if cohort else None
 
-    @strawberry.field
+    @strawberry.field(
+        description="Its key: `sha256:` and 64 hex digits, KernelIndex's digest of its seven identity parts. Stable "
+        "across commits."
+    )
     def key(self) -> str:
         return self._cohort.key
 
-    @strawberry.field
+    @strawberry.field(description="The comparison policy (`serving-v1`).")
     def policy_version(self) -> str:
         return policy.POLICY_VERSION
 
@@ -499,33 +570,33 @@ class ServingCohort(Node):
     def size(self) -> int:
         return len(self._cohort.members)
 
-    @strawberry.field
+    @strawberry.field(description="The model its runs serve; null if the registry lacks it.")
     def model(self) -> Model | None:
         node = self._graph.nodes.get(self._cohort.parts.model_digest)
         return Model(_graph=self._graph, _node=node) if isinstance(node, n.Model) else None
 
-    @strawberry.field
+    @strawberry.field(description="The tokenizer (an identity part); null when the model names none.")
     def tokenizer(self) -> str | None:
         return self._cohort.parts.tokenizer
 
-    @strawberry.field
+    @strawberry.field(description="The load its runs ran under; null if the registry lacks it.")
     def workload(self) -> ServingWorkload | None:
         node = self._graph.nodes.get(self._cohort.parts.workload_digest)
         return ServingWorkload(_graph=self._graph, _node=node) if isinstance(node, n.ServingWorkload) else None
 
-    @strawberry.field
+    @strawberry.field(description="harness/version/placement/streaming/load generation: an identity part.")
     def protocol_key(self) -> str:
         return self._cohort.parts.protocol_key
 
-    @strawberry.field
+    @strawberry.field(description="vendor/accelerator/<per node>x<nodes>/interconnect: an identity part.")
     def topology_key(self) -> str:
         return self._cohort.parts.topology_key
 
-    @strawberry.field
+    @strawberry.field(description="The accuracy target its runs were held to (mlperf_closed_99...): an identity part.")
     def quality_policy(self) -> str:
         return self._cohort.parts.quality_policy
 
-    @strawberry.field
+    @strawberry.field(description="The metric·statistic pairs its runs measure: an identity part.")
     def metric_set_key(self) -> str:
         return self._cohort.parts.metric_set_key
 
@@ -539,11 +610,11 @@ class ServingCohort(Node):
     def runs(
         self,
         info: Info,
-        first: int | None = None,
-        after: str | None = None,
-        last: int | None = None,
-        before: str | None = None,
-    ) -> t.Connection[ServingRun]:
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[ServingRun] | None:
         digests = serving_index(self._graph).ordered(self._cohort.members)
         return t.paginate(self._graph, digests, t.Window(first, after, last, before), run_maker(self._graph))
 
@@ -553,8 +624,16 @@ class ServingCohort(Node):
         "WRONG_UNIT or UNSUPPORTED_OPERATOR."
     )
     def resolve(
-        self, constraints: list[ServingConstraintInput] | None = None, objective: ServingObjectiveInput | None = None
-    ) -> ServingResolution:
+        self,
+        constraints: Annotated[
+            list[ServingConstraintInput] | None,
+            strawberry.argument(description="At most 16 bounds every feasible run must meet; none by default."),
+        ] = None,
+        objective: Annotated[
+            ServingObjectiveInput | None,
+            strawberry.argument(description="What to rank the feasible runs by; without one, the Pareto frontier."),
+        ] = None,
+    ) -> ServingResolution | None:
         given = constraints or []
         if len(given) > MAX_CONSTRAINTS:
             raise registry.errors.InvalidConstraint(
@@ -563,7 +642,7 @@ class ServingCohort(Node):
         requests = [ConstraintRequest(c.metric, c.operator, c.value, c.statistic, c.unit) for c in given]
         goal = (
             ObjectiveRequest(
-                objective.metric, objective.statistic, objective.direction.value if objective.direction else None
+                objective.metric, objective.statistic, objective.direction.name.lower() if objective.direction else None
             )
             if objective is not None
             else None

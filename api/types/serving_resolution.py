@@ -34,8 +34,8 @@ ServingRunRef = Annotated["ServingRun", strawberry.lazy("api.types.serving")]
 
 @strawberry.enum(description="Which way is better for a metric, or which way an objective optimizes.")
 class OptimizationDirection(enum.Enum):
-    MINIMIZE = "minimize"
-    MAXIMIZE = "maximize"
+    MINIMIZE = strawberry.enum_value("minimize", description="Lower is better (latencies, error rates).")
+    MAXIMIZE = strawberry.enum_value("maximize", description="Higher is better (throughputs).")
 
 
 @strawberry.enum(
@@ -43,15 +43,21 @@ class OptimizationDirection(enum.Enum):
     "harness enforced, or not at all (the metric was not reported: never assumed)."
 )
 class ConstraintState(enum.Enum):
-    MEASURED = "measured"
-    DECLARED = "declared"
-    UNKNOWN = "unknown"
+    MEASURED = strawberry.enum_value("measured", description="The run measured the metric: `observed` is its value.")
+    DECLARED = strawberry.enum_value(
+        "declared", description="The workload declares its harness enforced a bound (`bound`): e.g. MLPerf's SLOs."
+    )
+    UNKNOWN = strawberry.enum_value(
+        "unknown", description="Neither: the run is excluded (METRIC_NOT_REPORTED), never assumed to pass."
+    )
 
 
 @strawberry.enum(description="RANKED by an objective, or the Pareto FRONTIER when no objective is given.")
 class ResolutionMode(enum.Enum):
-    RANKED = "ranked"
-    FRONTIER = "frontier"
+    RANKED = strawberry.enum_value("ranked", description="Ranked by the objective given.")
+    FRONTIER = strawberry.enum_value(
+        "frontier", description="No objective: the Pareto frontier over the metrics the runs share."
+    )
 
 
 def direction_of(metric: str) -> OptimizationDirection | None:
@@ -76,7 +82,9 @@ class ServingConstraintInput:
 
 @strawberry.input(description="What to optimize among the feasible runs.")
 class ServingObjectiveInput:
-    metric: str
+    metric: str = strawberry.field(
+        description="A metric of the vocabulary (servingMetrics), e.g. output_token_throughput_tps."
+    )
     direction: OptimizationDirection | None = strawberry.field(default=None, description="Default: the vocabulary's.")
     statistic: str | None = strawberry.field(
         default=None, description="Default: the one the cohort measures, else p99 (lower is better) or mean."
@@ -85,24 +93,24 @@ class ServingObjectiveInput:
 
 @strawberry.type(description="A constraint as evaluated, its default statistic filled in.")
 class ServingConstraint:
-    metric: str
-    statistic: str
-    operator: str
-    value: float
+    metric: str = strawberry.field(description="The metric bounded.")
+    statistic: str = strawberry.field(description="The statistic bounded (p99...).")
+    operator: str = strawberry.field(description="<=, <, >= or >.")
+    value: float = strawberry.field(description="The bound, in the metric's unit.")
     text: str = strawberry.field(description="e.g. ttft_ms p99 <= 450")
 
 
-@strawberry.type
+@strawberry.type(description="The objective as evaluated, its defaults filled in.")
 class ServingObjective:
-    metric: str
-    statistic: str
-    direction: OptimizationDirection
+    metric: str = strawberry.field(description="The metric optimized.")
+    statistic: str = strawberry.field(description="Its statistic.")
+    direction: OptimizationDirection = strawberry.field(description="Which way is better.")
 
 
 @strawberry.type(description="One constraint against one run.")
 class ConstraintOutcome:
     constraint: str = strawberry.field(description="The constraint's text, e.g. ttft_ms p99 <= 450")
-    state: ConstraintState
+    state: ConstraintState = strawberry.field(description="How it was decided.")
     satisfied: bool | None = strawberry.field(description="Null when UNKNOWN.")
     observed: float | None = strawberry.field(description="The measured value (MEASURED).")
     bound: float | None = strawberry.field(description="The declared bound (DECLARED).")
@@ -114,13 +122,13 @@ class ServingCandidate:
     _resolved: strawberry.Private[Resolved]
     _constraints: strawberry.Private[tuple[policy.Constraint, ...]]
 
-    @strawberry.field
+    @strawberry.field(description="The serving run.")
     def run(self) -> ServingRunRef:
         node = self._graph.nodes[self._resolved.run]
         assert isinstance(node, ServingRunNode)
         return cast("ServingRun", build(ServingRunRef, _graph=self._graph, _node=node))
 
-    @strawberry.field
+    @strawberry.field(description="Whether it can rank at all (see `ServingRun.ineligibilityReasons`).")
     def eligible(self) -> bool:
         return self._resolved.eligible
 
@@ -173,22 +181,22 @@ class ServingResolution:
         constraints = self._resolution.constraints
         return [ServingCandidate(_graph=self._graph, _resolved=e, _constraints=constraints) for e in entries]
 
-    @strawberry.field
+    @strawberry.field(description="The policy it was resolved under (`serving-v1`).")
     def policy_version(self) -> str:
         return policy.POLICY_VERSION
 
-    @strawberry.field
+    @strawberry.field(description="RANKED by the objective, or the Pareto FRONTIER.")
     def mode(self) -> ResolutionMode:
         return ResolutionMode.FRONTIER if self._resolution.objective is None else ResolutionMode.RANKED
 
-    @strawberry.field
+    @strawberry.field(description="The constraints as evaluated, defaults filled in.")
     def constraints(self) -> list[ServingConstraint]:
         return [
             ServingConstraint(metric=c.metric, statistic=c.statistic, operator=c.operator, value=c.value, text=str(c))
             for c in self._resolution.constraints
         ]
 
-    @strawberry.field
+    @strawberry.field(description="The objective as evaluated; null for a frontier.")
     def objective(self) -> ServingObjective | None:
         o = self._resolution.objective
         if o is None:

@@ -11,6 +11,7 @@ Reading a schema needs neither pydantic nor the models: `schema_text` returns th
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from importlib import resources
@@ -24,6 +25,7 @@ __all__ = [
     "find_kind",
     "get_kind",
     "kind_slug",
+    "nearest_kind",
     "schema_file_name",
     "schema_id",
     "schema_of",
@@ -66,6 +68,28 @@ def find_kind(text: str) -> str | None:
         if wanted in (name.lower(), kind_slug(name), info.folder):
             return name
     return None
+
+
+def nearest_kind(text: str) -> str | None:
+    """The kind a misspelt name most likely means (`benchmark-rnu` -> BenchmarkRun), by its name, slug or
+    folder; None when nothing is close.
+
+    >>> nearest_kind("benchmark-rnu"), nearest_kind("Enviroment"), nearest_kind("zzz")
+    ('BenchmarkRun', 'ExecutionEnvironment', None)
+    """
+    wanted = text.strip().lower()
+    spellings: dict[str, str] = {}
+    words: dict[str, str] = {}  # a word of a spelling: `environment` for ExecutionEnvironment (the first kind)
+    for name, info in KINDS.items():
+        for spelling in (name.lower(), kind_slug(name), info.folder):
+            spellings.setdefault(spelling, name)
+            for word in spelling.split("-"):
+                words.setdefault(word, name)
+    close = difflib.get_close_matches(wanted, spellings, n=1, cutoff=0.6)
+    if close:
+        return spellings[close[0]]
+    close = difflib.get_close_matches(wanted, words, n=1, cutoff=0.75)
+    return words[close[0]] if close else None
 
 
 def get_kind(text: str) -> str:

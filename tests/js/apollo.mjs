@@ -1,10 +1,10 @@
-// Apollo Client 3 with its default InMemoryCache, persisted queries and batching against a served
-// registry (issue 9). Prints one JSON line of findings; exits 1 if any expectation fails.
+// Apollo Client 4 with its default InMemoryCache, persisted queries and batching against a served
+// registry. Prints one JSON line of findings; exits 1 if any expectation fails.
 // Usage: node apollo.mjs http://127.0.0.1:PORT/graphql COHORT_KEY PINNED_COMMIT
 import { createHash } from "node:crypto";
-import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from "@apollo/client/core/index.js";
-import { BatchHttpLink } from "@apollo/client/link/batch-http/index.js";
-import { createPersistedQueryLink } from "@apollo/client/link/persisted-queries/index.js";
+import { ApolloClient, HttpLink, InMemoryCache, gql } from "@apollo/client";
+import { BatchHttpLink } from "@apollo/client/link/batch-http";
+import { PersistedQueryLink } from "@apollo/client/link/persisted-queries";
 
 const [url, cohort, pinned] = process.argv.slice(2);
 const failures = [];
@@ -29,7 +29,7 @@ const seen = [];
 const recording = (input, init) => { seen.push({ method: init?.method ?? "GET", body: init?.body ? JSON.parse(init.body) : null }); return fetch(input, init); };
 const sha256 = (text) => createHash("sha256").update(text).digest("hex");
 const apq = (useGET) => new ApolloClient({
-  link: createPersistedQueryLink({ sha256, useGETForHashedQueries: useGET }).concat(new HttpLink({ uri: url, fetch: recording })),
+  link: new PersistedQueryLink({ sha256, useGETForHashedQueries: useGET }).concat(new HttpLink({ uri: url, fetch: recording })),
   cache: new InMemoryCache(),
 });
 const RECORDS = gql`query ApqRecords { records(first: 2) { totalCount } }`;

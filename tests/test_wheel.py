@@ -1,0 +1,223 @@
+"""The wheel is a product: built from a copy of the project (`python -m build`: the source distribution, then the wheel
+from it), installed in a fresh virtual environment in a temporary directory, and run from elsewhere with no clone in
+sight, it serves the embedded registry on `kernelindex serve` (the README's query answers as the README shows) and
+answers `schema`, `new`, `show`, `cite` and `lookup`.
+
+No network: the build backend comes from this environment (`--no-isolation`), and so do the wheel's dependencies
+(a `.pth` file in the new environment names this one's site-packages, where path entries are added but none of
+their `.pth` files run, so this environment's editable install of the project stays out of sight). The project
+itself comes from the wheel only: `import api` must resolve inside the new environment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import sysconfig
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from helpers import EMBEDDED_REPO, PROJECT_ROOT
+from test_docs_examples import EXAMPLES, subtree
+
+import registry
+
+pytestmark = pytest.mark.slow  # a build, a virtual environment, a server process
+
+SEED_RUN = "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308"  # the README's run
+SEED_COHORT = "sha256:92bc0be5b5ce9f523be5faba2a4e34c39837aab389f3cfd25189af326e2daae0"
+
+
+@dataclass(frozen=True)
+class Installed:
+    wheel: Path
+    venv: Path
+    elsewhere: Path  # a working directory that is no clone
+    env: dict[str, str]
+
+    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [str(self.venv / "bin" / "kernelindex"), *args],
+            cwd=self.elsewhere,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert not check or done.returncode == 0, f"kernelindex {' '.join(args)}: {done.stderr}"
+        return done
+
+
+_NOT_THE_PROJECT = [".git", ".venv", "venv", "node_modules", "__pycache__", "*.egg-info", "build", "dist", "site"]
+_NOT_THE_PROJECT += ["*.graphcache", "*.integrity", "artifacts", ".mypy_cache", ".ruff_cache", ".pytest_cache"]
+
+
+def _copy_of_the_project(target: Path) -> None:
+    """The project's files as a checkout has them (tracked, or new and not ignored): no build output, no venv.
+    Outside a git checkout (an unpacked archive), everything but build output and caches."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        check=False,
+    )
+    if listed.returncode != 0:
+        shutil.copytree(PROJECT_ROOT, target, ignore=shutil.ignore_patterns(*_NOT_THE_PROJECT))
+        return
+    for name in filter(None, listed.stdout.decode().split("\0")):
+        source = PROJECT_ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    root = tmp_path_factory.mktemp("wheel")
+    source, dist = root / "src", root / "dist"
+    _copy_of_the_project(source)
+    subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(source)],
+        check=True,
+        capture_output=True,
+    )
+    shutil.rmtree(source)  # nothing of the project is left but the wheel
+    (wheel,) = dist.glob("*.whl")
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (Path(purelib) / "zz-dependencies-of-the-test.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    elsewhere, home = root / "elsewhere", root / "home"
+    elsewhere.mkdir()
+    home.mkdir()
+    env = {"PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
+    return Installed(wheel, venv, elsewhere, env)
+
+
+def test_the_project_comes_from_the_wheel_alone(installed: Installed) -> None:
+    found = subprocess.run(
+        [str(installed.venv / "bin" / "python"), "-c", "import api, registry; print(api.__file__, registry.__file__)"],
+        cwd=installed.elsewhere,
+        env=installed.env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert all(Path(path).is_relative_to(installed.venv) for path in found), found
+
+
+def test_the_wheel_carries_the_embedded_registry_byte_for_byte(installed: Installed) -> None:
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        packed = {
+            name.removeprefix("api/embedded/manifests.git/"): hashlib.sha256(wheel.read(name)).hexdigest()
+            for name in wheel.namelist()
+            if name.startswith("api/embedded/manifests.git/")
+        }
+        schemas = [name for name in wheel.namelist() if name.startswith("registry/schemas/") and name.endswith(".json")]
+    clone = {
+        str(path.relative_to(EMBEDDED_REPO)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in EMBEDDED_REPO.rglob("*")
+        if path.is_file()
+    }
+    assert packed == clone
+    assert len(schemas) == len(registry.KINDS)
+
+
+def test_show_cite_and_lookup_read_the_embedded_registry(installed: Installed) -> None:
+    shown = installed.run("show", "sol-submission-6709", "--kind", "BenchmarkRun").stdout
+    assert f"digest:    {SEED_RUN}" in shown.splitlines()
+    assert "api/embedded" not in shown  # a manifest, not a path
+    cited = installed.run("cite", "sol-submission-6709").stdout
+    assert SEED_RUN in cited and "/at/667fb1b393371afe7b1663540a73b8bc9ee41f9b/runs/" in cited  # the embedded main
+    cohort = json.loads(installed.run("lookup", "cohort", SEED_COHORT[7:23], "--json").stdout)
+    assert cohort["cohort"]["key"] == SEED_COHORT and cohort["cohort"]["size"] == 2
+    refused = installed.run("add", "nothing.yaml", check=False)
+    assert refused.returncode == 2 and "the embedded registry is only read" in refused.stderr
+
+
+def test_schema_and_new_work_from_the_package(installed: Installed) -> None:
+    schema = installed.run("schema", "benchmark-run").stdout
+    shipped = Path(registry.__file__).parent / "schemas" / "benchmark-run.v1alpha1.schema.json"
+    assert schema == shipped.read_text()
+    written = installed.run("new", "benchmark-run", "--out", "mine/run.yaml")
+    assert "mine/run.yaml" in written.stdout
+    first = (installed.elsewhere / "mine" / "run.yaml").read_text().splitlines()[0]
+    assert first == "# yaml-language-server: $schema=schemas/benchmark-run.v1alpha1.schema.json"
+    assert (installed.elsewhere / "mine" / "schemas" / "benchmark-run.v1alpha1.schema.json").read_text() == schema
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_serve_answers_the_readme_query(installed: Installed) -> None:
+    (readme,) = [e for e in EXAMPLES if e.where.startswith("README.md")]
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen(
+        [str(installed.venv / "bin" / "kernelindex"), "serve", "--port", str(port)],
+        cwd=installed.elsewhere,
+        env=installed.env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            assert process.poll() is None, process.stderr.read()
+            try:
+                if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the installed server did not become healthy"
+            time.sleep(0.1)
+        answer = httpx.post(f"{url}/graphql", json=readme.body, headers=readme.headers, timeout=60).json()
+        assert subtree(readme.shown, answer) == []
+        schema = httpx.get(f"{url}/schemas/benchmark-run.v1alpha1.schema.json", timeout=30)
+        assert schema.headers["content-type"] == "application/schema+json"
+        remote = json.loads(installed.run("lookup", "cohort", SEED_COHORT, "--api", url, "--json").stdout)
+        assert remote["cohort"]["key"] == SEED_COHORT
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        banner = process.stderr.read()
+        process.stderr.close()
+    line = next(line for line in banner.splitlines() if line.startswith("kernelindex: serving "))
+    served = Path(line.removeprefix("kernelindex: serving ").split(" (")[0])
+    assert "(the embedded registry)" in line and served.is_relative_to(installed.venv)
+    assert os.path.basename(served) == "manifests.git"
