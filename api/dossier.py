@@ -1,12 +1,13 @@
 """The run dossiers: everything a run page shows, as one GraphQL query (the permalink serves its answer),
-for a kernel run and for a serving run."""
+for a kernel run and for a serving run. The run page also asks, with `$copy`, for the citations its copy
+buttons copy when the registry has no base URL (under a placeholder origin its script replaces)."""
 
 from __future__ import annotations
 
 __all__ = ["DOSSIER_QUERY", "SERVING_DOSSIER_QUERY"]
 
 DOSSIER_QUERY = """
-query Dossier($at: String, $id: String!) {
+query Dossier($at: String, $id: String!, $copy: Boolean! = false, $copyBase: String) {
   registry(at: $at) {
     commit { id committedAt }
     run(id: $id) {
@@ -28,18 +29,22 @@ query Dossier($at: String, $id: String!) {
       artifacts { role uri digest }
       attestations { digest type body evidenceUrl publishedAt }
       verifications { digest runner honoured }
-      retraction { digest reason publishedAt }
+      retraction { digest reason publishedAt provenance { commit { id shortId signature { verified signer } } } }
       supersededBy { digest name }
+      supersession { digest reason publishedAt provenance { commit { id shortId signature { verified signer } } } }
       source { slug name license attribution url }
       provenance {
         commit { id committedAt author { name email } committer { name email } subject trailers { key value }
                  signature { signed verified signer reason } }
         license attribution sourceUrl snapshot
       }
-      permalink
+      permalink statusUrl
       citation
       citationBibtex: citation(format: BIBTEX)
       citationCslJson: citation(format: CSL_JSON)
+      copyText: citation(baseUrl: $copyBase) @include(if: $copy)
+      copyBibtex: citation(format: BIBTEX, baseUrl: $copyBase) @include(if: $copy)
+      copyCslJson: citation(format: CSL_JSON, baseUrl: $copyBase) @include(if: $copy)
       manifest
       bundle
     }
@@ -48,7 +53,7 @@ query Dossier($at: String, $id: String!) {
 """
 
 SERVING_DOSSIER_QUERY = """
-query ServingDossier($at: String, $id: String!) {
+query ServingDossier($at: String, $id: String!, $copy: Boolean! = false, $copyBase: String) {
   registry(at: $at) {
     commit { id committedAt }
     servingRun(id: $id) {
@@ -70,6 +75,7 @@ query ServingDossier($at: String, $id: String!) {
       }
       permalink
       citation
+      copyText: citation(baseUrl: $copyBase) @include(if: $copy)
       manifest
     }
   }

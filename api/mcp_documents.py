@@ -38,19 +38,36 @@ query Search($at: String, $q: String!, $first: Int!) {{
 }}
 """
 
+_PICK = f"rank why run {{ {_RUN} implementation {{ digest name displayName }} }}"
+
 RESOLVE = f"""
-query Resolve($at: String, $filter: CohortFilter, $operation: String!, $minTrust: Trust) {{
+query Resolve($at: String, $operation: String!, $gpu: String, $dtype: String, $axes: [AxisValueInput!],
+              $shape: [Int!], $cases: Int!, $minTrust: Trust) {{
   registry(at: $at) {{
     commit {{ id committedAt }}
-    operation(id: $operation) {{ digest name title family }}
-    cohorts(filter: $filter, first: 5) {{ totalCount edges {{ node {{
-      key profile size rankedCount metricKey
-      workload {{ name label }} environment {{ gpu }} protocol {{ harness }}
-      entries(first: 3, minTrust: $minTrust) {{ totalCount edges {{ node {{ rank tiedWithPrevious run {{
-        {_RUN} implementation {{ digest name displayName sourceAvailable }}
-      }} }} }} }}
-    }} }} }}
+    resolveKernel(operation: $operation, gpu: $gpu, dtype: $dtype, axes: $axes, shape: $shape) {{
+      mode summary policy openParts
+      operations {{ how operation {{ digest name title family }} }}
+      problems {{ part message suggestions }}
+      exact(first: $cases) {{ totalCount edges {{ node {{ ...Answer }} }} }}
+      nearest(first: $cases) {{ totalCount edges {{ node {{
+        distance differences {{ facet axis dimension requested measured ratio distance explanation }}
+        answer {{ ...Answer }}
+      }} }} }}
+      bracket {{ facet axis dimension requested below above }}
+    }}
   }}
+}}
+
+fragment Answer on KernelCohortAnswer {{
+  rankedCount
+  cohort {{
+    key profile size metricKey workload {{ digest name label }} environment {{ gpu }} protocol {{ harness }}
+    best: entries(first: 1, minTrust: $minTrust) {{ edges {{ node {{ rank tiedWithPrevious run {{
+      {_RUN} implementation {{ digest name displayName sourceAvailable }}
+    }} }} }} }}
+  }}
+  leader {{ {_PICK} }} bestVerified {{ {_PICK} }} bestDeployable {{ {_PICK} }}
 }}
 """
 

@@ -110,13 +110,32 @@ class ResolveServingRequest(BaseModel):
 
 
 class ResolveKernelRequest(BaseModel):
-    """What an assistant asks for: an operation, optionally a GPU, a workload and an evidence floor."""
+    """What an assistant asks for: an operation, optionally a GPU, a dtype, a case (axis bindings, a shape), a
+    workload and an evidence floor."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    operation: Annotated[str, Field(min_length=1, max_length=200, description="Operation id, name or digest.")]
+    operation: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=200,
+            description="Operation name, title ('RMSNorm'), family ('attention') or digest; any case: 'rmsnorm'.",
+        ),
+    ]
     hardware: Annotated[str | None, Field(default=None, max_length=200, description="'NVIDIA B200' or 'sm_100'.")]
-    workload: Annotated[str | None, Field(default=None, max_length=200, description="Workload id or name.")]
+    dtype: Annotated[str | None, Field(default=None, max_length=40, description="'bf16', 'bfloat16', 'fp8'...")]
+    axes: Annotated[
+        dict[Annotated[str, Field(min_length=1, max_length=80)], int] | None,
+        Field(default=None, max_length=16, description="Axis bindings of the case: {'tokens': 3000}."),
+    ] = None
+    shape: Annotated[
+        list[Annotated[int, Field(ge=0)]] | None,
+        Field(default=None, min_length=1, max_length=8, description="A tensor shape of the case: [2048, 4096]."),
+    ] = None
+    workload: Annotated[
+        str | None, Field(default=None, max_length=200, description="Keep only cohorts of this workload (name).")
+    ]
     minTrust: Literal["REPORTED", "REPRODUCIBLE", "VERIFIED", "REPLICATED"] | None = None  # noqa: N815 (upstream's name)
 
 
@@ -185,6 +204,12 @@ def _page(connection: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _workload_of(item: dict[str, Any]) -> dict[str, Any]:
+    """The workload of an exact answer or a nearest case of the resolver."""
+    answer = item.get("answer", item)
+    return answer["cohort"]["workload"] or {}
+
+
 def _required(value: Any, what: str, ident: str, commit: str) -> Any:
     if value is None:
         raise ToolError(f"{what} not found: {ident!r} at {commit}")
@@ -235,37 +260,59 @@ class Tools:
         variables = {
             "at": at,
             "operation": request.operation,
+            "gpu": request.hardware,
+            "dtype": request.dtype,
+            "axes": [{"name": k, "value": v} for k, v in sorted((request.axes or {}).items())] or None,
+            "shape": request.shape,
+            # A workload narrows afterwards: ask for every case then (a page of the most measured otherwise).
+            "cases": 100 if request.workload else 10,
             "minTrust": request.minTrust,
-            "filter": {"operation": request.operation, "gpu": request.hardware, "workload": request.workload},
         }
         found = await self.backend.query(docs.RESOLVE, variables)
-        operation = found["operation"]
-        if operation is None:
-            error = f"operation not found: {request.operation!r} at {found['commit']['id']}"
-            return {
-                "request": request.model_dump(exclude_none=True),
-                "found": False,
-                "error": error,
-                "commit": found["commit"],
-            }
-        cohorts = _page(found["cohorts"])
-        best = [c["entries"]["edges"][0]["node"]["run"] for c in cohorts["items"] if c["entries"]["edges"]]
+        resolution = found["resolveKernel"]
+        asked = request.model_dump(exclude_none=True)
+        operation_problems = [p for p in resolution["problems"] if p["part"] == "OPERATION"]
+        if not resolution["operations"]:
+            problem = operation_problems[0] if operation_problems else {"suggestions": []}
+            nearest = problem["suggestions"]
+            error = f"operation not found: {request.operation!r} at {found['commit']['id']}" + (
+                f"; nearest names: {', '.join(nearest)}" if nearest else ""
+            )
+            return {"request": asked, "found": False, "error": error, "commit": found["commit"]}
+        for key in ("exact", "nearest"):
+            page = _page(resolution[key])
+            if request.workload:
+                page["items"] = [
+                    item
+                    for item in page["items"]
+                    if _workload_of(item).get("name") == request.workload
+                    or _workload_of(item).get("digest") == request.workload
+                ]
+                page["total"] = len(page["items"])
+            resolution[key] = page
+        exact = resolution["exact"]["items"]
+        best = [
+            {"cohort": answer["cohort"]["key"], "run": answer["cohort"]["best"]["edges"][0]["node"]["run"]}
+            for answer in exact
+            if answer["cohort"]["best"]["edges"]
+        ]
         return {
-            "request": request.model_dump(exclude_none=True),
-            "operation": operation,
-            "cohorts": cohorts,
+            "request": asked,
+            "mode": resolution["mode"],
+            "summary": resolution["summary"],
+            "operations": resolution["operations"],
+            "resolution": resolution,
             # Runs compare only inside a cohort: one answer per cohort, never a ranking across them.
-            "decision": {
-                "comparableAcrossCohorts": False,
-                "bestPerCohort": [{"cohort": c["key"], "run": r} for c, r in zip(cohorts["items"], best, strict=False)],
-            },
+            "decision": {"comparableAcrossCohorts": False, "bestPerCohort": best},
             "found": bool(best),
             "commit": found["commit"],
         }
 
     @_tool(
-        description="Resolve a structured kernel request {operation, hardware?, workload?, minTrust?} to the cohorts "
-        "that measure it and the best run of each (largest cohorts first; never ranked across cohorts)."
+        description="Resolve a kernel request {operation (name, title or family, any case), hardware?, dtype?, "
+        "axes?, shape?, workload?, minTrust?}: the cohorts that measured exactly that, each with its leader, best "
+        "verified and best deployable run and why (never ranked across cohorts); else the nearest measured cases "
+        "with each difference explained; an unknown operation is an error naming the nearest names."
     )
     async def resolve_kernel(self, request: ResolveKernelRequest, at: At = None) -> str:
         decision = await self._resolve(request, at)

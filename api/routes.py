@@ -15,10 +15,21 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp
 
-from api.http import graphql, operations, permalinks, publishing, schemas
+from api.http import graphql, json_feed, operations, permalinks, publishing, schemas
 from api.http.responses import Files
 from api.urls import PATHS, PINNED, twin
-from web import card_pages, catalog_pages, cohort_pages, icon, index_pages, run_pages, search_page, serving_pages
+from web import (
+    card_pages,
+    catalog_pages,
+    cohort_pages,
+    exports_page,
+    feed_page,
+    icon,
+    index_pages,
+    run_pages,
+    search_page,
+    serving_pages,
+)
 from web.render import STATIC
 
 __all__ = ["routes"]
@@ -55,6 +66,7 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
     return [
         _head("home", catalog_pages.home_or_index),
         _head("graphql", graphql.endpoint, ["GET", "POST"]),
+        _head("schema_sdl", graphql.sdl),
         _head("graphiql_asset", graphql.asset),
         _head("healthz", operations.healthz),
         _head("refresh", operations.refresh, ["POST"]),
@@ -96,6 +108,12 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         _pinned("cohort_card", card_pages.cohort_card),
         _pinned("operation_card", card_pages.operation_card),
         _head("commit", catalog_pages.commit),
+        *_both("feed", feed_page.feed),
+        *_both("feed", feed_page.feed, twin=True),
+        *_both("exports", exports_page.exports),
+        *_both("exports", exports_page.exports, twin=True),
+        _head("run_status", feed_page.run_status),
+        _head("run_status", feed_page.run_status, twin=True),
         *_both("run_badge", run_pages.run_badge),
         *_both("implementation_badge", run_pages.implementation_badge),
         Mount(PATHS["static"], Files(directory=STATIC), name="static"),
@@ -110,10 +128,12 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         _head("publications_feed", publishing.publications),
         _head("operation_feed", publishing.operation_feed),
         _head("cohort_feed", publishing.cohort_feed),
+        _head("changes_feed", json_feed.changes_feed),
         _pinned("records_feed", publishing.records),
         _pinned("publications_feed", publishing.publications),
         _pinned("operation_feed", publishing.operation_feed),
         _pinned("cohort_feed", publishing.cohort_feed),
+        _pinned("changes_feed", json_feed.changes_feed),
         _pinned("export", publishing.export, ["GET", "HEAD"]),
         _head("latest_export", publishing.latest_export),
         _head("llms_txt", publishing.llms),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from typing import Annotated, Any
 
@@ -14,13 +15,16 @@ from strawberry.schema.config import StrawberryConfig
 import registry
 from api import types as t
 from api.cache import ByteLRU
+from api.context import StoredObjects
 from api.cost import CostModel
 from api.errors import ErrorCodes
 from api.pipeline import CostLimit, DocumentCache, ParsedDocument
 from api.types import serving_root as st
 from api.types.base import Info
+from api.types.deployment import facts_of, implementation_passes
 from api.types.identity import find_cohort, find_manifest
 from api.types.node_root import NodeRoot
+from api.types.read_root import ReadRoot
 from api.types.scalars import SCALAR_MAP, DateTime
 from api.types.search_root import SearchRoot
 from registry import nodes as n
@@ -79,6 +83,21 @@ class RunFilter:
     cohort: str | None = strawberry.field(
         default=None, description="Runs of this cohort: its key, a unique prefix of at least 12 hex digits, or `id`."
     )
+    deployable_only: bool = strawberry.field(
+        default=False,
+        description="Only runs whose implementation is deployable under deployability-v1 (public source, an "
+        "install recipe, a known licence: `Implementation.deployability`).",
+    )
+    license_known: bool | None = strawberry.field(
+        default=None,
+        description="true: only runs whose implementation's licence is known (an SPDX expression was concluded); "
+        "false: only those whose licence is unknown; null: either.",
+    )
+    installable: bool | None = strawberry.field(
+        default=None,
+        description="true: only runs whose implementation's manifest gives a way to install it; false: only those "
+        "whose does not; null: either.",
+    )
 
 
 @strawberry.input(description="Narrow a list of cohorts; every given condition must hold.")
@@ -104,12 +123,6 @@ class CohortOrder(enum.Enum):
         "newest_record", description="The most recent change of record holder first; cohorts without a record last."
     )
     KEY = strawberry.enum_value("key", description="By key: a fixed order, for walking every cohort.")
-
-
-@strawberry.type(description="How many manifests of one kind.")
-class KindCount:
-    kind: t.ManifestKind = strawberry.field(description="The kind.")
-    count: int = strawberry.field(description="How many manifests of it.")
 
 
 @strawberry.input(description="Narrow the records ledger; every given condition must hold.")
@@ -170,7 +183,30 @@ def _cohort(graph: Graph, key: str) -> registry.graph.Cohort | None:
     return found
 
 
-def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
+def _implementation_test(graph: Graph, objects: StoredObjects, f: RunFilter) -> Callable[[str], bool] | None:
+    """Whether an implementation (a digest) passes the filter's conditions on implementation facts; None
+    when the filter has none. Each implementation is judged once per call (its facts are kept longer:
+    `api.types.deployment.facts_of`)."""
+    if not f.deployable_only and f.license_known is None and f.installable is None:
+        return None
+    judged: dict[str, bool] = {}
+
+    def test(digest: str) -> bool:
+        found = judged.get(digest)
+        if found is None:
+            node = graph.nodes.get(digest)
+            found = judged[digest] = isinstance(node, n.Implementation) and implementation_passes(
+                facts_of(objects, node),
+                deployable_only=f.deployable_only,
+                license_known=f.license_known,
+                installable=f.installable,
+            )
+        return found
+
+    return test
+
+
+def _filtered_runs(graph: Graph, f: RunFilter | None, objects: StoredObjects) -> list[str]:
     if f is None:
         return _all_runs(graph)
     candidates: set[str] | None = None
@@ -197,6 +233,7 @@ def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
         cohort = _cohort(graph, f.cohort)
         narrow(set(cohort.members) if cohort else set())
     pool: Any = candidates if candidates is not None else graph.facts.keys()
+    implementations = _implementation_test(graph, objects, f)
     statuses = {s.name.lower() for s in f.status} if f.status else None
     trusts = {t.trust_of_enum(x) for x in f.trust} if f.trust else None
     minimum = t.trust_of_enum(f.min_trust) if f.min_trust else None
@@ -215,6 +252,8 @@ def _filtered_runs(graph: Graph, f: RunFilter | None) -> list[str]:
         if f.eligible_only and not facts.eligible:
             continue
         if since is not None and node.observed_ns < since:
+            continue
+        if implementations is not None and not implementations(node.implementation):
             continue
         kept.append(digest)
     return t.ordered_runs(graph, set(kept))
@@ -300,7 +339,7 @@ def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) 
 
 
 @strawberry.type(description="The registry at one commit. Every field answers for that commit only.")
-class Snapshot(st.ServingRoot, SearchRoot):
+class Snapshot(st.ServingRoot, SearchRoot, ReadRoot):
     _graph: strawberry.Private[Graph | None] = None
 
     def _g(self, info: Info) -> Graph:
@@ -318,11 +357,11 @@ class Snapshot(st.ServingRoot, SearchRoot):
         return utc_instant(self._g(info).committed_at)
 
     @strawberry.field(description="Manifests by kind.")
-    def counts(self, info: Info) -> list[KindCount]:
+    def counts(self, info: Info) -> list[t.KindCount]:
         totals: dict[str, int] = {}
         for node in self._g(info).nodes.values():
             totals[node.kind] = totals.get(node.kind, 0) + 1
-        return [KindCount(kind=t.ManifestKind[k], count=v) for k, v in sorted(totals.items())]
+        return [t.KindCount(kind=t.ManifestKind[k], count=v) for k, v in sorted(totals.items())]
 
     @strawberry.field(
         description="Manifests this snapshot's commit first published on main, by kind, then name; `kind` narrows "
@@ -354,13 +393,13 @@ class Snapshot(st.ServingRoot, SearchRoot):
         )
 
     @strawberry.field(description="How many manifests of each kind `published` lists, by kind.")
-    def published_counts(self, info: Info) -> list[KindCount]:
+    def published_counts(self, info: Info) -> list[t.KindCount]:
         graph = self._g(info)
         totals: dict[str, int] = {}
         for digest in graph.first_published_here:
             kind = graph.nodes[digest].kind
             totals[kind] = totals.get(kind, 0) + 1
-        return [KindCount(kind=t.ManifestKind[k], count=v) for k, v in sorted(totals.items())]
+        return [t.KindCount(kind=t.ManifestKind[k], count=v) for k, v in sorted(totals.items())]
 
     @strawberry.field(description="A run by digest, unique hex prefix (>= 12) or metadata.name.")
     def run(self, info: Info, id: _Id) -> t.Run | None:
@@ -385,7 +424,7 @@ class Snapshot(st.ServingRoot, SearchRoot):
     ) -> t.Connection[t.Run] | None:
         graph = self._g(info)
         t.page_bounds(first)
-        digests = _filtered_runs(graph, filter)
+        digests = _filtered_runs(graph, filter, info.context.objects)
         if order is not t.RunOrder.NEWEST_OBSERVED:
             digests = t.ordered_runs(graph, digests, order)
         return t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t.typed(graph, d, t.Run))

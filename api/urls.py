@@ -58,6 +58,10 @@ PATHS = {
     "cohort_card": "/cohorts/{key}/card.png",
     "operation_card": "/operations/{ident}/card.png",
     "commit": "/commits/{commit_id}",
+    "feed": "/feed",
+    "exports": "/exports",
+    # A run's standing at the head of main: never pinned, never immutable (what a pinned page links to).
+    "run_status": "/runs/{digest}/status",
     "run_badge": "/badges/runs/{ident}.svg",
     "implementation_badge": "/badges/implementations/{ident}.svg",
     # Publishing: feeds, exports, and the files crawlers and assistants look for.
@@ -65,6 +69,7 @@ PATHS = {
     "publications_feed": "/feeds/publications.atom",
     "operation_feed": "/feeds/operations/{ident}.atom",
     "cohort_feed": "/feeds/cohorts/{key}.atom",
+    "changes_feed": "/feeds/changes.json",
     "export": "/export.jsonl.zst",
     "latest_export": "/exports/latest.json",
     "llms_txt": "/llms.txt",
@@ -74,13 +79,14 @@ PATHS = {
     # At the root, beside the index: a sitemap may list only URLs under its own folder (sitemaps.org).
     "sitemap_part": "/sitemap-{name}.xml",
     "sitemap_part_moved": "/sitemaps/{name}.xml",  # where the parts were first: a permanent redirect
+    "schema_sdl": "/schema.graphql",
     # The JSON Schemas of the manifest kinds (editors read them): the current one, and each version's, immutable.
     "schema": "/schemas/{name}",
     "schema_version": "/schemas/{version}/{name}",
 }
 
 _PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
-_FEEDS = {"records": "records_feed", "publications": "publications_feed"}
+_FEEDS = {"records": "records_feed", "publications": "publications_feed", "changes": "changes_feed"}
 _SCOPED_FEEDS = {"operations": ("operation_feed", "ident"), "cohorts": ("cohort_feed", "key")}
 _PUBLISHED_PAGES = {
     "OperationSpec": "operation",
@@ -235,6 +241,22 @@ class Urls:
         """A commit's page: it names its commit itself, so it is never under `/at/`."""
         return self.url_path_for("commit", commit_id=commit) + (f"?{urlencode({'after': after})}" if after else "")
 
+    def changes(self, since: str | None = None, after: str | None = None) -> str:
+        """The `/feed` page: what each commit of main changed, newest first (`since` a commit, `after` a cursor)."""
+        return self._page("feed", [(k, v) for k, v in (("since", since), ("after", after)) if v])
+
+    def exports(self) -> str:
+        return self._page("exports")
+
+    def run_status(self, digest: str, read_at: str | None = None) -> str:
+        """Whether a run's result still stands, at the head of main (never pinned): `read_at` is the commit the
+        reader saw it at."""
+        path = self.url_path_for("run_status", digest=digest)
+        return path + (f"?{urlencode({'readAt': read_at})}" if read_at else "")
+
+    def schema_sdl(self) -> str:
+        return self.url_path_for("schema_sdl")
+
     def run_badge(self, ident: str) -> str:
         return self._page("run_badge", ident=ident)
 
@@ -286,7 +308,7 @@ class Urls:
         return self.url_path_for("latest_export")
 
     def feed(self, scope: str, commit: str | None = None) -> str:
-        """`records`, `publications`, `operations/<id>` or `cohorts/<key>`; pinned to `commit` if given."""
+        """`records`, `publications`, `changes`, `operations/<id>` or `cohorts/<key>`; pinned to `commit` if given."""
         if scope in _FEEDS:
             return self.url_path_for(_FEEDS[scope], at=commit)
         family, _, ident = scope.partition("/")

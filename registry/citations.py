@@ -23,7 +23,7 @@ from typing import Any
 from registry.export import ExportDigest, ExportPlan, produce
 from registry.graph import Graph
 from registry.nodes import Environment, Implementation, Operation, Protocol, Run
-from registry.present import CITATION_FORMATS, bibtex_value, date_parts, format_value, workload_label
+from registry.present import CITATION_FORMATS, NO_PERMALINK, bibtex_entry, date_parts, format_value, workload_label
 
 __all__ = [
     "PUBLISHER",
@@ -38,7 +38,6 @@ __all__ = [
 ]
 
 PUBLISHER = "KernelIndex registry"
-_NO_PERMALINK = "No permalink: this registry has no public base URL configured."
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +168,7 @@ def _format(
     accessed: str | None,
 ) -> str:
     if fmt == "TEXT":
-        link = f"{permalink}." if permalink else _NO_PERMALINK
+        link = f"{permalink}." if permalink else NO_PERMALINK
         when = f" Accessed {accessed}." if accessed else ""
         return f"{PUBLISHER}. {title} ({date}). {summary}. {note}. {link}{when}"
     if fmt == "BIBTEX":
@@ -181,12 +180,9 @@ def _format(
             "howpublished": f"\\url{{{permalink}}}" if permalink else None,
             "url": permalink,
             "urldate": accessed if permalink else None,
-            "note": f"{summary}. {note}" + ("" if permalink else f". {_NO_PERMALINK}"),
+            "note": f"{summary}. {note}" + ("" if permalink else f". {NO_PERMALINK}"),
         }
-        body = ",\n".join(
-            f"  {name} = {{{bibtex_value(value, name)}}}" for name, value in fields.items() if value is not None
-        )
-        return f"@misc{{{key},\n{body}\n}}"
+        return bibtex_entry(key, fields)
     if fmt == "CSL_JSON":
         record: dict[str, Any] = {
             "id": key,
@@ -196,7 +192,7 @@ def _format(
             "publisher": PUBLISHER,
             "version": commit,
             "issued": {"date-parts": [date_parts(date)]},
-            "note": f"{summary}. {note}" + ("" if permalink else f". {_NO_PERMALINK}"),
+            "note": f"{summary}. {note}" + ("" if permalink else f". {NO_PERMALINK}"),
         }
         if permalink:
             record["URL"] = permalink

@@ -22,7 +22,9 @@ from typing import Any
 
 __all__ = [
     "CITATION_FORMATS",
+    "NO_PERMALINK",
     "Citation",
+    "bibtex_entry",
     "bibtex_value",
     "cite",
     "date_parts",
@@ -32,6 +34,8 @@ __all__ = [
 ]
 
 CITATION_FORMATS = ("TEXT", "BIBTEX", "CSL_JSON")
+NO_PERMALINK = "No permalink: this registry has no public base URL configured."
+"""What a citation says instead of a URL when the registry has none that works beyond one machine."""
 
 
 def _fixed(value: float, places: int) -> str:
@@ -104,7 +108,7 @@ class Citation:
     statistic: str
     source: str
     digest: str
-    permalink: str
+    permalink: str | None  # None: no absolute URL exists (no base URL configured); the citation says so
     accessed: str | None  # YYYY-MM-DD, the reader's; None: no access date (an answer that never changes)
     published: str | None  # YYYY-MM-DD
     title: str
@@ -119,9 +123,10 @@ def cite(citation: Citation, fmt: str = "TEXT") -> str:
     c = citation
     if fmt == "TEXT":
         accessed = f" Accessed {c.accessed}." if c.accessed else ""
+        link = f"{c.permalink}." if c.permalink else NO_PERMALINK
         return (
             f"{c.implementation}, {c.workload}. {c.value} ({c.statistic}). Reported by {c.source}. "
-            f"Run {c.digest}. {c.permalink}.{accessed}"
+            f"Run {c.digest}. {link}{accessed}"
         )
     key = "kernelindex-" + c.digest.removeprefix("sha256:")[:12]
     if fmt == "BIBTEX":
@@ -130,15 +135,14 @@ def cite(citation: Citation, fmt: str = "TEXT") -> str:
             "title": f"{c.implementation}, {c.workload}: {c.value} ({c.statistic})",
             "author": c.source,
             "year": year[:4] if year else None,
-            "howpublished": f"\\url{{{c.permalink}}}",
+            "howpublished": f"\\url{{{c.permalink}}}" if c.permalink else None,
             "url": c.permalink,
-            "urldate": c.accessed,
-            "note": f"KernelIndex registry, run {c.digest}" + (f". Accessed {c.accessed}" if c.accessed else ""),
+            "urldate": c.accessed if c.permalink else None,
+            "note": f"KernelIndex registry, run {c.digest}"
+            + (f". Accessed {c.accessed}" if c.accessed else "")
+            + ("" if c.permalink else f". {NO_PERMALINK}"),
         }
-        body = ",\n".join(
-            f"  {name} = {{{bibtex_value(value, name)}}}" for name, value in fields.items() if value is not None
-        )
-        return f"@misc{{{key},\n{body}\n}}"
+        return bibtex_entry(key, fields)
     if fmt == "CSL_JSON":
         record: dict[str, Any] = {
             "id": key,
@@ -146,9 +150,10 @@ def cite(citation: Citation, fmt: str = "TEXT") -> str:
             "title": f"{c.implementation}, {c.workload}: {c.value} ({c.statistic})",
             "author": [{"literal": c.source}],
             "publisher": "KernelIndex registry",
-            "URL": c.permalink,
-            "note": f"Run {c.digest}",
+            "note": f"Run {c.digest}" + ("" if c.permalink else f". {NO_PERMALINK}"),
         }
+        if c.permalink:
+            record["URL"] = c.permalink
         if c.accessed:
             record["accessed"] = {"date-parts": [date_parts(c.accessed)]}
         if c.published:
@@ -157,20 +162,40 @@ def cite(citation: Citation, fmt: str = "TEXT") -> str:
     raise ValueError(f"unknown citation format {fmt!r}; expected one of {', '.join(CITATION_FORMATS)}")
 
 
+def bibtex_entry(key: str, fields: Mapping[str, str | None]) -> str:
+    """A BibTeX `@misc` entry of the fields that have a value, in order. Every author here is a corporate
+    one (a source such as NVIDIA SOL-ExecBench, or the registry): it is braced once more, so that BibTeX
+    reads it as one name, not as given and family names (`author = {{NVIDIA SOL-ExecBench}}`).
+
+    >>> print(bibtex_entry("k", {"title": "A & B", "author": "NVIDIA SOL-ExecBench", "year": None}))
+    @misc{k,
+      title = {A \\& B},
+      author = {{NVIDIA SOL-ExecBench}}
+    }
+    """
+    lines = []
+    for name, value in fields.items():
+        if value is None:
+            continue
+        text = bibtex_value(value, name)
+        if name == "author":
+            text = "{" + text + "}"
+        lines.append(f"  {name} = {{{text}}}")
+    body = ",\n".join(lines)
+    return f"@misc{{{key},\n{body}\n}}"
+
+
 def bibtex_value(value: str, name: str) -> str:
     """A BibTeX field's value: LaTeX specials escaped, except in URL fields (which BibTeX keeps verbatim).
+    (`bibtex_entry` braces authors once more.)
 
-    Authors here are always organisations (a source, the registry): braced once more, so BibTeX reads
-    `{NVIDIA SOL-ExecBench}` as one literal name, not as the person "SOL-ExecBench, NVIDIA".
-
-    >>> bibtex_value("NVIDIA SOL-ExecBench", "author")
-    '{NVIDIA SOL-ExecBench}'
+    >>> bibtex_value("50% of A_B", "title"), bibtex_value("https://x.example/a_b", "url")
+    ('50\\\\% of A\\\\_B', 'https://x.example/a_b')
     """
     if name in ("url", "howpublished"):
         return value
     escaped = "".join("\\" + ch if ch in "&%$#_{}" else ch for ch in value)
-    escaped = escaped.replace("~", "\\textasciitilde{}").replace("^", "\\textasciicircum{}")
-    return "{" + escaped + "}" if name == "author" else escaped
+    return escaped.replace("~", "\\textasciitilde{}").replace("^", "\\textasciicircum{}")
 
 
 def date_parts(day: str) -> list[int]:

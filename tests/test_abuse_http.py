@@ -147,7 +147,11 @@ def test_nothing_from_the_request_host_reaches_an_answer(api: Running, tally: Ta
     assert first["short commit redirect"].headers["location"] == f"/at/{head}/runs/{SEED_000}"
     run = first["graphql pinned"].json()["data"]["registry"]["run"]
     assert run["permalink"] == f"/at/{head}/runs/{SEED_000}"
-    assert run["citation"].endswith(f"/at/{head}/runs/{SEED_000}. Accessed 2026-11-29.")
+    # A citation never carries a root-relative link: without a base URL it says it has no permalink.
+    assert run["citation"].endswith(
+        "No permalink: this registry has no public base URL configured. Accessed 2026-11-29."
+    )
+    assert "/at/" not in run["citation"]
 
 
 def test_a_configured_base_url_makes_every_link_absolute(tally: Tally) -> None:
@@ -481,7 +485,11 @@ def test_only_answers_that_can_never_change_are_immutable(store: registry.GitSto
     assert merged.status_code == 200 and merged.headers["cache-control"] == IMMUTABLE
     assert merged.json()["data"]["registry"]["run"]["rank"] == 1  # 100 ns beats 7,900
     assert permalink.headers["cache-control"] == IMMUTABLE and "Accessed" not in permalink.text
-    assert permalink.json()["run"]["citation"].endswith(f"/at/{branches.ok}/runs/{branches.new_run}.")
+    # No base URL here: the citation says it has no permalink (a root-relative one would be none to a reader).
+    assert permalink.json()["run"]["statusUrl"] == f"/runs/{branches.new_run}/status?readAt={branches.ok}"
+    assert permalink.json()["run"]["citation"].endswith(
+        f"Run {branches.new_run}. No permalink: this registry has no public base URL configured."
+    )
 
 
 def test_validation_reports_100_errors_and_aborts_at_the_101st(api: Running, tally: Tally) -> None:

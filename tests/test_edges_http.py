@@ -444,7 +444,7 @@ def test_trusted_documents_hold_every_edge(tmp_path: Path) -> None:
         assert running.graphql("{ commit { shortId } }").status_code == 403
         from web.documents import SEARCH
 
-        own = running.graphql(SEARCH, {"q": "kernel", "first": 5})
+        own = running.graphql(SEARCH, {"q": "kernel", "first": 5, "cases": 5})
         assert own.status_code == 200 and _code(own.json()) is None
         assert running.client.get("/search", params={"q": "kernel"}, headers=HTML).status_code == 200
         assert running.client.get("/search", params={"q": _words(MAX_TERMS + 1)}, headers=HTML).status_code == 400

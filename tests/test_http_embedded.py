@@ -125,8 +125,9 @@ def test_the_dossier_shows_what_the_seed_page_shows(api: Running, page_file: Pat
     assert run["source"]["name"] == published.group(2)
     assert run["citation"] == (
         f"{run['implementation']['title']}, {run['workload']['label']}. {primary['display']} ({primary['statistic']}). "
-        f"Reported by NVIDIA SOL-ExecBench. Run {run['digest']}. {run['permalink']}."
-    )  # no access date: the server never adds its own (a client passes `accessed`)
+        f"Reported by NVIDIA SOL-ExecBench. Run {run['digest']}. "
+        "No permalink: this registry has no public base URL configured."
+    )  # no access date: the server never adds its own (a client passes `accessed`); no base URL: no permalink
     assert run["permalink"] == f"/at/{api.service.snapshots.head.commit}/runs/{run['digest']}"  # no base URL set
     commit = run["provenance"]["commit"]
     assert commit["committedAt"] == run["publishedAt"]
@@ -320,10 +321,17 @@ def test_responses_carry_the_registry_and_caching_headers(api: Running) -> None:
     assert ide.status_code == 200 and "graphiql" in ide.text.lower()
 
 
+BASE = "https://registry.example.org"
+
+
 def test_citation_formats(api: Running) -> None:
-    run = data(api.graphql('{ run(id: "' + SEED_000 + '") { text: citation(accessed: "2026-11-29") '
-                           'bib: citation(format: BIBTEX, accessed: "2026-11-29") '
-                           'csl: citation(format: CSL_JSON, accessed: "2026-11-29") permalink } }'))["run"]  # fmt: skip
+    # Under a base URL a client gives (this server has none: its citations would say they need one).
+    run = data(api.graphql('{ run(id: "' + SEED_000 + '") { '
+                           'text: citation(accessed: "2026-11-29", baseUrl: "' + BASE + '") '
+                           'bib: citation(format: BIBTEX, accessed: "2026-11-29", baseUrl: "' + BASE + '") '
+                           'csl: citation(format: CSL_JSON, accessed: "2026-11-29", baseUrl: "' + BASE + '") '
+                           'permalink } }'))["run"]  # fmt: skip
+    run["permalink"] = BASE + run["permalink"]
     assert run["text"].endswith(f"{run['permalink']}. Accessed 2026-11-29.")
     assert run["bib"].startswith("@misc{kernelindex-7f6df4bbbdbe,") and run["permalink"] in run["bib"]
     csl = json.loads(run["csl"])

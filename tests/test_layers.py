@@ -94,6 +94,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
             r"api",
             r"api\.(settings|codes|errors|negotiation|compression|cache|urls|previews|context|cost|pipeline)",
             r"api\.(freshness|follow|graphql_http|graphiql|feeds|wellknown|dossier|mcp_documents|handover|hostile|coalesce)",
+            r"api\.read_documents",
         ),
     ),
     ("the GraphQL types", (r"api\.types(\..+)?", r"api\.leaderboard")),

@@ -98,9 +98,31 @@ async def _exercise(client: Client) -> None:
     best = {b["cohort"]: b["run"]["name"] for b in decision["decision"]["bestPerCohort"]}
     assert best[cohort_key] == "sol-submission-16043"  # the cohort's #1 (docs/api.md: 144.5 µs)
     assert decision["decision"]["comparableAcrossCohorts"] is False
+    assert decision["mode"] == "EXACT" and decision["operations"][0]["how"] == "NAME"
     batch = _json(await client.call_tool("resolve_kernels", {"requests": [request, {"operation": "no-such-op"}], **at}))
     assert [d["found"] for d in batch["decisions"]] == [True, False]
-    assert batch["decisions"][1]["error"] == f"operation not found: 'no-such-op' at {SEEDED}"
+    assert batch["decisions"][1]["error"].startswith(f"operation not found: 'no-such-op' at {SEEDED}")
+    # As people type it: `rmsnorm` is the title of Liger-Kernel's RMSNorm (at the head: the Liger commit), and
+    # its case (data/sources/liger: hidden 4096, 2048 rows, bf16 on an A100) was measured forward, backward and
+    # whole: three cohorts, each with its leader.
+    liger = {"operation": "rmsnorm", "hardware": "A100", "dtype": "bf16", "axes": {"hidden": 4096, "rows": 2048}}
+    rms = _json(await client.call_tool("resolve_kernel", {"request": liger}))
+    assert [(m["how"], m["operation"]["title"]) for m in rms["operations"]] == [("ALIAS", "RMSNorm")]
+    assert rms["mode"] == "EXACT" and rms["resolution"]["exact"]["total"] == 3
+    assert {b["run"]["name"].split("-nvidia-a100")[0] for b in rms["decision"]["bestPerCohort"]} <= {
+        f"liger-rms-norm-{phase}-{impl}"
+        for phase in ("forward", "backward", "full")
+        for impl in ("liger", "huggingface")
+    }
+    assert len(rms["decision"]["bestPerCohort"]) == 3
+    near = _json(
+        await client.call_tool("resolve_kernel", {"request": {**liger, "axes": {"hidden": 3000, "rows": 2048}}})
+    )
+    assert near["mode"] == "NEAREST" and near["decision"]["bestPerCohort"] == []
+    first = near["resolution"]["nearest"]["items"][0]
+    assert [(d["facet"], d["axis"], d["requested"]) for d in first["differences"]] == [("AXIS", "hidden", "3000")]
+    unknown = await _error(client, "resolve_kernel", {"request": {"operation": "rmsnrom"}})
+    assert "operation not found: 'rmsnrom' at " in unknown and "nearest names: RMSNorm" in unknown
 
     op = _json(await client.call_tool("get_operation", {"idOrSlug": operation_name, **at}))["operation"]
     assert op["name"] == operation_name and op["runCount"] >= 2

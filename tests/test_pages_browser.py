@@ -252,12 +252,26 @@ def test_seed_000_run_page(browser: Browser) -> None:
     assert citation.startswith(
         "Recursive · 060_fused_attention_qk_matmul_scale_mask_softmax_backward, suite of 16 cases"
     )
-    assert f"/at/{SEEDED}/runs/{SEED_000}." in citation and "Accessed" not in citation
+    # No base URL here: the citation shown says it has no permalink (never a root-relative one)...
+    assert citation.endswith("No permalink: this registry has no public base URL configured.")
+    assert "/at/" not in citation and "Accessed" not in citation
     assert (
         page.get_by_role("link", name="All results for Fused attention QK matmul scale mask softmax backward →").count()
         == 1
     )
     assert page.locator("button.copy").first.is_visible()  # the script runs, and only adds buttons
+    # ...and the copy buttons copy it with an absolute permalink: the address the page is read at.
+    browser.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    origin = browser.base  # http://127.0.0.1:<port>, what location.origin is for this page
+    for button, permalink in (
+        ("Copy citation", f"{origin}/at/{SEEDED}/runs/{SEED_000}. Accessed "),
+        ("Copy BibTeX", f"url = {{{origin}/at/{SEEDED}/runs/{SEED_000}}}"),
+        ("Copy CSL-JSON", f'"URL":"{origin}/at/{SEEDED}/runs/{SEED_000}"'),
+    ):
+        page.get_by_role("button", name=button).click()
+        copied = page.evaluate("() => navigator.clipboard.readText()")
+        assert permalink in copied.replace('": "', '":"'), (button, copied)
+        assert "origin.invalid" not in copied and "No permalink" not in copied
     _screenshot(page, "run")
 
 
@@ -312,7 +326,8 @@ def test_a_page_fetched_as_json_equals_the_apis_answer(api: Running) -> None:
         "registry": {"commit": SEEDED, "committedAt": answer["commit"]["committedAt"]},
         "run": answer["run"],
     }
-    variables = {"at": SEEDED, "key": LARGEST, "first": 50, "after": None, "minTrust": None}
+    variables = {"at": SEEDED, "key": LARGEST, "first": 50, "after": None, "minTrust": None, "copy": True}
+    variables["copyBase"] = "https://origin.invalid"  # no base URL: the citations the copy buttons copy
     board = api.client.get(f"/at/{SEEDED}/cohorts/{LARGEST}", headers={"accept": "application/json"}).json()
     assert board == api.graphql(documents.LEADERBOARD, variables).json()
     assert board["data"]["registry"]["cohort"]["entries"]["totalCount"] == 260
@@ -335,6 +350,10 @@ PAGE_TYPES = {
     "search": f"/at/{SEEDED}/search?q=rmsnorm+b200+bf16+tech:fast",
     "serving-run": f"/at/{SEEDED}/runs/{AMD_INTERACTIVE}",
     "serving-cohort": f"/at/{SEEDED}/serving/cohorts/17713b9e814d10ad",
+    "resolver": "/search?q=rmsnorm+a100+bf16",
+    "feed": "/feed",
+    "exports": f"/at/{SEEDED}/exports",
+    "run-status": f"/runs/{SEED_000}/status?readAt={SEEDED}",
     "operations": f"/at/{SEEDED}/operations?family=gemm",
     "operation-sweep": f"/at/{HEAD}/operations/liger-geglu",  # two GPUs over seq
     "gpus": f"/at/{SEEDED}/gpus",

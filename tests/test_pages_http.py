@@ -22,6 +22,9 @@ import registry
 from api.app import create_app
 from api.settings import Settings
 from web import documents
+from web.render import ORIGIN
+
+COPY = {"copy": True, "copyBase": ORIGIN}
 
 HTML = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}  # Chromium's
 JSON = {"accept": "application/json"}
@@ -109,7 +112,8 @@ def test_a_page_as_json_is_the_apis_answer_to_the_pages_document(site: Site) -> 
         (
             f"/cohorts/{site.cohort}",
             documents.LEADERBOARD,
-            {"at": None, "key": site.cohort, "first": 50, "after": None, "minTrust": None},
+            # No base URL here: the page also asks for the citations its copy buttons copy (web.render).
+            {"at": None, "key": site.cohort, "first": 50, "after": None, "minTrust": None, **COPY},
         ),
         ("/records", documents.RECORDS, {"at": None, "first": 25, "after": None}),
         ("/operations/rmsnorm-h4096", documents.OPERATION, {"at": None, "id": "rmsnorm-h4096"}),
@@ -282,7 +286,7 @@ def test_the_home_page_for_browsers_and_the_index_for_clients(site: Site) -> Non
 def test_search_shows_how_the_query_was_read_and_what_it_matched(site: Site) -> None:
     page = _text(site.client.get("/search?q=gpu:zz99+tech:fast", headers=HTML).text)
     assert "tech:fast : 'tech:' is not searchable here" in page and "0 runs, most relevant first" in page
-    variables = {"at": None, "q": "rmsnorm", "first": 50, "after": None}
+    variables = {"at": None, "q": "rmsnorm", "first": 50, "after": None, "cases": 5}
     api = site.client.post("/graphql", json={"query": documents.SEARCH, "variables": variables}).json()
     assert site.client.get("/search.json?q=rmsnorm").json() == api
     assert api["data"]["registry"]["search"]["runs"]["totalCount"] == 4  # every run of rmsnorm-h4096

@@ -267,8 +267,15 @@ def test_pinning_permalinks_and_citations(api: Running) -> None:
     assert dossier["citation"] == (
         "AMD · Supermicro AS-8125GS-TNMR2, llama2-70b-99 · Interactive. 8840.42 tokens/s "
         f"(reported output_token_throughput_tps). Reported by MLPerf Inference. Run {AMD_INTERACTIVE}. "
-        f"{permalink}."
-    )  # a pinned answer never carries the server's date (Run.citation(accessed:) adds the reader's)
+        "No permalink: this registry has no public base URL configured."
+    )  # a pinned answer never carries the server's date (Run.citation(accessed:) adds the reader's), and without
+    # a base URL no root-relative link: a reader cannot follow one
+    based = data(
+        api.graphql(
+            '{ servingRun(id: "' + AMD_INTERACTIVE + '") { permalink citation(baseUrl: "https://r.example") } }'
+        )
+    )["servingRun"]
+    assert based["citation"].endswith(f"https://r.example{based['permalink']}.")
     assert api.client.get(f"/at/{before}/runs/{AMD_INTERACTIVE}").json()["errors"][0]["extensions"]["code"] == (
         "MANIFEST_NOT_FOUND"
     )

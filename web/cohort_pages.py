@@ -14,7 +14,7 @@ from web.charts import IntervalRow, interval_chart, step_chart
 from web.compare_formats import CSV, MARKDOWN, compare_csv, compare_markdown
 from web.link_previews import head_links
 from web.names import humanize_operation
-from web.render import Format, PageError, Spec, guarded, json_asked, render, strip_json
+from web.render import Format, PageError, Spec, copy_citations, guarded, json_asked, render, strip_json
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "LEADERBOARD_PAGE", "RECORDS_PAGE", "compare", "leaderboard", "records"]
 
@@ -97,7 +97,14 @@ async def leaderboard(request: Request) -> Response:
     spec = Spec(
         template="leaderboard.html",
         document=documents.LEADERBOARD,
-        variables={"at": at, "key": key, "first": LEADERBOARD_PAGE, "after": after, "minTrust": min_trust},
+        variables={
+            "at": at,
+            "key": key,
+            "first": LEADERBOARD_PAGE,
+            "after": after,
+            "minTrust": min_trust,
+            **copy_citations(request),
+        },
         title=_leaderboard_title,
         description=_leaderboard_description,
         feeds=lambda data, links: [

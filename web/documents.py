@@ -1,4 +1,6 @@
 """The named GraphQL document behind each page: a page shows what its document answers, nothing else.
+The read side's documents that other edges share (the feed, a run's standing, the dataset, the resolver's
+fields) live in `api/read_documents.py` and are named here too.
 
 Each is an ordinary query a frontend developer can copy (every page links to its own, opened at
 `/graphql`); `$at` pins it to a commit (null: the served head of main). The run page's document is
@@ -8,8 +10,11 @@ the run dossier (`api/dossier.py`), the one its permalink serves as JSON.
 from __future__ import annotations
 
 from api.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
+from api.read_documents import CATALOG_EXPORT, CHANGES, RESOLUTION_FIELDS, RUN_STANDING
 
 __all__ = [
+    "CATALOG_EXPORT",
+    "CHANGES",
     "COHORT_CARD",
     "COMMIT",
     "COMPARE",
@@ -31,6 +36,7 @@ __all__ = [
     "RUN_BADGE",
     "RUN_BY_ID",
     "RUN_CARD",
+    "RUN_STANDING",
     "SEARCH",
     "SERVING",
     "SERVING_COHORT",
@@ -70,11 +76,18 @@ query Home($at: String) {{
 """
 
 LEADERBOARD = f"""
-query Leaderboard($at: String, $key: String!, $first: Int!, $after: String, $minTrust: Trust) {{
+query Leaderboard($at: String, $key: String!, $first: Int!, $after: String, $minTrust: Trust,
+                  $copy: Boolean! = false, $copyBase: String) {{
   registry(at: $at) {{
     {_COMMIT}
     cohort(key: $key) {{
-      key profile size rankedCount metricKey
+      key profile size rankedCount metricKey permalink
+      citation
+      citationBibtex: citation(format: BIBTEX)
+      citationCslJson: citation(format: CSL_JSON)
+      copyText: citation(baseUrl: $copyBase) @include(if: $copy)
+      copyBibtex: citation(format: BIBTEX, baseUrl: $copyBase) @include(if: $copy)
+      copyCslJson: citation(format: CSL_JSON, baseUrl: $copyBase) @include(if: $copy)
       operation {{ digest name title }}
       workload {{ digest name label }}
       protocol {{ digest harness primaryStatistic }}
@@ -349,6 +362,13 @@ query Implementation($at: String, $id: String!) {{
       digest name title displayName revision language sourceAvailable
       operation {{ digest name title }}
       project {{ digest name displayName }}
+      license {{ declared stated concluded known permissive evidencePath }}
+      installable
+      installVariants {{
+        name kind package version repository commit command pinned requirements {{ name constraint }}
+      }}
+      sourceCode {{ available repository commit version contentDigest fileName sizeBytes }}
+      deployability {{ deployable reasons policy explanation }}
       runs(first: 100) {{
         totalCount
         edges {{ node {{ {_RUN_ROW} rank eligible cohort {{ key size }} workload {{ label }} environment {{ gpu }} }} }}
@@ -469,13 +489,14 @@ query ServingCohort($at: String, $key: String!) {
 """
 
 SEARCH = f"""
-query Search($at: String, $q: String!, $first: Int, $after: String) {{
+query Search($at: String, $q: String!, $first: Int, $after: String, $cases: Int!) {{
   registry(at: $at) {{
     {_COMMIT}
     search(query: $q) {{
       text
       facets {{ token field display }}
       issues {{ token message }}
+      resolution {{ {RESOLUTION_FIELDS} }}
       runs(first: $first, after: $after) {{
         totalCount
         pageInfo {{ hasNextPage endCursor }}

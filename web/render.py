@@ -52,12 +52,14 @@ from web.names import FILTERS, shown
 
 __all__ = [
     "HTML",
+    "ORIGIN",
     "STATIC",
     "TEMPLATES",
     "Format",
     "PageError",
     "Spec",
     "cached",
+    "copy_citations",
     "error_page",
     "guarded",
     "json_asked",
@@ -78,6 +80,12 @@ TEMPLATES.env.lstrip_blocks = True
 # already made of finalized values).
 TEMPLATES.env.finalize = lambda value: value if isinstance(value, Markup) else shown(value)
 TEMPLATES.env.autoescape = True  # every template, whatever its name ends with (.html, .svg)
+
+ORIGIN = "https://origin.invalid"
+"""The placeholder origin under which a page asks for the citations its copy buttons copy, when the registry has
+no base URL: the page script puts the browser's `location.origin` in its place (never the server's Host), so a
+copied citation carries an absolute permalink. A reserved name (RFC 2606): it can never be a real host."""
+TEMPLATES.env.globals["copy_origin"] = ORIGIN
 
 
 class PageError(Exception):
@@ -114,6 +122,17 @@ class Spec:
     description: Callable[[dict[str, Any]], str] | None = None
     feeds: Callable[[dict[str, Any], Urls], list[tuple[str, str]]] | None = None
     card: Callable[[dict[str, Any], Urls], str | None] | None = None
+
+    cache: str | None = None  # Cache-Control of a page that follows main but must not be revalidated each time
+    pinnable: bool = True  # False: the page answers for the head of main only (no `/at/{commit}` form)
+
+
+def copy_citations(request: Request) -> dict[str, Any]:
+    """The variables of a page document's citations to copy (`$copy`, `$copyBase`): asked for under `ORIGIN`
+    when the registry has no base URL (the citations it displays then have no permalink), not asked for
+    otherwise. The page's JSON twin answers the same variables: it is the API's answer to the page's document."""
+    copy = not server_of(request).urls.absolute
+    return {"copy": copy, "copyBase": ORIGIN if copy else None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +252,9 @@ async def render(
     return _finished(request, made)
 
 
-# A serving constraint the resolver cannot evaluate is the client's too (its codes are its error classes').
+# A serving constraint the resolver cannot evaluate is the client's too (its codes are its error classes'), and
+# so is a revision a head page's query names (the feed's `since`, a status page's `readAt`): pinned pages refuse
+# theirs as 404 before this.
 _CLIENT_CODES = frozenset(
     {
         BAD_USER_INPUT,
@@ -241,6 +262,7 @@ _CLIENT_CODES = frozenset(
         CURSOR_ERROR,
         AMBIGUOUS_NAME,
         SEARCH_TOO_LARGE,
+        REVISION_NOT_FOUND,
         "QUERY_TOO_COMPLEX",
         "INVALID_CONSTRAINT",
         "UNKNOWN_METRIC",
@@ -286,7 +308,7 @@ async def _render(
     ):
         raise PageError(404, NOT_FOUND, f"{spec.missing} at commit {commit}")
     headers = {
-        "cache-control": IMMUTABLE if answer.immutable else REVALIDATE,
+        "cache-control": spec.cache or (IMMUTABLE if answer.immutable else REVALIDATE),
         "x-kernelindex-commit": commit,
         "vary": "accept",
     }
@@ -301,7 +323,7 @@ async def _render(
         "commit": commit,
         "committed_at": data["commit"]["committedAt"],
         "pinned": at is not None,
-        "pin_url": links.pin(commit, unpinned(_path(request)) + query),
+        "pin_url": links.pin(commit, unpinned(_path(request)) + query) if spec.pinnable else None,
         "json_url": links.base + twin(_path(request)) + query,
         "graphql_url": links.graphql(spec.document, variables),
         "document": spec.document.strip(),

@@ -20,7 +20,7 @@ from web.charts import step_chart
 from web.kernelindex_ids import digest_of, id_of
 from web.link_previews import head_links
 from web.names import humanize_operation
-from web.render import Spec, cached, json_asked, render
+from web.render import Spec, cached, copy_citations, json_asked, render
 from web.serving_pages import serving_run_page
 
 __all__ = ["implementation_badge", "kernelindex_run", "run_badge", "run_description", "run_page", "run_permalink"]
@@ -109,7 +109,7 @@ async def run_permalink(request: Request) -> Response:
     if not as_json:
         # A run page shown before at this head skips the permalink's checks, which it passed then: a repeat
         # costs what a cached GraphQL answer does.
-        variables = {"at": request.path_params["commit"], "id": request.path_params["digest"]}
+        variables = _variables(request, request.path_params["commit"], request.path_params["digest"])
         shown = cached(request, "run.html", variables)
         if shown is not None:
             return shown
@@ -123,12 +123,17 @@ async def run_permalink(request: Request) -> Response:
     return await permalinks.dossier(request, target)
 
 
+def _variables(request: Request, commit: str, digest: str) -> dict[str, Any]:
+    """The run page's variables: the dossier's, and its citations to copy (`web.render.copy_citations`)."""
+    return {"at": commit, "id": digest, **copy_citations(request)}
+
+
 async def run_page(request: Request, commit: str, digest: str) -> Response:
     """The run page at its permalink, pinned to `commit` (already checked to be a full id of main)."""
     spec = Spec(
         template="run.html",
         document=documents.RUN,
-        variables={"at": commit, "id": digest},
+        variables=_variables(request, commit, digest),
         title=_run_title,
         description=run_description,
         feeds=lambda data, links: (

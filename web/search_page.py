@@ -12,9 +12,10 @@ from web import documents
 from web.names import humanize_operation
 from web.render import Spec, guarded, json_asked, render
 
-__all__ = ["SEARCH_PAGE", "search"]
+__all__ = ["RESOLVER_CASES", "SEARCH_PAGE", "search"]
 
 SEARCH_PAGE = 50
+RESOLVER_CASES = 5  # exact or nearest cases the resolver's answer shows above the results
 
 # The grammar as a reader needs it (registry/search.py, upstream's apps/web/src/lib/search-query.ts).
 GRAMMAR = (
@@ -36,6 +37,7 @@ def _search_extra(data: dict[str, Any], links: Urls, query: str, after: str | No
     return {
         "query": query,
         "found": found,
+        "resolution": found["resolution"],
         "runs": [edge["node"] for edge in found["runs"]["edges"]],
         "grammar": GRAMMAR,
         "humanize": humanize_operation,
@@ -54,7 +56,7 @@ async def search(request: Request) -> Response:
     spec = Spec(
         template="search.html",
         document=documents.SEARCH,
-        variables={"at": at, "q": query, "first": SEARCH_PAGE, "after": after},
+        variables={"at": at, "q": query, "first": SEARCH_PAGE, "after": after, "cases": RESOLVER_CASES},
         title=lambda d: f"Search: {query}" if query else "Search",
         extra=lambda data, links: _search_extra(data, links, query, after),
         query=[("q", query), *([("after", after)] if after else [])] if query or after else [],

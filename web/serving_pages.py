@@ -14,7 +14,7 @@ from api.codes import BAD_USER_INPUT
 from api.urls import Urls
 from web import documents
 from web.charts import pareto_chart
-from web.render import PageError, Spec, guarded, json_asked, render, strip_json
+from web.render import PageError, Spec, copy_citations, guarded, json_asked, render, strip_json
 
 __all__ = [
     "CONSTRAINT_ROWS",
@@ -36,7 +36,7 @@ async def serving_run_page(request: Request, commit: str, digest: str) -> Respon
     spec = Spec(
         template="serving_run.html",
         document=documents.SERVING_RUN,
-        variables={"at": commit, "id": digest},
+        variables={"at": commit, "id": digest, **copy_citations(request)},
         title=lambda d: f"Serving run {d['servingRun']['name']} · {d['servingRun']['submitter'] or ''}",
         description=lambda d: (
             f"An LLM-serving result ({d['servingRun']['submitter'] or 'unknown submitter'}): its "

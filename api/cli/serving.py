@@ -13,7 +13,12 @@ from api.cli.options import RepoOption, TrustRootOption
 from api.cli.stores import describe_registry, open_store, read_settings, read_trust_root, repo_path
 from api.settings import Settings
 
-__all__ = ["mcp", "serve"]
+__all__ = ["NO_BASE_URL_WARNING", "mcp", "serve"]
+
+NO_BASE_URL_WARNING = (
+    "kernelindex: warning: no base URL is set (KERNELINDEX_BASE_URL or --base-url): links are relative to this "
+    "server's root, citations carry no permalink (they say they need one), and no sitemap is published"
+)
 
 
 @guarded
@@ -22,7 +27,10 @@ def serve(
     host: Annotated[str | None, typer.Option(help="Interface to listen on (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(min=0, max=65535, help="Port (default 8000).")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default 1).")] = None,
-    base_url: Annotated[str | None, typer.Option(help="Public URL of links (default: root-relative).")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="Public URL of links and citations, e.g. https://registry.example (default: none; warned)."),
+    ] = None,
     poll: Annotated[float | None, typer.Option(help="Seconds between checks of main (default 2).")] = None,
     trust_root: TrustRootOption = None,
     mirror: Annotated[
@@ -71,6 +79,8 @@ def serve(
     # environment is never written: a worker gets the settings with its configuration, a successor with its
     # command (api.handover).
     final = Settings.from_env({**os.environ, **chosen})
+    if not final.base_url:
+        err(NO_BASE_URL_WARNING)
     options: dict[str, Any] = {
         "log_level": "info" if final.debug else "warning",
         "access_log": final.debug,

@@ -16,17 +16,17 @@ from starlette.responses import Response
 import registry
 from api import freshness
 from api import graphql_http as gh
-from api.cache import IMMUTABLE, REVALIDATE, Representation
+from api.cache import IMMUTABLE, REVALIDATE, Representation, entity_tag
 from api.codes import BAD_REQUEST, COMMIT_NOT_YET_AVAILABLE, NOT_ACCEPTABLE, NOT_FOUND, QUERY_TOO_LARGE
 from api.errors import code_of_class
 from api.http.headers import GRAPHIQL_POLICY
 from api.http.requests import not_ready, server_of
 from api.http.responses import VARY, error, error_body, finish, send
-from api.schema import LIMITS
+from api.schema import LIMITS, schema
 from api.server import Server
 from registry.graph import Graph
 
-__all__ = ["MAX_BODY", "asset", "endpoint"]
+__all__ = ["MAX_BODY", "asset", "endpoint", "sdl"]
 
 MAX_BODY = 2 * LIMITS["max_query_bytes"]
 """A request body's limit: a query at its limit, and as much again for its variables."""
@@ -174,3 +174,15 @@ async def _read_body(request: Request) -> bytes | None:
             return None
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+_SDL = (schema.as_str() + "\n").encode()
+"""The schema's SDL, as the repository keeps it (`tests/schema.graphql`): made once, it changes only with the code."""
+_SDL_TAG = entity_tag(_SDL)
+
+
+async def sdl(request: Request) -> Response:
+    """`/schema.graphql`: the schema as SDL text, for code generators and reviewers; revalidated by its entity tag
+    (it changes only when the server's code does)."""
+    headers = {"etag": _SDL_TAG, "cache-control": REVALIDATE}
+    return finish(request, _SDL, media_type="text/plain; charset=utf-8", headers=headers)

@@ -27,8 +27,8 @@ from api.types.enums import (
     trust_of_enum,
 )
 from api.types.kinds import Environment, Implementation, Operation, Project, Protocol, Workload
-from api.types.lifecycle import Attestation, Retraction, Verification
-from api.types.manifests import Manifest
+from api.types.lifecycle import Attestation, Retraction, Supersession, Verification
+from api.types.manifests import KindCount, Manifest
 from api.types.measures import Artifact, Interval, Measurement, Metric, Primary, SourceNative
 from api.types.nodes import node_type
 from api.types.pages import (
@@ -88,6 +88,7 @@ __all__ = [
     "IneligibilityReason",
     "Info",
     "Interval",
+    "KindCount",
     "Last",
     "Manifest",
     "ManifestKind",
@@ -114,6 +115,7 @@ __all__ = [
     "Signature",
     "Source",
     "SourceNative",
+    "Supersession",
     "Trailer",
     "Trust",
     "Verification",

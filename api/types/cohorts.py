@@ -10,7 +10,8 @@ import strawberry
 import registry
 from api.leaderboard import LeaderboardRow, leaderboard_rows
 from api.types.base import Info, document, ordered_runs, typed
-from api.types.enums import _DOMAIN_TRUST, CohortProfile, EntryOrder, RecordCause, RunOrder, Trust
+from api.types.citing import Accessed, BaseUrl, Format, accessed_day, citation_urls
+from api.types.enums import _DOMAIN_TRUST, CitationFormat, CohortProfile, EntryOrder, RecordCause, RunOrder, Trust
 from api.types.identity import Node
 from api.types.kinds import Environment, Operation, Protocol, Workload, operation_of
 from api.types.pages import DEFAULT_PAGE, After, Before, Connection, First, Last, Window, follows_cursor, paginate
@@ -18,6 +19,7 @@ from api.types.runs import Run, run_of
 from api.types.scalars import DateTime
 from api.types.states import cohort_state
 from registry import nodes as n
+from registry.citations import cite_leaderboard, leaderboard_citation
 from registry.graph import SOURCE_NATIVE, Graph
 from registry.graph import Cohort as DomainCohort
 from registry.present import workload_label
@@ -279,6 +281,35 @@ class Cohort(Node):
     def holder(self) -> RecordEvent | None:
         event = self._cohort.holder(self._graph)
         return RecordEvent(_graph=self._graph, _event=event) if event else None
+
+    @strawberry.field(
+        description="Its leaderboard pinned to this snapshot's commit: the page for a browser, its JSON for a "
+        "client. Absolute under the configured base URL, else relative to the server's root."
+    )
+    def permalink(self, info: Info) -> str:
+        return info.context.urls.url_path_for("cohort", at=self._graph.commit, key=self._cohort.key)
+
+    @strawberry.field(
+        description="How to cite its leaderboard as ranked at this snapshot's commit (its title, ranked runs, leader "
+        "and comparison key), with a permalink pinned to that commit (absolute: under the configured base URL or "
+        "`baseUrl`; without either, the citation says it has none). `accessed` adds an access date; the server "
+        "never adds its own."
+        " Null, with a BAD_USER_INPUT error, when `accessed` is not a date or `baseUrl` not an http(s) URL."
+    )
+    def citation(
+        self,
+        info: Info,
+        format: Format = CitationFormat.TEXT,
+        accessed: Accessed = None,
+        base_url: BaseUrl = None,
+    ) -> str | None:
+        urls = citation_urls(info, base_url)
+        graph = self._graph
+        permalink = urls.url_path_for("cohort", at=graph.commit, key=self._cohort.key) if urls else None
+        objects = info.context.objects
+        facts = leaderboard_citation(graph, self._cohort.key, objects.get, permalink, accessed_day(info, accessed))
+        assert facts is not None  # the cohort is the graph's
+        return cite_leaderboard(facts, format.name)
 
 
 @strawberry.type(description="One cohort in the records ledger: its current holder and since when.")

@@ -22,6 +22,17 @@ from api.types.base import (
     text,
     typed,
 )
+from api.types.deployment import (
+    Deployability,
+    InstallVariant,
+    License,
+    SourceCode,
+    deployability_of,
+    facts_of,
+    install_variants_of,
+    license_of,
+    source_code_of,
+)
 from api.types.enums import WorkloadKind
 from api.types.manifests import Manifest
 from api.types.pages import After, Before, Connection, First, Last, Window, follows_cursor, paginate
@@ -337,6 +348,29 @@ class Implementation(Named):
     )
     def source_available(self) -> bool:
         return self._node.source_available
+
+    @strawberry.field(description="Its licence: declared, concluded (SPDX), whether known, whether permissive.")
+    def license(self, info: Info) -> License:
+        return license_of(facts_of(info.context.objects, self._node))
+
+    @strawberry.field(description="The ways its manifest gives to install it, in the manifest's order; empty: none.")
+    def install_variants(self, info: Info) -> list[InstallVariant]:
+        return install_variants_of(facts_of(info.context.objects, self._node))
+
+    @strawberry.field(description="Whether its manifest gives at least one way to install it.")
+    def installable(self, info: Info) -> bool:
+        return facts_of(info.context.objects, self._node).installable
+
+    @strawberry.field(description="Where its code is: repository, commit, the exact source file measured.")
+    def source_code(self, info: Info) -> SourceCode:
+        return source_code_of(facts_of(info.context.objects, self._node))
+
+    @strawberry.field(
+        description="Can it be shipped? deployability-v1's verdict (public source, an install recipe, a known "
+        "licence) with every reason it is not."
+    )
+    def deployability(self, info: Info) -> Deployability:
+        return deployability_of(facts_of(info.context.objects, self._node))
 
     @strawberry.field(description="The operation it computes; null if the registry lacks it.")
     def operation(self) -> Operation | None:

@@ -1,4 +1,4 @@
-"""Lifecycle facts about runs: attestations, retractions, verifications."""
+"""Lifecycle facts about runs: attestations, retractions, supersessions, verifications."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from registry.graph import Graph
 if TYPE_CHECKING:
     from api.types.runs import Run
 
-__all__ = ["Attestation", "Retraction", "Verification"]
+__all__ = ["Attestation", "Retraction", "Supersession", "Verification"]
 
 RunRef = Annotated["Run", strawberry.lazy("api.types.runs")]
 
@@ -103,6 +103,51 @@ class Retraction(Node):
         description="Who published it, when, from where and under which terms: its publishing commit's trailers; "
         "null when not on main."
     )
+    def provenance(self, info: Info) -> Provenance | None:
+        return provenance_of(info.context, self._graph, self._node, None)
+
+
+@strawberry.type(
+    description="A maintainer's replacement of a run by a corrected one: the old run stays visible, not ranked, "
+    "and points to its correction."
+)
+class Supersession(Node):
+    _graph: strawberry.Private[Graph]
+    _node: strawberry.Private[n.Supersession]
+
+    def _identity(self) -> tuple[str, str]:
+        return self._graph.commit, self._node.digest
+
+    @strawberry.field(description="The Supersession manifest's digest (`sha256:<hex>`).")
+    def digest(self) -> str:
+        return self._node.digest
+
+    @strawberry.field(description="Why the run was replaced, in the maintainers' words.")
+    def reason(self) -> str:
+        return self._node.reason
+
+    @strawberry.field(description="The corrected run that replaces it; null if this snapshot does not hold it.")
+    def run(self) -> RunRef | None:
+        node = self._graph.nodes.get(self._node.run)
+        return build(RunRef, _graph=self._graph, _node=node) if isinstance(node, n.Run) else None
+
+    @strawberry.field(description="The run replaced; null if this snapshot does not hold it.")
+    def supersedes(self) -> RunRef | None:
+        node = self._graph.nodes.get(self._node.supersedes)
+        return build(RunRef, _graph=self._graph, _node=node) if isinstance(node, n.Run) else None
+
+    @strawberry.field(
+        description="Whether it counts: the commit that published it was signed by a maintainer. One that does "
+        "not count changes nothing."
+    )
+    def honoured(self) -> bool:
+        return self._graph.honoured(self._node)
+
+    @strawberry.field(description="Committer time of the commit of main that published it (ISO 8601 UTC).")
+    def published_at(self) -> str | None:
+        return published_at(self._graph, self._node)
+
+    @strawberry.field(description="The commit that published it: who signed it, when, with which message.")
     def provenance(self, info: Info) -> Provenance | None:
         return provenance_of(info.context, self._graph, self._node, None)
 

@@ -17,7 +17,13 @@ from api.types.states import manifest_state
 from registry import nodes as n
 from registry.graph import Graph
 
-__all__ = ["Manifest"]
+__all__ = ["KindCount", "Manifest"]
+
+
+@strawberry.type(description="How many manifests of one kind.")
+class KindCount:
+    kind: ManifestKind = strawberry.field(description="The kind.")
+    count: int = strawberry.field(description="How many manifests of it.")
 
 
 @strawberry.type(description="Any manifest, as stored.")

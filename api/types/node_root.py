@@ -17,10 +17,13 @@ from api import types as t
 from api.errors import BadUserInput
 from api.types import serving as sv
 from api.types.base import Info
+from api.types.changes import CommitChanges
 from api.types.identity import Node, decode_id
 from registry import nodes as n
+from registry.changes import commit_changes
 from registry.graph import Graph
 from registry.serving_graph import serving_index
+from registry.store import GitStore
 
 __all__ = ["MAX_NODES", "NodeRoot"]
 
@@ -37,6 +40,7 @@ _MANIFESTS: dict[str, tuple[type, Callable[..., Any]]] = {
     "Environment": (n.Environment, t.Environment),
     "Attestation": (n.Attestation, t.Attestation),
     "Retraction": (n.Retraction, t.Retraction),
+    "Supersession": (n.Supersession, t.Supersession),
     "Verification": (n.Verification, t.Verification),
     "Manifest": (object, t.Manifest),  # any kind
     "ServingRun": (n.ServingRun, sv.ServingRun),
@@ -47,7 +51,7 @@ _MANIFESTS: dict[str, tuple[type, Callable[..., Any]]] = {
 }
 
 
-def _in_graph(graph: Graph, type_name: str, key: str) -> Any:
+def _in_graph(graph: Graph, type_name: str, key: str, store: GitStore) -> Any:
     if type_name in _MANIFESTS:
         kind, wrap = _MANIFESTS[type_name]
         node = graph.nodes.get(key)
@@ -58,6 +62,11 @@ def _in_graph(graph: Graph, type_name: str, key: str) -> Any:
     if type_name == "RecordEntry":
         cohort = graph.cohorts.get(key)
         return t.RecordEntry(_graph=graph, _cohort=cohort) if cohort and cohort.holder(graph) else None
+    if type_name == "CommitChanges":
+        position = graph.mainline.positions.get(key)
+        if position is None or graph.position is None or position > graph.position:
+            return None
+        return CommitChanges(_graph=graph, _store=store, _changes=commit_changes(store, graph, position))
     if type_name == "ServingCohort":
         found = serving_index(graph).cohorts.get(key)
         return sv.ServingCohort(_graph=graph, _cohort=found) if found else None
@@ -80,7 +89,7 @@ def _node(info: Info, ident: str, path: tuple[str | int, ...]) -> Node | None:
         graph = context.graph(decoded.commit)
     else:
         graph = t.head_graph(info)
-    found: Node | None = _in_graph(graph, decoded.type_name, decoded.key)
+    found: Node | None = _in_graph(graph, decoded.type_name, decoded.key, context.snapshots.store())
     return found
 
 

@@ -9,11 +9,11 @@ import strawberry
 from strawberry.scalars import JSON
 
 import registry
-from api.errors import access_date
 from api.types.base import Info, Observed, as_json, build, document, published_at
+from api.types.citing import Accessed, BaseUrl, Format, accessed_day, citation_urls
 from api.types.enums import _TRUST, ArtifactRole, CitationFormat, IneligibilityReason, RunStatus, Trust
 from api.types.kinds import Environment, Implementation, Operation, Protocol, Workload, operation_of
-from api.types.lifecycle import Attestation, Retraction, Verification
+from api.types.lifecycle import Attestation, Retraction, Supersession, Verification
 from api.types.measures import Artifact, Interval, Measurement, Metric, Primary, SourceNative
 from api.types.provenance import Provenance, Source, provenance_of, source_type
 from api.types.states import run_state
@@ -267,6 +267,26 @@ class Run(Observed[RunStatus]):
         digest = self._facts().superseded_by
         return run_of(self._graph, digest) if digest else None
 
+    @strawberry.field(
+        description="The signed Supersession that replaced this run (its reason, the correction, who signed it); "
+        "null when no honoured supersession names it."
+    )
+    def supersession(self) -> Supersession | None:
+        correction = self._facts().superseded_by
+        if correction is None:
+            return None
+        graph = self._graph
+        found = [
+            node
+            for digest in graph.overlays["supersessions"].get(self._node.digest, ())
+            if isinstance(node := graph.nodes.get(digest), n.Supersession)
+            and node.run == correction
+            and graph.honoured(node)
+        ]
+        # The earliest that counts is the one that replaced it; later ones repeat it.
+        found.sort(key=lambda node: (graph.publication(node.digest) or 0, node.digest))
+        return Supersession(_graph=graph, _node=found[0]) if found else None
+
     @strawberry.field(description="Who published it, when, from where, under which licence.")
     def provenance(self, info: Info) -> Provenance | None:
         return provenance_of(info.context, self._graph, self._node, self._facts().source)
@@ -283,25 +303,33 @@ class Run(Observed[RunStatus]):
         return info.context.urls.run(self._graph.commit, self._node.digest)
 
     @strawberry.field(
-        description="How to cite this run, pinned to this snapshot's commit. `accessed` (YYYY-MM-DD, the day "
-        "your reader accessed it) adds an access date; the server never adds its own, so an answer pinned "
-        "to a published commit never changes. Null, with a BAD_USER_INPUT error, when `accessed` is not a date."
+        description="Where to ask whether this result still stands: its status at the head of main for a reader "
+        "of this snapshot's commit (retracted, superseded or verified since, with the signed reason). Unlike the "
+        "permalink it changes when main does (cached a minute). Absolute under the configured base URL, else "
+        "relative to the server's root."
+    )
+    def status_url(self, info: Info) -> str:
+        return info.context.urls.run_status(self._node.digest, read_at=self._graph.commit)
+
+    @strawberry.field(
+        description="How to cite this run, pinned to this snapshot's commit, with its digest and its permalink "
+        "(absolute: under the configured base URL or `baseUrl`; without either, the citation says it has none, "
+        "never a root-relative link). `accessed` adds an access date; the server never adds its own, so an answer "
+        "pinned to a published commit never changes. Null, with a BAD_USER_INPUT error, when `accessed` is not a "
+        "date or `baseUrl` not an http(s) URL."
     )
     def citation(
         self,
         info: Info,
-        format: Annotated[CitationFormat, strawberry.argument(description="The format; TEXT by default.")] = (
-            CitationFormat.TEXT
-        ),
-        accessed: Annotated[
-            str | None,
-            strawberry.argument(description="The day your reader accessed it, YYYY-MM-DD; none by default."),
-        ] = None,
+        format: Format = CitationFormat.TEXT,
+        accessed: Accessed = None,
+        base_url: BaseUrl = None,
     ) -> str | None:
-        day = access_date(accessed) if accessed is not None else info.context.today
-        return cite(self._citation_facts(info, day.isoformat() if day else None), format.name)
+        urls = citation_urls(info, base_url)
+        permalink = urls.run(self._graph.commit, self._node.digest) if urls else None
+        return cite(self._citation_facts(info, accessed_day(info, accessed), permalink), format.name)
 
-    def _citation_facts(self, info: Info, accessed: str | None) -> CitationFacts:
+    def _citation_facts(self, info: Info, accessed: str | None, permalink: str | None) -> CitationFacts:
         graph, run = self._graph, self._node
         implementation = graph.nodes.get(run.implementation)
         workload = graph.nodes.get(run.workload)
@@ -316,7 +344,7 @@ class Run(Observed[RunStatus]):
             statistic=primary.statistic if primary else "n/a",
             source=source_name or slug or "an unknown source",
             digest=run.digest,
-            permalink=info.context.urls.run(graph.commit, run.digest),
+            permalink=permalink,
             accessed=accessed,
             published=published[:10] if published else None,
             title=run.title or run.name,

@@ -11,14 +11,27 @@ import strawberry
 
 from api import types as t
 from api.types.base import Info
+from api.types.deployment import facts_of, implementation_passes
 from api.types.gpus import Gpu, find_gpu, gpu_list
 from api.types.kinds import standing_order
+from api.types.resolution import KernelResolution, resolution_of
 from registry import catalog
 from registry import nodes as n
 from registry.graph import Graph
+from registry.kernel_query import kernel_request
 from registry.search import parse_query, search_runs
+from registry.search_query import Intent
 
-__all__ = ["OperationFamily", "ProjectOrder", "SearchFacet", "SearchIssue", "SearchResult", "SearchRoot", "SourceCount"]
+__all__ = [
+    "ImplementationFilter",
+    "OperationFamily",
+    "ProjectOrder",
+    "SearchFacet",
+    "SearchIssue",
+    "SearchResult",
+    "SearchRoot",
+    "SourceCount",
+]
 
 _MOVED = "Page with the arguments of `runs` (`search(query:) { runs(first:, after:) }`), as every connection pages."
 
@@ -58,6 +71,7 @@ class SearchResult:
     _graph: strawberry.Private[Graph]
     _digests: strawberry.Private[list[str]]
     _window: strawberry.Private[t.Window]
+    _intent: strawberry.Private[Intent]
 
     @strawberry.field(
         description="The matching runs, most relevant first, paged like every connection. Without its own "
@@ -78,6 +92,18 @@ class SearchResult:
         graph = self._graph
         return t.paginate(graph, self._digests, window, lambda d: t.typed(graph, d, t.Run))
 
+    @strawberry.field(
+        description="The kernel resolver's answer when the query reads as a kernel request, else null. It reads "
+        "as one when it names an operation (the one `op:` term, else all its free text as one name, else its "
+        "`family:`), that name finds an operation as the resolver names them ('rmsnorm' finds RMSNorm), and its "
+        "other parts are only those the resolver matches, each at most once: a GPU or architecture, a dtype, a "
+        "shape, axis bindings (`tokens=3000`). Any other facet (language, trust, licence...) makes it a search only."
+    )
+    def resolution(self, info: Info) -> KernelResolution | None:
+        objects = info.context.objects
+        request = kernel_request(self._graph, self._intent, objects.get)
+        return resolution_of(self._graph, request, objects.get) if request is not None else None
+
 
 @strawberry.type(description='A family of operations (`Operation.family`: "rmsnorm", "gemm", "moe").')
 class OperationFamily:
@@ -90,6 +116,27 @@ class OperationFamily:
 class SourceCount:
     source: t.Source = strawberry.field(description="The source.")
     run_count: int = strawberry.field(description="How many kernel runs it published.")
+
+
+@strawberry.input(
+    description="Narrow a list of implementations by what their manifests say; every given condition must hold."
+)
+class ImplementationFilter:
+    deployable_only: bool = strawberry.field(
+        default=False,
+        description="Only implementations deployable under deployability-v1 (public source, an install recipe, a "
+        "known licence).",
+    )
+    license_known: bool | None = strawberry.field(
+        default=None,
+        description="true: only those whose licence is known (an SPDX expression was concluded); false: only those "
+        "whose licence is unknown; null: either.",
+    )
+    installable: bool | None = strawberry.field(
+        default=None,
+        description="true: only those whose manifest gives a way to install them; false: only those whose does not; "
+        "null: either.",
+    )
 
 
 @strawberry.type
@@ -141,6 +188,7 @@ class SearchRoot:
             _graph=graph,
             _digests=digests,
             _window=t.Window(first, after, last, before),
+            _intent=intent,
         )
 
     @strawberry.field(
@@ -169,11 +217,18 @@ class SearchRoot:
             graph, found, t.Window(first, after, last, before), lambda x: t.Project(_graph=graph, _node=x)
         )
 
-    @strawberry.field(description="Implementations, most runs first (`runs { totalCount }` says how many).")
+    @strawberry.field(
+        description="Implementations, most runs first (`runs { totalCount }` says how many); `filter` narrows by "
+        "licence, install recipes and deployability."
+    )
     @t.follows_cursor
     def implementations(
         self,
         info: Info,
+        filter: Annotated[
+            ImplementationFilter | None,
+            strawberry.argument(description="Conditions on what the implementations' manifests say; null: all."),
+        ] = None,
         first: t.First = None,
         after: t.After = None,
         last: t.Last = None,
@@ -181,8 +236,22 @@ class SearchRoot:
     ) -> t.Connection[t.Implementation] | None:
         graph = self._search_graph(info)
         runs = graph.runs_by["implementation"]
+        objects = info.context.objects
         found = sorted(
-            (x for x in graph.nodes.values() if isinstance(x, n.Implementation)),
+            (
+                x
+                for x in graph.nodes.values()
+                if isinstance(x, n.Implementation)
+                and (
+                    filter is None
+                    or implementation_passes(
+                        facts_of(objects, x),
+                        deployable_only=filter.deployable_only,
+                        license_known=filter.license_known,
+                        installable=filter.installable,
+                    )
+                )
+            ),
             key=lambda x: (-len(runs.get(x.digest, ())), x.name, x.digest),
         )
         return t.paginate(

@@ -18,8 +18,8 @@ from strawberry.scalars import JSON
 
 import registry
 from api import types as t
-from api.errors import access_date
 from api.types.base import Info, Named, Observed, document, published_at
+from api.types.citing import Accessed, BaseUrl, Format, accessed_day, citation_urls
 from api.types.identity import Node
 from api.types.serving_resolution import (
     OptimizationDirection,
@@ -469,24 +469,23 @@ class ServingRun(Observed[ServingRunStatus]):
         return info.context.urls.run(self._graph.commit, self._node.digest)
 
     @strawberry.field(
-        description="Pinned to this snapshot's commit, with the run's digest; `accessed` (YYYY-MM-DD) adds the date "
-        "the reader accessed it (the server never adds its own: pinned answers never change)."
+        description="How to cite this serving run, pinned to this snapshot's commit, with its digest and its "
+        "permalink (absolute: under the configured base URL or `baseUrl`; without either, the citation says it has "
+        "none)."
+        " Null, with a BAD_USER_INPUT error, when `accessed` is not a date or `baseUrl` not an http(s) URL."
     )
     def citation(
         self,
         info: Info,
-        format: Annotated[t.CitationFormat, strawberry.argument(description="The format; TEXT by default.")] = (
-            t.CitationFormat.TEXT
-        ),
-        accessed: Annotated[
-            str | None,
-            strawberry.argument(description="The day your reader accessed it, YYYY-MM-DD; none by default."),
-        ] = None,
+        format: Format = t.CitationFormat.TEXT,
+        accessed: Accessed = None,
+        base_url: BaseUrl = None,
     ) -> str | None:
-        day = access_date(accessed) if accessed is not None else info.context.today
-        return cite(self._citation_facts(info, day.isoformat() if day else None), format.name)
+        urls = citation_urls(info, base_url)
+        permalink = urls.run(self._graph.commit, self._node.digest) if urls else None
+        return cite(self._citation_facts(info, accessed_day(info, accessed), permalink), format.name)
 
-    def _citation_facts(self, info: Info, accessed: str | None) -> CitationFacts:
+    def _citation_facts(self, info: Info, accessed: str | None, permalink: str | None) -> CitationFacts:
         graph, run = self._graph, self._node
         configuration = graph.nodes.get(run.configuration)
         workload = graph.nodes.get(run.workload)
@@ -503,7 +502,7 @@ class ServingRun(Observed[ServingRunStatus]):
             statistic=f"{statistic} {metric}",
             source=source_name or slug or "an unknown source",
             digest=run.digest,
-            permalink=info.context.urls.run(graph.commit, run.digest),
+            permalink=permalink,
             accessed=accessed,
             published=published[:10] if published else None,
             title=run.title or run.name,

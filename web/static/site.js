@@ -1,6 +1,8 @@
 // Progressive enhancement only: every page reads fully without this script.
 // Copy buttons (digest, citation in three formats); a copied citation gets today's access date,
-// which the server never adds (pinned pages never change).
+// which the server never adds (pinned pages never change). Where the registry has no public base URL,
+// the citations to copy were made under a placeholder origin (the button's data-origin): the address
+// this page is read at (location.origin) takes its place, so a copied permalink is absolute.
 (function () {
   "use strict";
   function today() { return new Date().toISOString().slice(0, 10); }
@@ -22,6 +24,8 @@
     var text = button.getAttribute("data-copy");
     var from = button.getAttribute("data-copy-from");
     if (from) { text = document.getElementById(from).textContent; }
+    var origin = button.getAttribute("data-origin");
+    if (origin && text.indexOf(origin) >= 0) { text = text.split(origin).join(window.location.origin); }
     var kind = button.getAttribute("data-accessed");
     if (kind) { text = accessed(kind, text); }
     if (!navigator.clipboard) { return; }
