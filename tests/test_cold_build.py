@@ -29,7 +29,7 @@ from signing import T0, Key, commit_raw
 import registry
 from registry.cohorts import Trust
 from registry.graph import Graph
-from registry.nodes import extract
+from registry.nodes import Run, extract
 from registry.signatures import POLICY_PATH, ssh_signer
 from registry.snapshots import Honour, Publication, build_graph, publication_of
 from registry.store import MAIN
@@ -187,3 +187,37 @@ def test_cohorts_of_published_source_native_runs(store: registry.GitStore) -> No
     assert cohort.holder_ns(graph) == graph.nodes[to_manifest(runs[1]).digest].observed_ns  # type: ignore[union-attr]
     lone = graph.cohorts[graph.facts[to_manifest(runs[3]).digest].cohort or ""]
     assert lone.holder_ns(graph) is None
+
+
+@pytest.mark.slow  # the whole embedded registry
+def test_each_runs_static_facts_the_short_way_equal_the_long_way(embedded: registry.GitStore) -> None:
+    """What a cohort's runs share (key, operation, GPU keys) and the (reasons, trust) of a standing
+    are remembered from the first run that takes the long way; every later run's facts made from
+    them equal the long way's for that run."""
+    head = embedded.head()
+    assert head is not None
+    graph, _ = build_graph(embedded, head)
+    runs = [node for node in graph.nodes.values() if isinstance(node, Run)]
+    short = [graph._static_facts(run) for run in runs]  # the first of each cohort fills what the rest reuse
+    assert sum(1 for key in graph._memo if key[0] == "static") < len(runs) / 2  # most runs took the short way
+    long = [graph._static_facts_in_full(run, True) for run in runs]
+    assert short == long
+    assert any(facts is not None and facts.warnings for facts in short)  # notes and mismatches compared too
+
+
+def test_a_runs_note_is_kept_when_its_cohort_shares_the_rest(basic_store: registry.GitStore) -> None:
+    """Runs declaring a statistic they do not report carry a note; the second of a cohort takes the
+    short way, and its facts keep its own note."""
+    s = basic_scenario()
+    timing = {"timing": {"primaryStatistic": "p95", "latencyNs": {"median": 5000}}}
+    noted = [
+        make_run(s.implementations[i], s.workload, s.protocol, s.environment, 1, name=f"noted-{i}", extra_spec=timing)
+        for i in (0, 1)
+    ]
+    head = commit_manifests(basic_store, noted, T0 + 60, source="importer")
+    graph = _same_as_reference(basic_store, head)
+    runs = [node for node in graph.nodes.values() if isinstance(node, Run)]
+    short = [graph._static_facts(run) for run in runs]
+    assert short == [graph._static_facts_in_full(run, True) for run in runs]
+    note = "primary statistic 'p95' is not reported; its value is the median"
+    assert all(graph.facts[to_manifest(run).digest].warnings == (note,) for run in noted)
