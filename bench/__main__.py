@@ -24,7 +24,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -720,7 +720,11 @@ def measure_load(repo: Path, ids: dict[str, Any], plan: Plan) -> list[Result]:
 # The run ---------------------------------------------------------------------------------------------
 
 
-def run(plan: Plan, report: Callable[[Result], None]) -> list[Result]:
+ROW_FAMILIES = ("cold_build", "integrity", "rss", "warm_start", "incremental", "peers", "search", "latency", "load")
+"""What `--rows` selects: rows are measured in families (`rss` includes the first `records` query)."""
+
+
+def run(plan: Plan, report: Callable[[Result], None], rows: frozenset[str] = frozenset(ROW_FAMILIES)) -> list[Result]:
     results: list[Result] = []
 
     def add(found: list[Result]) -> None:
@@ -730,27 +734,37 @@ def run(plan: Plan, report: Callable[[Result], None]) -> list[Result]:
 
     colds: dict[int, float] = {}
     repos = {}
+    needs_cold = rows & {"cold_build", "integrity", "warm_start", "incremental"}
     for scale in plan.scales:
         repos[scale] = synthetic_registry(scale)
-        found, colds[scale] = measure_build(scale, repos[scale], plan)
-        add(found)
-        if scale in plan.warm_scales:
+        if needs_cold:
+            found, colds[scale] = measure_build(scale, repos[scale], plan)
+            add(found)
+        if scale in plan.warm_scales and "integrity" in rows:
             add(measure_integrity(scale, repos[scale], colds[scale], plan))
-        add(measure_rss(scale, repos[scale]))
-        if scale in plan.warm_scales:
+        if "rss" in rows:
+            add(measure_rss(scale, repos[scale]))
+        if scale in plan.warm_scales and "warm_start" in rows:
             add(measure_warm_start(scale, repos[scale], colds[scale], plan))
-        if scale in plan.incremental_scales:
+        if scale in plan.incremental_scales and "incremental" in rows:
             add(measure_incremental(scale, repos[scale], colds[scale], plan))
-        if scale in plan.datasette_scales:
+        if scale in plan.datasette_scales and "peers" in rows:
             add(measure_peers(scale, repos[scale], plan))
-    from bench.search import measure_search
+    if not rows & {"search", "latency", "load"}:
+        return results
+    one = repos[1] if 1 in repos else synthetic_registry(1)
+    if "search" in rows:
+        from bench.search import measure_search
 
-    rows, queries = measure_search(repos[1], 10 * plan.repeats)
-    add([result(*row) for row in rows])
-    add(measure_search_edges(repos[1], queries, plan))
-    latency, ids = measure_latency(repos[1], plan)
-    add(latency)
-    add(measure_load(repos[1], ids, plan))
+        searched, queries = measure_search(one, 10 * plan.repeats)
+        add([result(*row) for row in searched])
+        add(measure_search_edges(one, queries, plan))
+    if rows & {"latency", "load"}:
+        latency, ids = measure_latency(one, plan)
+        if "latency" in rows:
+            add(latency)
+        if "load" in rows:
+            add(measure_load(one, ids, plan))
     return results
 
 
@@ -773,8 +787,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the results as JSON to this file")
     parser.add_argument("--scale", action="store_true", help="replicas behind nginx instead (bench/scale.py)")
     parser.add_argument("--canonical", type=Path, default=EMBEDDED, help="--scale: the registry to replicate")
+    parser.add_argument(
+        "--rows", help=f"only these row families, comma-separated (of {', '.join(ROW_FAMILIES)}); default all"
+    )
+    parser.add_argument("--scales", help="only these of the plan's scales, comma-separated (e.g. 1,10)")
     args = parser.parse_args(argv)
     plan = PLANS["smoke" if args.smoke else "quick" if args.quick else "full"]
+    rows = frozenset(args.rows.split(",")) if args.rows else frozenset(ROW_FAMILIES)
+    if unknown := rows - set(ROW_FAMILIES):
+        parser.error(f"--rows: unknown {', '.join(sorted(unknown))} (known: {', '.join(ROW_FAMILIES)})")
+    if args.scales:
+        chosen = {int(scale) for scale in args.scales.split(",")}
+        plan = replace(
+            plan,
+            scales=tuple(s for s in plan.scales if s in chosen),
+            warm_scales=tuple(s for s in plan.warm_scales if s in chosen),
+            incremental_scales=tuple(s for s in plan.incremental_scales if s in chosen),
+            datasette_scales=tuple(s for s in plan.datasette_scales if s in chosen),
+        )
     cpus = os.cpu_count()
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     print(
@@ -788,10 +818,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.scale import SCALE_PLANS, run_scale
 
         scale_plan = SCALE_PLANS["smoke" if args.smoke else "full"]
-        rows = run_scale(args.canonical, scale_plan, lambda row: print(_row(result(*row)), flush=True))
-        results = [result(*row) for row in rows]
+        measured = run_scale(args.canonical, scale_plan, lambda row: print(_row(result(*row)), flush=True))
+        results = [result(*row) for row in measured]
     else:
-        results = run(plan, lambda item: print(_row(item), flush=True))
+        results = run(plan, lambda item: print(_row(item), flush=True), rows)
     print(f"\n{len(results)} measurements in {time.monotonic() - started:.0f} s")
     if args.json:
         args.json.write_text(json.dumps([_jsonable(item) for item in results], indent=2) + "\n")
