@@ -540,7 +540,9 @@ class Snapshot(st.ServingRoot, SearchRoot, ReadRoot):
         node = _lookup(self._g(info), ("ExecutionEnvironment",), id)
         return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
 
-    @strawberry.field(description="Any manifest, of any kind, by digest (or unique prefix, or name).")
+    @strawberry.field(
+        description="Any manifest, by digest (or unique prefix, or name); `kind` narrows a name shared across kinds."
+    )
     def manifest(
         self,
         info: Info,
@@ -550,9 +552,17 @@ class Snapshot(st.ServingRoot, SearchRoot, ReadRoot):
                 description="A digest (sha256:<64 hex>), a unique hex prefix of at least 12 digits, a name or an id."
             ),
         ],
+        kind: Annotated[
+            t.ManifestKind | None,
+            strawberry.argument(
+                description="Only a manifest of this kind (`BenchmarkRun`): names repeat across kinds (a run and "
+                "its implementation may share one). Null: any kind."
+            ),
+        ] = None,
     ) -> t.Manifest | None:
         graph = self._g(info)
-        node = find_manifest(graph, registry.KINDS.keys(), digest, _MANIFEST_TYPES, "a manifest")
+        kinds = (kind.name,) if kind is not None else registry.KINDS.keys()
+        node = find_manifest(graph, kinds, digest, _MANIFEST_TYPES, "a manifest")
         return t.Manifest(_graph=graph, _node=node) if node else None
 
     @strawberry.field(description="The records ledger: one entry per cohort with a record, newest holder first.")

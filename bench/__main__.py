@@ -126,7 +126,6 @@ class Plan:
     load_seconds: int
     workers: tuple[int, ...]
     load_runs: int = 1  # p99 is reported per run, each against the floor measured right after it
-    only: frozenset[str] = frozenset()  # measurement groups to run (`--only`); empty: all of them
 
 
 PLANS = {
@@ -738,15 +737,12 @@ def measure_load(repo: Path, ids: dict[str, Any], plan: Plan) -> list[Result]:
 # The run ---------------------------------------------------------------------------------------------
 
 
-GROUPS = ("build", "integrity", "rss", "warm", "incremental", "peers", "search", "latency", "load")
-"""What `--only` chooses from (each a `measure_*` family; `load` needs `latency`'s ids and runs its probe)."""
+ROW_FAMILIES = ("cold_build", "integrity", "rss", "warm_start", "incremental", "peers", "search", "latency", "load")
+"""What `--rows` selects: rows are measured in families (`rss` includes the first `records` query)."""
 
 
-def run(plan: Plan, report: Callable[[Result], None]) -> list[Result]:
+def run(plan: Plan, report: Callable[[Result], None], rows: frozenset[str] = frozenset(ROW_FAMILIES)) -> list[Result]:
     results: list[Result] = []
-
-    def wanted(group: str) -> bool:
-        return not plan.only or group in plan.only
 
     def add(found: list[Result]) -> None:
         for item in found:
@@ -755,35 +751,37 @@ def run(plan: Plan, report: Callable[[Result], None]) -> list[Result]:
 
     colds: dict[int, float] = {}
     repos = {}
+    needs_cold = rows & {"cold_build", "integrity", "warm_start", "incremental"}
     for scale in plan.scales:
         repos[scale] = synthetic_registry(scale)
-        if wanted("build") or wanted("integrity") or wanted("warm") or wanted("incremental"):
+        if needs_cold:
             found, colds[scale] = measure_build(scale, repos[scale], plan)
-            add(found if wanted("build") else [])
-        if scale in plan.warm_scales and wanted("integrity"):
+            add(found)
+        if scale in plan.warm_scales and "integrity" in rows:
             add(measure_integrity(scale, repos[scale], colds[scale], plan))
-        if wanted("rss"):
+        if "rss" in rows:
             add(measure_rss(scale, repos[scale]))
-        if scale in plan.warm_scales and wanted("warm"):
+        if scale in plan.warm_scales and "warm_start" in rows:
             add(measure_warm_start(scale, repos[scale], colds[scale], plan))
-        if scale in plan.incremental_scales and wanted("incremental"):
+        if scale in plan.incremental_scales and "incremental" in rows:
             add(measure_incremental(scale, repos[scale], colds[scale], plan))
-        if scale in plan.datasette_scales and wanted("peers"):
+        if scale in plan.datasette_scales and "peers" in rows:
             add(measure_peers(scale, repos[scale], plan))
-    if wanted("search"):
+    if not rows & {"search", "latency", "load"}:
+        return results
+    one = repos[1] if 1 in repos else synthetic_registry(1)
+    if "search" in rows:
         from bench.search import measure_search
 
-        rows, queries = measure_search(repos[1], 10 * plan.repeats)
-        add([result(*row) for row in rows])
-        add(measure_search_edges(repos[1], queries, plan))
-    if wanted("latency"):
-        latency, ids = measure_latency(repos[1], plan)
-        add(latency)
-    elif wanted("load"):
-        with _ours(repos[1]) as (url, _, _):
-            ids = _queries(url)
-    if wanted("load"):
-        add(measure_load(repos[1], ids, plan))
+        searched, queries = measure_search(one, 10 * plan.repeats)
+        add([result(*row) for row in searched])
+        add(measure_search_edges(one, queries, plan))
+    if rows & {"latency", "load"}:
+        latency, ids = measure_latency(one, plan)
+        if "latency" in rows:
+            add(latency)
+        if "load" in rows:
+            add(measure_load(one, ids, plan))
     return results
 
 
@@ -804,20 +802,29 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--quick", action="store_true", help="the real corpus only, short loads (< 3 min)")
     mode.add_argument("--smoke", action="store_true", help="check the harness: minimal repeats (CI)")
     parser.add_argument("--json", type=Path, help="write the results as JSON to this file")
-    parser.add_argument(
-        "--only", action="append", choices=GROUPS, default=[], help="run only these measurements (repeatable)"
-    )
-    parser.add_argument("--scales", help="comma-separated scales instead of the plan's (e.g. 1)")
     parser.add_argument("--workers", help="load: comma-separated worker counts instead of the plan's (e.g. 1)")
     parser.add_argument("--load-runs", type=int, help="load: runs per worker count instead of the plan's")
     parser.add_argument("--load-seconds", type=int, help="load: seconds per run instead of the plan's")
     parser.add_argument("--scale", action="store_true", help="replicas behind nginx instead (bench/scale.py)")
     parser.add_argument("--canonical", type=Path, default=EMBEDDED, help="--scale: the registry to replicate")
+    parser.add_argument(
+        "--rows", help=f"only these row families, comma-separated (of {', '.join(ROW_FAMILIES)}); default all"
+    )
+    parser.add_argument("--scales", help="only these of the plan's scales, comma-separated (e.g. 1,10)")
     args = parser.parse_args(argv)
     plan = PLANS["smoke" if args.smoke else "quick" if args.quick else "full"]
-    plan = replace(plan, only=frozenset(args.only))
+    rows = frozenset(args.rows.split(",")) if args.rows else frozenset(ROW_FAMILIES)
+    if unknown := rows - set(ROW_FAMILIES):
+        parser.error(f"--rows: unknown {', '.join(sorted(unknown))} (known: {', '.join(ROW_FAMILIES)})")
     if args.scales:
-        plan = replace(plan, scales=tuple(int(s) for s in args.scales.split(",")))
+        chosen = {int(scale) for scale in args.scales.split(",")}
+        plan = replace(
+            plan,
+            scales=tuple(s for s in plan.scales if s in chosen),
+            warm_scales=tuple(s for s in plan.warm_scales if s in chosen),
+            incremental_scales=tuple(s for s in plan.incremental_scales if s in chosen),
+            datasette_scales=tuple(s for s in plan.datasette_scales if s in chosen),
+        )
     if args.workers:
         plan = replace(plan, workers=tuple(int(w) for w in args.workers.split(",")))
     if args.load_runs:
@@ -837,10 +844,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.scale import SCALE_PLANS, run_scale
 
         scale_plan = SCALE_PLANS["smoke" if args.smoke else "full"]
-        rows = run_scale(args.canonical, scale_plan, lambda row: print(_row(result(*row)), flush=True))
-        results = [result(*row) for row in rows]
+        measured = run_scale(args.canonical, scale_plan, lambda row: print(_row(result(*row)), flush=True))
+        results = [result(*row) for row in measured]
     else:
-        results = run(plan, lambda item: print(_row(item), flush=True))
+        results = run(plan, lambda item: print(_row(item), flush=True), rows)
     print(f"\n{len(results)} measurements in {time.monotonic() - started:.0f} s")
     if args.json:
         args.json.write_text(json.dumps([_jsonable(item) for item in results], indent=2) + "\n")

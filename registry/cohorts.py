@@ -35,6 +35,7 @@ __all__ = [
     "correctness_key",
     "eligibility_reasons",
     "metric_key",
+    "primary_from",
     "primary_of",
     "rank_cohort",
     "record_events",
@@ -109,9 +110,15 @@ def primary_of(spec: Mapping[str, Any]) -> Primary | None:
     `measurements`. Otherwise None.
     """
     timing = spec.get("timing")
+    declared = None if timing is None else (timing["primaryStatistic"], timing["latencyNs"])
+    return primary_from(declared, spec.get("measurements"))
+
+
+def primary_from(timing: tuple[str, Mapping[str, Any]] | None, measurements: Any) -> Primary | None:
+    """`primary_of` from the parts of a spec it reads: `timing` as (primaryStatistic, latencyNs)
+    when the run has timing, and `measurements` (`registry.decode` has no spec dict to give)."""
     if timing is not None:
-        statistic = timing["primaryStatistic"]
-        latency = timing["latencyNs"]
+        statistic, latency = timing
         low = high = None
         if "confidence95" in latency:
             low, high = float(latency["confidence95"][0]), float(latency["confidence95"][1])
@@ -124,7 +131,6 @@ def primary_of(spec: Mapping[str, Any]) -> Primary | None:
             if fallback in latency:
                 note = f"primary statistic {statistic!r} is not reported; its value is the {fallback}"
                 return Primary("latency", statistic, "ns", float(latency[fallback]), low, high, note)
-    measurements = spec.get("measurements") or ()
     if measurements:
         first = measurements[0]
         intern = sys.intern

@@ -99,10 +99,12 @@ class ManifestNotFound(RegistryError, LookupError):
 
 
 class AmbiguousName(RegistryError, LookupError):
-    def __init__(self, name: str, candidates: Sequence[str]) -> None:
+    def __init__(self, name: str, candidates: Sequence[str], labels: Sequence[str] | None = None) -> None:
+        """`candidates` are the matching digests; `labels`, when given, how the message shows each (with its kind)."""
         self.name = name
         self.candidates = tuple(candidates)
-        shown = ", ".join(self.candidates[:5]) + (" ..." if len(self.candidates) > 5 else "")
+        listed = tuple(labels) if labels is not None else self.candidates
+        shown = ", ".join(listed[:5]) + (" ..." if len(listed) > 5 else "")
         super().__init__(f"name {name!r} is ambiguous: {len(self.candidates)} manifests match ({shown}); use a digest")
 
 

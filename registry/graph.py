@@ -262,6 +262,9 @@ def gpu_keys(environment: Node | None) -> tuple[str, ...]:
 
 _NODE_INDEXES = ("environment", "implementation", "workload")  # runs by a field of the node itself
 _FACT_INDEXES = ("operation", "source", "gpu")  # runs by a derived fact
+# (status, has a primary metric, source available, raw evidence) -> (eligibility reasons, trust) of
+# a run with every reference present, as if published with no overlay: a handful of combinations.
+_STANDING: dict[tuple[str, bool, bool, bool], tuple[tuple[str, ...], Trust]] = {}
 
 
 @dataclass(eq=False)
@@ -301,6 +304,8 @@ class Graph:
     # The records ledger's order as (-holder time, cohort key), sorted: made with the cohorts, then
     # edited by each change (a first `records` query after a start or a refresh waits for nothing).
     _record_order: list[tuple[int, str]] | None = field(default=None, repr=False)
+    # What `take` derived of the runs while the stream was still arriving (`derive_runs`).
+    _streamed: _Streamed | None = field(default=None, repr=False)
 
     # Building -------------------------------------------------------------------------------------
 
@@ -326,13 +331,28 @@ class Graph:
         """An empty graph to `take` nodes into, before its publication record is known."""
         return cls(commit, committed_at, Mainline.of((), (), ()), None, frozenset())
 
-    def take(self, nodes: Iterable[Node]) -> None:
+    def take(self, nodes: Iterable[Node], *, derive_runs: bool = False) -> None:
         """Index nodes as they arrive (from a stream that is still being read): everything that
-        does not need the publication record or the other nodes."""
+        does not need the publication record or the other nodes.
+
+        `derive_runs`: also derive each run's facts and cohort as it arrives, as if published by a
+        commit main honours nothing of (`_static_facts`), when the nodes it references came
+        before it (a stream of every other kind first, then the runs): the work overlaps the
+        wait for the stream, and `derive` only revisits the runs that assumption does not hold
+        for (unpublished, sourceless, overlaid).
+        """
         by_digest, names = self.nodes, self.names
         runs_by_environment = self.runs_by["environment"]
         runs_by_implementation = self.runs_by["implementation"]
         runs_by_workload = self.runs_by["workload"]
+        runs_by_gpu, runs_by_operation, runs_by_source = (self.runs_by[k] for k in ("gpu", "operation", "source"))
+        facts = self.facts
+        streamed = self._streamed
+        if derive_runs and streamed is None:
+            streamed = self._streamed = _Streamed()
+        if streamed is not None:
+            members, native, best = streamed.members, streamed.native, streamed.best
+        static_facts = self._static_facts
         for node in nodes:
             digest = node.digest
             by_digest[digest] = node
@@ -343,6 +363,39 @@ class Graph:
                 runs_by_environment.setdefault(node.environment, set()).add(digest)
                 runs_by_implementation.setdefault(node.implementation, set()).add(digest)
                 runs_by_workload.setdefault(node.workload, set()).add(digest)
+                if streamed is None:
+                    continue
+                derived = static_facts(node, complete=False)
+                if derived is None:
+                    streamed.underived = True
+                    continue
+                facts[digest] = derived
+                # `_index_new_facts`, inlined (95k runs at 10x)
+                for gpu in derived.gpu:
+                    runs_by_gpu.setdefault(gpu, set()).add(digest)
+                if derived.operation is not None:
+                    runs_by_operation.setdefault(derived.operation, set()).add(digest)
+                if derived.source is not None:
+                    runs_by_source.setdefault(derived.source, set()).add(digest)
+                if node.source is None:
+                    streamed.sourceless.append(digest)
+                key = derived.cohort
+                if key is None:
+                    continue
+                found_members = members.get(key)
+                if found_members is None:
+                    members[key] = [digest]
+                else:
+                    found_members.append(digest)
+                if node.source is not None:
+                    native.add(key)
+                primary = node.primary
+                if primary is not None and not derived.reasons:
+                    # The record holder as `_cohort` finds it: the least (value, observed, id) of the eligible.
+                    candidate = (primary.value, node.observed_ns, digest)
+                    held = best.get(key)
+                    if held is None or candidate < held:
+                        best[key] = candidate
             elif type(node) is not Other:
                 for index, key in self._node_index_keys(node):
                     index.setdefault(key, set()).add(digest)
@@ -361,17 +414,51 @@ class Graph:
             published_in,
             honoured_commits,
         )
-        self.unpublished.update(d for d in self.nodes if d not in published_in)
-        members: dict[str, list[str]] = {}
-        for run in [n for n in self.nodes.values() if type(n) is Run]:
-            facts = self._facts(run)
-            self.facts[run.digest] = facts
-            for index, key in self._fact_index_keys(facts):
-                index.setdefault(key, set()).add(run.digest)
-            if facts.cohort is not None:
-                members.setdefault(facts.cohort, []).append(run.digest)
+        nodes = self.nodes
+        if isinstance(nodes, dict) and isinstance(published_in, dict):
+            self.unpublished.update(nodes.keys() - published_in.keys())
+        else:
+            self.unpublished.update(d for d in nodes if d not in published_in)
+        streamed, self._streamed = self._streamed, None
+        changed: set[str] = set()  # cohorts whose runs' standing differs from what `take` assumed
+        if streamed is None or streamed.underived:
+            if streamed is not None:  # some run was taken before a node it references: derive them all here
+                self.facts.clear()
+                for name in _FACT_INDEXES:
+                    self.runs_by[name].clear()
+                streamed = None
+            members: dict[str, list[str]] = {}
+            for run in [n for n in nodes.values() if type(n) is Run]:
+                facts = self._facts(run)
+                self.facts[run.digest] = facts
+                self._index_new_facts(run.digest, facts)
+                if facts.cohort is not None:
+                    members.setdefault(facts.cohort, []).append(run.digest)
+        else:
+            # `take` derived every run as published, by its own source, with no overlay: revisit the
+            # runs for which that is not so (their cohort is the same: it depends on the nodes alone).
+            members = streamed.members
+            revisit = {d for d in self.unpublished if type(nodes[d]) is Run}
+            revisit.update(streamed.sourceless)
+            for name in ("retractions", "supersessions", "verifications"):
+                revisit.update(d for d in self.overlays[name] if type(nodes.get(d)) is Run)
+            for digest in revisit:
+                node = nodes[digest]
+                assert isinstance(node, Run)
+                old, new = self.facts[digest], self._facts(node)
+                if new != old:
+                    self._index_facts(digest, old, remove=True)
+                    self._index_new_facts(digest, new)
+                    self.facts[digest] = new
+                    if new.cohort is not None:
+                        changed.add(new.cohort)
         for key, digests in members.items():
-            cohort = self._cohort(key, sorted(digests))
+            digests.sort()
+            if streamed is None or key in changed:
+                cohort = self._cohort(key, digests)
+            else:
+                held = streamed.best.get(key)
+                cohort = self._cohort(key, digests, (key in streamed.native, None if held is None else held[1]))
             self.cohorts[key] = cohort
             for index, value in self._cohort_index_keys(cohort):
                 index.setdefault(value, set()).add(key)
@@ -559,6 +646,11 @@ class Graph:
     def _unindex(self, node: Node) -> None:
         self._index(node, remove=True)
 
+    def _index_new_facts(self, run: str, facts: RunFacts) -> None:
+        """Add a run's facts to the fact indexes of a graph being built (every set is its own)."""
+        for index, key in self._fact_index_keys(facts):
+            index.setdefault(key, set()).add(run)
+
     def _index_facts(self, run: str, facts: RunFacts, remove: bool = False) -> None:
         for index, key in self._fact_index_keys(facts):
             self._edit(index, key, run, remove)
@@ -613,6 +705,42 @@ class Graph:
 
     def _facts(self, run: Run) -> RunFacts:
         """A run's facts except its rank (which needs its whole cohort)."""
+        static = self._static_facts(run)
+        assert static is not None
+        return self._with_standing(run, static)
+
+    def _static_facts(self, run: Run, *, complete: bool = True) -> RunFacts | None:
+        """What a run's facts owe to the nodes alone: its facts as if main had published it, by its
+        own source, and no overlay counted for it (`_with_standing` makes them true).
+
+        `complete=False`: None when a node the run references is not taken yet (it may come later).
+        """
+        nodes, primary = self.nodes, run.primary
+        # The common case, every referenced node present and of its kind, costs a few lookups: what
+        # the workload, protocol and environment decide (the cohort key, operation, GPU keys) is
+        # shared by a cohort's runs (3.6 a cohort at 10x) and made once per change by the long way.
+        shared = self._memo.get(
+            ("static", run.workload, run.protocol, run.environment, primary[:3] if primary else None)
+        )
+        implementation = nodes.get(run.implementation)
+        if shared is not None and type(implementation) is Implementation:
+            standing = _STANDING.get(
+                (run.status, primary is not None, implementation.source_available, run.raw_evidence)
+            )
+            if standing is not None:
+                key, operation, gpu = shared
+                warnings: tuple[str, ...] = (primary.note,) if primary is not None and primary.note else ()
+                mismatch = operation_mismatch_digests(implementation.operation, operation)
+                if mismatch:
+                    warnings = (
+                        *warnings,
+                        f"operation-mismatch: {mismatch} (an upstream data error, kept as published)",
+                    )
+                return RunFacts(key, standing[0], standing[1], warnings, run.source, None, None, operation, gpu)
+        return self._static_facts_in_full(run, complete)
+
+    def _static_facts_in_full(self, run: Run, complete: bool) -> RunFacts | None:
+        """`_static_facts` the long way, for any run (and remembering what its cohort's runs share)."""
         nodes = self.nodes
         workload = nodes.get(run.workload)
         implementation = nodes.get(run.implementation)
@@ -624,6 +752,8 @@ class Graph:
             and isinstance(environment, Environment)
             and isinstance(nodes.get(run.protocol), Protocol)
         ):
+            if not complete:
+                return None
             for role, digest, wanted in (
                 ("implementation", run.implementation, Implementation),
                 ("workload", run.workload, Workload),
@@ -647,53 +777,91 @@ class Graph:
                 mismatch = operation_mismatch_digests(implementation.operation, workload.operation)
                 if mismatch:
                     warnings.append(f"operation-mismatch: {mismatch} (an upstream data error, kept as published)")
+        trust = trust_of(
+            independent_verifications=0,
+            source_available=isinstance(implementation, Implementation) and implementation.source_available,
+            raw_evidence=run.raw_evidence,
+        )
+        reasons = eligibility_reasons(
+            published=True,
+            status=run.status,
+            retracted=False,
+            superseded=False,
+            has_primary=run.primary is not None and key is not None,
+        )
+        gpu = self._gpu(run.environment, environment)
+        if (
+            isinstance(workload, Workload)
+            and isinstance(environment, Environment)
+            and isinstance(nodes.get(run.protocol), Protocol)
+        ):
+            primary = run.primary
+            shared = ("static", run.workload, run.protocol, run.environment, primary[:3] if primary else None)
+            self._memo[shared] = (key, operation, gpu)
+            if isinstance(implementation, Implementation):
+                standing = (run.status, primary is not None, implementation.source_available, run.raw_evidence)
+                _STANDING.setdefault(standing, (reasons, trust))
+        return RunFacts(
+            key,
+            reasons,
+            trust,
+            tuple(warnings) if warnings else (),
+            run.source,
+            None,
+            None,
+            operation,
+            gpu,
+        )
+
+    def _with_standing(self, run: Run, static: RunFacts) -> RunFacts:
+        """`static` (`_static_facts`) completed with the publication record and the overlays that count."""
+        digest = run.digest
+        published = digest in self.published_in
+        retractions = self.overlays["retractions"].get(digest)
+        supersessions = self.overlays["supersessions"].get(digest)
+        verifications = self.overlays["verifications"].get(digest)
+        if published and run.source is not None and not (retractions or supersessions or verifications):
+            return static
+        nodes = self.nodes
         retraction = superseded_by = None
         runners: set[str] = set()
-        if self.overlays["retractions"]:
-            retractions = self._earliest(self.overlays["retractions"].get(run.digest, ()))
-            retraction = next((d for d in retractions if self.honoured(nodes[d])), None)
-        if self.overlays["supersessions"]:
+        if retractions:
+            retraction = next((d for d in self._earliest(retractions) if self.honoured(nodes[d])), None)
+        if supersessions:
             superseded_by = next(
                 (
                     overlay.run
-                    for d in self._earliest(self.overlays["supersessions"].get(run.digest, ()))
+                    for d in self._earliest(supersessions)
                     if isinstance(overlay := nodes[d], Supersession)
                     and self.honoured(overlay)
                     and isinstance(nodes.get(overlay.run), Run)
                 ),
                 None,
             )
-        if self.overlays["verifications"]:
+        if verifications:
             runners = {
                 overlay.runner
-                for d in self.overlays["verifications"].get(run.digest, ())
+                for d in verifications
                 if isinstance(overlay := nodes[d], Verification) and self.honoured(overlay)
             }
+        implementation = nodes.get(run.implementation)
         trust = trust_of(
             independent_verifications=len(runners),
             source_available=isinstance(implementation, Implementation) and implementation.source_available,
             raw_evidence=run.raw_evidence,
         )
         reasons = eligibility_reasons(
-            published=run.digest in self.published_in,
+            published=published,
             status=run.status,
             retracted=retraction is not None,
             superseded=superseded_by is not None,
-            has_primary=run.primary is not None and key is not None,
+            has_primary=run.primary is not None and static.cohort is not None,
         )
         source = run.source
-        if source is None and run.digest in self.published_in:
-            source = self.mainline.sources[self.published_in[run.digest]]
-        return RunFacts(
-            key,
-            reasons,
-            trust,
-            tuple(warnings) if warnings else (),
-            source,
-            retraction,
-            superseded_by,
-            operation,
-            self._gpu(run.environment, environment),
+        if source is None and published:
+            source = self.mainline.sources[self.published_in[digest]]
+        return static._replace(
+            reasons=reasons, trust=trust, source=source, retraction=retraction, superseded_by=superseded_by
         )
 
     def _gpu(self, digest: str, environment: Node | None) -> tuple[str, ...]:
@@ -703,20 +871,16 @@ class Graph:
             found = self._memo[memo] = gpu_keys(environment)
         return found
 
-    def _cohort(self, key: str, members: list[str]) -> Cohort:
-        """A cohort's identity and membership; its ranking and ledger are computed on first use."""
-        first = self.nodes[members[0]]
-        assert isinstance(first, Run)
-        workload = self.nodes[first.workload]
-        assert isinstance(workload, Workload)
-        nodes = self.nodes
+    def _summary(self, members: list[str]) -> tuple[bool, int | None]:
+        """Whether a member is source-native, and when the record holder took the record (ns; None:
+        no record; -1: ask the ledger).
+
+        The record holder without the ledger: with no retracted member, the ledger's last event is
+        the first run, in (observedAt, id) order, with the lowest value: the least of
+        (value, observed_ns, id). A retracted member can hand the record over: ask the ledger then."""
+        nodes, facts = self.nodes, self.facts
         source_native = any(nodes[d].source is not None for d in members)  # type: ignore[union-attr]
-        # The record holder without the ledger: with no retracted member, the ledger's last event is
-        # the first run, in (observedAt, id) order, with the lowest value: the least of
-        # (value, observed_ns, id). A retracted member can hand the record over: ask the ledger then.
-        facts = self.facts
         best: tuple[float, int, str] | None = None
-        holder_ns: int | None = None
         for digest in members:
             run = nodes[digest]
             primary = run.primary  # type: ignore[union-attr]
@@ -728,10 +892,23 @@ class Graph:
                 if best is None or candidate < best:
                     best = candidate
             elif found.retraction is not None and found.reasons == ("RETRACTED",):
-                holder_ns = -1
-                break
+                return source_native, -1
+        return source_native, None if best is None else best[1]
+
+    def _cohort(self, key: str, members: list[str], summary: tuple[bool, int | None] | None = None) -> Cohort:
+        """A cohort's identity and membership; its ranking and ledger are computed on first use.
+
+        `summary`: (whether a member is source-native, when the record holder took the record), when
+        the caller already knows them from the members (`take` while streaming, no member retracted)."""
+        first = self.nodes[members[0]]
+        assert isinstance(first, Run)
+        workload = self.nodes[first.workload]
+        assert isinstance(workload, Workload)
+        nodes = self.nodes
+        if summary is not None:
+            source_native, holder_ns = summary
         else:
-            holder_ns = None if best is None else best[1]
+            source_native, holder_ns = self._summary(members)
         return Cohort(
             key,
             SOURCE_NATIVE if source_native else STRICT_EXACT,
@@ -806,8 +983,8 @@ class Graph:
         named = sorted(d for d in self.named(text) if self.nodes[d].kind in kinds)
         if len(named) == 1:
             return self.nodes[named[0]]
-        if named:
-            raise AmbiguousName(ident, named)
+        if named:  # each with its kind: `kind` (or a typed lookup) is the other way out
+            raise AmbiguousName(ident, named, [f"{self.nodes[d].kind} {d}" for d in named])
         return None
 
     def find_cohort(self, key: str) -> Cohort | None:
@@ -861,3 +1038,17 @@ def _edit_name(index: MutableMapping[str, str | tuple[str, ...]], key: str, valu
         index.pop(key, None)
     else:
         index[key] = current[0] if len(current) == 1 else current
+
+
+@dataclass(eq=False)
+class _Streamed:
+    """What `Graph.take(derive_runs=True)` derived of the runs as they arrived, for `derive`: each
+    cohort's members, which cohorts have a source-native member, each cohort's least (value,
+    observed_ns, id) of its eligible runs, the runs whose source falls back to their publishing
+    commit, and whether some run came before a node it references (then `derive` does it all)."""
+
+    members: dict[str, list[str]] = field(default_factory=dict)
+    native: set[str] = field(default_factory=set)
+    best: dict[str, tuple[float, int, str]] = field(default_factory=dict)
+    sourceless: list[str] = field(default_factory=list)
+    underived: bool = False

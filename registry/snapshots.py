@@ -15,12 +15,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from sys import intern
 
 import orjson
 
 from registry.append_only import first_violation
+from registry.decode import decode
 from registry.errors import RegistryError, RevisionNotFound
 from registry.graph import Graph, Mainline
 from registry.integrity import (
@@ -31,9 +33,9 @@ from registry.integrity import (
     record_path,
     verify_commit,
 )
-from registry.kinds import KIND_BY_FOLDER
+from registry.kinds import KIND_BY_FOLDER, KINDS
 from registry.members import layered_over
-from registry.nodes import Node, Retraction, Supersession, Verification, extract
+from registry.nodes import Node, Retraction, Supersession, Verification
 from registry.provenance import SignatureCheck
 from registry.review import check_range
 from registry.store import Entry, GitStore, TreeChange
@@ -88,10 +90,9 @@ def publication_of(
 ) -> Publication:
     """Replay main's first-parent history up to `head`, reusing `previous` when head extends it.
 
-    Each commit is compared with its first parent one fan-out tree at a time: unchanged
-    subtrees (same id) are skipped, and a changed one contributes the names it has and its
-    predecessor lacked. The cost follows the subtrees the history touched, not every file of
-    every commit.
+    Which manifest files each commit added to its first parent comes from one `git log` of the
+    new commits (`GitStore.added_manifest_names`): git diffs each commit in C, skipping equal
+    subtrees, so the cost follows what the history added, and Python makes one pass over the names.
     """
     known = previous.mainline.commits[-1] if previous and previous.mainline.commits else None
     chain = store.first_parents(head, stop=known)[::-1]
@@ -106,54 +107,27 @@ def publication_of(
                 first.setdefault(digest, position)
         return Publication(previous.mainline.extended([head], [info.committer.time], [info.trailer("Source")]), first)
     if previous is not None and known is not None and chain[0] == known:
-        first, mainline, new = dict(previous.first), previous.mainline, chain[1:]
-        folders, fans = _fan_out(store, known)
+        mainline, new, stop = previous.mainline, chain[1:], known
     else:
-        first, mainline, new = {}, Mainline.of((), (), ()), chain
-        folders, fans = {}, {}
-    names: dict[str, set[bytes]] = {}  # the fan-out trees' names as last read, so each version is read once
+        mainline, new, stop = Mainline.of((), (), ()), chain, None
+    added = store.added_manifest_names(head, stop=stop)
     offset = len(mainline.commits)
     times, sources = [], []
-    for index, commit in enumerate(new):
+    found: dict[str, int] = {}
+    # Newest first, each commit's names overwriting a later one's: a manifest keeps the first commit
+    # that added it (removed and added again, it was published the first time).
+    for index in range(len(new) - 1, -1, -1):
+        names = added.get(new[index])
+        if names:
+            # Interned: the nodes' digests are the same strings (120 bytes a manifest saved).
+            found.update(zip(map(intern, map("sha256:".__add__, names)), repeat(offset + index)))
+    if previous is not None and stop is not None:
+        found.update(previous.first)  # published before: kept as it was
+    for commit in new:
         info = store.commit_info(commit)
         times.append(info.committer.time)
         sources.append(info.trailer("Source"))
-        for mode, folder, folder_tree in store.tree_entries(store.tree_id(commit)):
-            if mode != _TREE_MODE or folder not in KIND_BY_FOLDER or folders.get(folder) == folder_tree:
-                continue
-            folders[folder] = folder_tree
-            for fan_mode, fan, fan_tree in store.tree_entries(folder_tree):
-                key = folder + "/" + fan
-                before = fans.get(key)
-                if fan_mode != _TREE_MODE or before == fan_tree:
-                    continue
-                fans[key] = fan_tree
-                current = store.fan_out_names(fan_tree)
-                previous_names = names.get(key)
-                if previous_names is None and before is not None:
-                    previous_names = store.fan_out_names(before)
-                names[key] = current
-                for name in current - previous_names if previous_names else current:
-                    if len(name) == 69 and name.endswith(b".json"):
-                        # Interned: the nodes' digests are the same strings (120 bytes a manifest saved).
-                        first.setdefault(intern("sha256:" + name[:64].decode()), offset + index)
-    return Publication(mainline.extended(new, times, sources), first)
-
-
-_TREE_MODE = 0o040000
-
-
-def _fan_out(store: GitStore, commit: str) -> tuple[dict[str, str], dict[str, str]]:
-    """The ids of a commit's kind folders and of their fan-out subtrees."""
-    folders: dict[str, str] = {}
-    fans: dict[str, str] = {}
-    for mode, folder, folder_tree in store.tree_entries(store.tree_id(commit)):
-        if mode == _TREE_MODE and folder in KIND_BY_FOLDER:
-            folders[folder] = folder_tree
-            for fan_mode, fan, fan_tree in store.tree_entries(folder_tree):
-                if fan_mode == _TREE_MODE:
-                    fans[folder + "/" + fan] = fan_tree
-    return folders, fans
+    return Publication(mainline.extended(new, times, sources), found)
 
 
 def _digest_of_path(path: str) -> str | None:
@@ -178,16 +152,21 @@ def load_nodes(store: GitStore, entries: Sequence[Entry]) -> list[Node]:
     """Read and extract some manifests (no validation: every file was validated when written,
     and its path names its digest)."""
     return [
-        extract(entry.kind, entry.digest, entry.oid, orjson.loads(data))
+        decode(entry.kind, entry.digest, entry.oid, data)
         for entry, data in zip(entries, store.read_blobs([e.oid for e in entries]), strict=True)
     ]
 
 
 def stream_nodes(store: GitStore, commit: str) -> Iterator[Node]:
-    """Every manifest at `commit` as a node, while git is still reading the rest."""
-    loads = orjson.loads
-    for kind, digest, oid, data in store.manifests_with_bytes(commit):
-        yield extract(kind, digest, oid, loads(data))
+    """Every manifest at `commit` as a node, while git is still reading the rest: every other kind
+    first, then the runs, so that a run's facts can be derived as it arrives (`Graph.take`)."""
+    for folders in _STREAM_ORDER:
+        for kind, digest, oid, data in store.manifests_with_bytes(commit, folders):
+            yield decode(kind, digest, oid, data)
+
+
+_RUNS_FOLDER = KINDS["BenchmarkRun"].folder
+_STREAM_ORDER = (sorted(set(KIND_BY_FOLDER) - {_RUNS_FOLDER}), [_RUNS_FOLDER])
 
 
 def overlay_commits(
@@ -234,7 +213,7 @@ def build_graph(
         worker.start()
     with gc_paused():
         graph = Graph.loading(commit, info.committer.time)
-        graph.take(stream_nodes(store, commit))
+        graph.take(stream_nodes(store, commit), derive_runs=True)
         if worker is not None:
             worker.join()
             found = replay[0]

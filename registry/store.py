@@ -21,6 +21,7 @@ import re
 import secrets
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -73,6 +74,10 @@ _WRITER_WAIT_SECONDS = 120.0  # a bulk import holds the lock for seconds; past t
 _STALE_GIT_LOCKS = ("HEAD.lock", "packed-refs.lock", "index.lock", "config.lock")
 _STALE_LOCK_SECONDS = 2.0  # git's own commands hold a ref lock for milliseconds
 _PULL_HEAD = re.compile(r"refs/pull/[0-9]+/head")  # a forge's pull request (registry/mirror.py fetches them)
+# A manifest file in `git log -z --name-only` output: `<kind-folder>/<fan>/<64 characters>.json`, each
+# path after a NUL (and the first after a newline), as the publication replay reads fan-out trees.
+_KIND_FOLDERS = "|".join(map(re.escape, sorted(KIND_BY_FOLDER)))
+_ADDED_NAME = re.compile(rf"(?:^|\0)\n?(?:{_KIND_FOLDERS})/[^/\0]+/([^/\0]{{64}})\.json(?=\0|\n|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +274,45 @@ class GitStore:
             obj = self._commit(current)
             current = str(obj.parent_ids[0]) if obj.parent_ids else None
         return chain
+
+    def added_manifest_names(self, commit: str, *, stop: str | None = None) -> dict[str, list[str]]:
+        """commit id -> the names (`<64 hex>` of `<kind-folder>/<fan>/<64 hex>.json`) of the manifest
+        files each commit of `commit`'s first-parent history added to its first parent's tree, for
+        the commits after `stop` (all of them without it; the root's files count as added). Commits
+        that added none may be missing.
+
+        One `git log` computes every diff in C, skipping equal subtrees: a cold build's publication
+        record costs one pass of Python over the names, not a read of each changed fan-out tree.
+
+        Raises:
+            StoreCorrupt: git could not walk the history.
+        """
+        span = commit if stop is None else f"{stop}..{commit}"
+        result = self._git_to_file(
+            "-c",
+            "log.showRoot=true",
+            "log",
+            "-z",
+            "--first-parent",
+            "--diff-merges=first-parent",
+            "--no-renames",
+            "--diff-filter=A",
+            "--no-show-signature",
+            "--no-color",
+            "--format=%x01%H",
+            "--name-only",
+            span,
+            "--",
+            check=False,
+        )
+        if result.returncode != 0:
+            raise StoreCorrupt(commit, f"git log failed: {result.stderr.decode(errors='replace').strip()}")
+        text = result.stdout.decode("utf-8", errors="surrogateescape")
+        found: dict[str, list[str]] = {}
+        for section in text.split("\x01")[1:]:
+            commit_id, _, paths = section.partition("\0")
+            found[commit_id] = _ADDED_NAME.findall(paths)
+        return found
 
     def commit_info(self, commit: str) -> CommitInfo:
         """Who, when and why of one commit, with its trailers and raw SSH signature, if any."""
@@ -475,6 +519,7 @@ class GitStore:
             lister.stdout.close()  # cat-file holds it now; ls-tree sees SIGPIPE if cat-file dies
         assert reader.stdout is not None
         out = reader.stdout
+        _widen_pipe(out.fileno())
         kinds = {folder.encode(): info.name for folder, info in KIND_BY_FOLDER.items()}
         readline, read = out.readline, out.read
         missing: list[str] = []
@@ -534,6 +579,7 @@ class GitStore:
         assert process.stdin is not None
         assert process.stdout is not None
         stdin, out = process.stdin, process.stdout
+        _widen_pipe(out.fileno())
 
         def feed() -> None:  # a thread: git answers while we still ask, and pipes hold 64 KB
             try:
@@ -902,6 +948,24 @@ class GitStore:
             "lock, keeps holding it)"
         )
 
+    def _git_to_file(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        """`_git` for a large output read by a thread while another one works: git writes to an
+        unlinked temporary file and this thread reads it in one call once git is done.
+
+        Reading a pipe takes the GIL back after each 32 KB read, and a thread waiting for it
+        waits up to the switch interval each time while the other thread computes: during a
+        cold build at 10x (19 MB of `git log`), ~600 waits that slowed both threads by seconds.
+        """
+        env = {**os.environ, "GIT_DIR": str(self.git_dir), "GIT_TERMINAL_PROMPT": "0"}
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            process = subprocess.run(["git", *args], stdout=out, stderr=err, env=env, check=False)
+            out.seek(0)
+            err.seek(0)
+            result = subprocess.CompletedProcess(process.args, process.returncode, out.read(), err.read())
+        if check and result.returncode != 0:
+            raise RegistryError(f"git {args[0]} failed: {result.stderr.decode(errors='replace').strip()}")
+        return result
+
     def _git(
         self, *args: str, stdin: bytes | None = None, check: bool = True, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[bytes]:
@@ -931,6 +995,21 @@ class _TreeLookup:
             if entry is not None:
                 return orjson.loads(self._store.read_blob(str(entry.id)))  # type: ignore[no-any-return]
         return None
+
+
+_PIPE_BYTES = 1 << 20
+
+
+def _widen_pipe(fd: int) -> None:
+    """Let git write up to 1 MB ahead of the reader (Linux; elsewhere, or past the system's
+    limit, the pipe keeps its size).
+
+    With the default 64 KB, git stops each time this process is busy with ~45 manifests and
+    both wait on each other by turns (a 10x cold build: 7.5 s of stream and indexing, against
+    5.3 s with 1 MB, the same CPU): the overlap the stream is read for is lost.
+    """
+    with contextlib.suppress(AttributeError, OSError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
 
 
 def _alive(pid: int) -> bool:

@@ -78,3 +78,21 @@ def test_the_benchmark_harness_runs_end_to_end(tmp_path: Path) -> None:
     assert "| `cold_build_1x` |" in run.stdout  # the table a person reads
     # It measured its own clone of the registry (the warm start left its cache there, not beside ours).
     assert (tmp_path / "cache" / "x1-seed7" / "manifests.git.graphcache").exists()
+
+
+@pytest.mark.slow
+def test_rows_and_scales_measure_only_what_is_asked(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    env = {**os.environ, "BENCH_CACHE": str(tmp_path / "cache")}
+    env.pop("KERNELINDEX_REPO", None)
+    command = [sys.executable, "-m", "bench", "--smoke", "--json", str(out), "--rows", "rss", "--scales", "1"]
+    run = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert {item["name"] for item in json.loads(out.read_text())} == {"rss_1x", "records_first_1x"}
+
+
+def test_an_unknown_row_family_is_refused_with_the_known_ones() -> None:
+    command = [sys.executable, "-m", "bench", "--smoke", "--rows", "cold_build,rsss"]
+    run = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 2
+    assert "unknown rsss" in run.stderr and "cold_build, integrity, rss" in run.stderr

@@ -328,7 +328,7 @@ def test_show_json(filled: Path, runner: CliRunner) -> None:
     [
         ("no-such-name", "manifest not found: 'no-such-name'"),
         ("sha256:" + "0" * 64, "manifest not found"),
-        ("0123456789a", "manifest not found"),  # 11 hex digits: too short to be a prefix
+        ("0123456789a", "names no manifest, and as a digest prefix it is too short"),  # 11 hex digits
     ],
 )
 def test_show_not_found(filled: Path, runner: CliRunner, ident: str, message: str) -> None:
@@ -378,7 +378,7 @@ def test_show_the_integrity_warning_of_an_upstream_mismatch(runner: CliRunner) -
     warnings = [line for line in result.stdout.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1
     assert "operation-mismatch: implementation is for operation sha256:" in warnings[0]
-    assert "(an upstream data error; imported as published)" in warnings[0]
+    assert "(an upstream data error, kept as published)" in warnings[0]  # as the API and the run page say it
     report = json.loads(_run(runner, "show", MISMATCHED_RUN[7:19], "--repo", EMBEDDED_REPO, "--json").stdout)
     assert report["digest"] == MISMATCHED_RUN
     assert report["published"]["source"] == "flashinfer-bench"

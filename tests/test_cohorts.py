@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+import re
 import string
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -350,3 +352,39 @@ def test_runs_observed_after_a_retraction_compete_with_the_new_holder() -> None:
 )
 def test_instant_ns(text: str, ns: int) -> None:
     assert instant_ns(text) == ns
+
+
+def _instant_ns_by_datetime(text: str) -> int:
+    """The definition instant_ns keeps: `fromisoformat` of the instant without its fraction."""
+    head, dot, rest = text.rstrip("Z").partition(".")
+    seconds = int(datetime.fromisoformat(head + "+00:00").timestamp())
+    return seconds * 1_000_000_000 + int((rest + "000000000")[:9] if dot else "0")
+
+
+@given(
+    st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59)),
+    st.sampled_from(["", ".", ".5", ".123456789", ".1234567891"]),
+)
+def test_instant_ns_equals_fromisoformat_on_any_instant(when: datetime, fraction: str) -> None:
+    text = (
+        when.strftime("%Y-%m-%dT%H:%M:%S")
+        if when.year >= 1000
+        else f"{when.year:04d}" + when.strftime("-%m-%dT%H:%M:%S")
+    )
+    text += fraction + "Z"
+    assert instant_ns(text) == _instant_ns_by_datetime(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["2026-02-30T00:00:00Z", "2026-06-07T24:00:00Z", "2026-06-07T12:60:00Z", "2026-06-07T12:00:60Z",
+     "2026-06-07T1٢:00:00Z", "2026-06-07T12-00-00Z", "2026-06-07 12:00:00Z", "2026-06-07T12:00:00+02:00Z"],
+)  # fmt: skip
+def test_instant_ns_refuses_what_fromisoformat_refuses(text: str) -> None:
+    try:
+        expected = _instant_ns_by_datetime(text)
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=re.escape(str(exc))):
+            instant_ns(text)
+    else:
+        assert instant_ns(text) == expected

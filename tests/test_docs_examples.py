@@ -40,7 +40,9 @@ ELLIPSIS = "…"
 ANY = "\0any"  # `{…}` in a shown answer: any value
 MORE = "\0more"  # a bare `…` closing a shown list: the real list may go on
 # Commands a console block may run: they read the registry and the files named, and write no registry.
-READ_ONLY = {"digest", "validate", "show", "cite", "log", "schema", "new", "lookup"}
+READ_ONLY = {"digest", "validate", "show", "cite", "log", "schema", "new", "lookup"} | {
+    *("search", "runs", "records", "compare", "changes", "gpus", "models", "serving", "resolve")
+}
 WALKTHROUGH = PROJECT_ROOT / "docs" / "contributing.md"
 """The page whose console blocks are one session in a contributor's clone (`test_the_walkthrough_runs_as_shown`)."""
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from graph_equality import assert_same_graph
 from helpers import basic_scenario, commit_manifests, make_attestation, make_retraction, make_run, make_supersession
 
 import registry
@@ -33,34 +34,11 @@ def _later_run() -> dict[str, Any]:
     )
 
 
-def _sets(indexes: dict[str, Any]) -> dict[str, dict[str, set[str]]]:
-    return {name: {key: set(members) for key, members in index.items()} for name, index in indexes.items()}
-
-
-def _assert_same(graph: Graph, again: Graph) -> None:
-    assert again.commit == graph.commit and again.committed_at == graph.committed_at
-    assert again.position == graph.position and again.honoured_commits == graph.honoured_commits
-    assert dict(again.published_in) == dict(graph.published_in)
-    assert again.nodes == graph.nodes
-    assert {d: type(node) for d, node in again.nodes.items()} == {d: type(node) for d, node in graph.nodes.items()}
-    assert again.facts == graph.facts
-    assert again.names == graph.names and again.unpublished == graph.unpublished
-    for name in ("runs_by", "cohorts_by", "children", "overlays"):
-        assert _sets(getattr(again, name)) == _sets(getattr(graph, name)), name
-    assert again.cohorts.keys() == graph.cohorts.keys()
-    for key, cohort in graph.cohorts.items():
-        restored = again.cohorts[key]
-        assert restored.members == cohort.members and restored.gpu == cohort.gpu
-        assert restored.ranked(again) == cohort.ranked(graph), key
-        assert restored.events(again) == cohort.events(graph), key
-    assert again.records == graph.records
-
-
 @pytest.mark.slow  # the whole embedded registry, built then read back
 def test_the_embedded_registry_reads_back_as_the_same_graph(embedded: registry.GitStore) -> None:
     graph, publication = _built(embedded)
     again, republished = graphcache.decode(graphcache.encode(graph, publication))
-    _assert_same(graph, again)
+    assert_same_graph(graph, again)
     assert republished.first == publication.first
     assert republished.mainline.commits == publication.mainline.commits
     assert republished.mainline.times == publication.mainline.times
@@ -76,7 +54,7 @@ def test_a_graph_with_lifecycle_overlays_reads_back_the_same(basic_store: regist
     graph, publication = _built(basic_store)
     assert all(graph.overlays[name] for name in ("attestations", "retractions", "supersessions"))
     again, _ = graphcache.decode(graphcache.encode(graph, publication))
-    _assert_same(graph, again)
+    assert_same_graph(graph, again)
 
 
 def test_a_saved_cache_loads_while_main_contains_it(basic_store: registry.GitStore) -> None:
@@ -186,7 +164,7 @@ def test_a_graph_moved_from_a_cached_one_is_the_graph_built_from_scratch(
     moved.prepare()
     built, _ = build_graph(basic_store, head)
     built.prepare()
-    _assert_same(built, moved)
+    assert_same_graph(built, moved)
 
 
 @pytest.mark.parametrize("where", [0.3, 0.6, 0.95])
@@ -210,4 +188,4 @@ def test_materialize_decodes_every_bucket(basic_store: registry.GitStore, tmp_pa
     assert all(isinstance(m, LazyMap) and not any(m._loaded) for m in lazy)
     graphcache.materialize(again, republished)
     assert all(isinstance(m, LazyMap) and all(m._loaded) for m in lazy)
-    _assert_same(graph, again)
+    assert_same_graph(graph, again)

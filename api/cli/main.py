@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import typer
 
-from api.cli import checking, citing, exporting, lookup, reading, schemas, serving, sources, writing
+from api.cli import (
+    browsing,
+    checking,
+    citing,
+    exporting,
+    lookup,
+    reading,
+    resolving,
+    schemas,
+    serving,
+    sources,
+    writing,
+)
 from api.cli.console import err
 from api.cli.stores import read_settings
 
@@ -23,6 +35,8 @@ import_app: typer.Typer = typer.Typer(
 )
 app.add_typer(import_app, name="import")
 app.add_typer(lookup.app, name="lookup")
+app.add_typer(resolving.serving_app, name="serving")
+app.add_typer(resolving.resolve_app, name="resolve")
 
 # In the order `kernelindex --help` lists them.
 app.command()(writing.init)
@@ -33,6 +47,13 @@ app.command()(checking.validate)
 app.command()(writing.add)
 app.command()(reading.show)
 app.command()(reading.log)
+app.command()(browsing.search)
+app.command()(browsing.runs)
+app.command()(browsing.records)
+app.command()(browsing.compare)
+app.command()(browsing.changes)
+app.command()(browsing.gpus)
+app.command()(browsing.models)
 app.command()(serving.serve)
 app.command()(exporting.export)
 app.command()(serving.mcp)

@@ -12,8 +12,11 @@ __all__ = [
     "AtOption",
     "AuthorOption",
     "BranchOption",
+    "CursorOption",
     "DryRunOption",
     "JsonOption",
+    "JsonlOption",
+    "LimitOption",
     "OutOption",
     "RepoOption",
     "SignOption",
@@ -32,7 +35,11 @@ RepoOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 ApiOption = Annotated[
     str | None,
-    typer.Option("--api", help="Ask a served registry (https://registry.example) instead of reading one locally."),
+    typer.Option(
+        "--api",
+        envvar="KERNELINDEX_API",
+        help="Ask a served registry (https://registry.example; default $KERNELINDEX_API) instead of a local one.",
+    ),
 ]
 AtOption = Annotated[str | None, typer.Option("--at", help="A commit, branch or tag (default: main).")]
 TrustRootOption = Annotated[
@@ -60,3 +67,23 @@ SignOption = Annotated[
     bool, typer.Option("--sign", "-S", help="SSH-sign the commit: imports of registered sources are maintainers'.")
 ]
 SigningKeyOption = Annotated[Path | None, typer.Option(help="SSH key for --sign (default: user.signingkey).")]
+
+# What every read command takes to page and to choose its output (`api.cli.listing`).
+JsonlOption = Annotated[
+    bool, typer.Option("--jsonl", help="One JSON object per line (each item of the list) on stdout, for scripts.")
+]
+LimitOption = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        "-n",
+        min=0,
+        max=100,
+        help="At most this many items (0 to 100, a page; default 20).",
+        show_default=False,
+    ),
+]
+CursorOption = Annotated[
+    str | None,
+    typer.Option("--cursor", help="Continue after this cursor (the `next page` a previous page printed)."),
+]

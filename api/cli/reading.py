@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 import registry
 from api.cli.console import emit_json, guarded
-from api.cli.options import AtOption, JsonOption, RepoOption
+from api.cli.listing import cell
+from api.cli.options import ApiOption, AtOption, JsonOption, RepoOption
 from api.cli.stores import kinds, open_store, read_manifests
-from registry import lookup
 
 __all__ = ["digest", "log", "show"]
 
@@ -37,58 +37,102 @@ def show(
     ident: Annotated[str, typer.Argument(metavar="ID", help="A digest, a hex prefix (>= 12) or a metadata.name.")],
     repo: RepoOption = None,
     at: AtOption = None,
+    api: ApiOption = None,
     kind: Annotated[
         str | None, typer.Option(help="Only this kind (e.g. BenchmarkRun): names repeat across kinds.")
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Print one manifest as stored, with its publication and any integrity warnings."""
-    store = open_store(repo)
-    commit = store.resolve(at) if at else store.head()
-    if commit is None:
-        raise registry.ManifestNotFound(ident, "an empty registry")
-    found = lookup.get_manifest(store, commit, ident, kinds(kind))
-    published = lookup.publication(store, found.entry.path)
-    warnings = lookup.integrity_warnings(store, commit, found)
+    """Print one manifest as stored, with its publication; a run with its dossier (standing, cohort, leader) and
+    any integrity warnings. Asked of the query service, locally or of a served registry (`--api`)."""
+    from api.cli.ask import ask
+    from api.cli.documents import SHOW, SHOW_RUN
+
+    wanted = kinds(kind)
+    variables: dict[str, Any] = {"id": ident, **({"at": at} if at else {}), **({"kind": wanted[0]} if wanted else {})}
+    snapshot = ask(SHOW, variables, repo=repo, api=api)["registry"]
+    commit, found = snapshot["commit"]["id"], snapshot["manifest"]
+    if found is None:
+        raise registry.ManifestNotFound(ident, commit)
+    run: dict[str, Any] | None = None
+    if found["kind"] == "BenchmarkRun":  # its dossier, from the same commit
+        run = ask(SHOW_RUN, {"id": found["digest"], "at": commit}, repo=repo, api=api)["registry"]["run"]
+    provenance = found["provenance"]
+    published = (
+        None
+        if provenance is None or found["publishedAt"] is None
+        else {
+            "commit": provenance["commit"]["id"],
+            "at": found["publishedAt"],
+            "source": (provenance["source"] or {}).get("slug"),
+        }
+    )
+    warnings: list[str] = list(run["warnings"]) if run else []
     if as_json:
         emit_json(
             {
-                "kind": found.entry.kind,
-                "digest": found.entry.digest,
-                "name": found.document["metadata"]["name"],
-                "path": found.entry.path,
+                "kind": found["kind"],
+                "digest": found["digest"],
+                "name": found["name"],
+                "path": found["path"],
                 "commit": commit,
-                "published": None
-                if published is None
-                else {
-                    "commit": published.id,
-                    "at": published.committer.when_utc,
-                    "source": published.trailer("Source"),
-                },
+                "published": published,
                 "warnings": warnings,
-                "manifest": found.document,
+                "manifest": found["json"],
+                "run": run,
             }
         )
         return
     rows = [
-        ("kind", found.entry.kind),
-        ("digest", found.entry.digest),
-        ("name", found.document["metadata"]["name"]),
-        ("path", found.entry.path),
+        ("kind", found["kind"]),
+        ("digest", found["digest"]),
+        ("name", found["name"]),
+        ("path", found["path"]),
         ("at", commit),
         (
             "published",
             "no (not on main)"
             if published is None
-            else f"{published.committer.when_utc} in {published.id[:12]} "
-            f"(source: {published.trailer('Source') or 'unknown'})",
+            else f"{published['at']} in {published['commit'][:12]} (source: {published['source'] or 'unknown'})",
         ),
     ]
+    if run:
+        rows.extend(_dossier(run))
     rows.extend(("warning", w) for w in warnings)
     for key, value in rows:
-        typer.echo(f"{key + ':':<11}{value}")
+        typer.echo(f"{key + ':':<11}{cell(value)}")
     typer.echo("")
-    sys.stdout.write(found.data.decode())
+    sys.stdout.write(found["text"])
+    sys.stdout.flush()
+
+
+def _dossier(run: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The rows a run adds: its value, standing, where it ranks and what replaced it."""
+    primary = run["primary"] or {}
+    value = f"{primary['display']} ({primary['metric']}, {primary['statistic']})" if primary else None
+    cohort = run["cohort"]
+    rank = (
+        f"{run['rank']}{' (tied)' if run['tiedWithPrevious'] else ''} of {cohort['rankedCount']:,} ranked"
+        if run["rank"] is not None and cohort
+        else "unranked: " + ", ".join(run["ineligibilityReasons"] or ["-"])
+    )
+    leader = run["leader"]
+    rows: list[tuple[str, Any]] = [
+        ("status", f"{run['status']}, trust {run['trust']}"),
+        ("value", value),
+        ("rank", rank),
+        ("cohort", f"{cohort['key']} ({cohort['size']:,} runs)" if cohort else None),
+        ("leader", f"{leader['name']} ({(leader['primary'] or {}).get('display') or '-'})" if leader else None),
+        ("operation", (run["operation"] or {}).get("name")),
+        ("impl", (run["implementation"] or {}).get("name")),
+        ("gpu", (run["environment"] or {}).get("gpu")),
+        ("workload", (run["workload"] or {}).get("label")),
+    ]
+    if run["retraction"]:
+        rows.append(("retracted", run["retraction"]["reason"]))
+    if run["supersededBy"]:
+        rows.append(("superseded", f"by {run['supersededBy']['name']} ({run['supersededBy']['digest']})"))
+    return rows
 
 
 @guarded

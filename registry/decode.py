@@ -1,0 +1,268 @@
+"""Stored manifest bytes straight to nodes: the cold build's decoder.
+
+`nodes.extract` reads a node out of a parsed document; parsing the whole document first
+(`orjson.loads`) builds every dict, list and string of it, most of which the node never
+keeps. Here msgspec decodes the frequent kinds against structs that name only the fields a
+node keeps, skipping the rest of the bytes without building anything: about half the work
+per manifest, which is most of what a cold build does beyond reading git.
+
+`decode(kind, digest, oid, data)` equals `extract(kind, digest, oid, orjson.loads(data))` for
+every manifest (tests/test_decode.py holds it to that on the embedded registry): the rarer
+kinds, and any document the structs do not describe, take `extract` itself, so a malformed
+manifest fails exactly as it did.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import orjson
+
+from registry.cohorts import correctness_key, primary_from
+from registry.nodes import Implementation, Node, Operation, Project, Run, Workload, extract, first_author, instant_ns
+
+__all__ = ["decode"]
+
+_intern = sys.intern
+_UNSET = msgspec.UNSET
+_Present = msgspec.Raw | msgspec.UnsetType  # a field only tested for presence (any value, even null)
+
+
+class _Metadata(msgspec.Struct, rename="camel"):
+    name: str
+    title: Any = None
+
+
+class _ImplementationMetadata(msgspec.Struct, rename="camel"):
+    name: str
+    title: Any = None
+    labels: Any = None
+    authors: Any = None
+
+
+class _Timing(msgspec.Struct, rename="camel"):
+    primary_statistic: str
+    latency_ns: dict[str, Any]
+    raw_samples: _Present = _UNSET
+
+
+class _Evidence(msgspec.Struct, rename="camel"):
+    raw_samples: _Present = _UNSET
+    logs: _Present = _UNSET
+
+
+class _SourceNative(msgspec.Struct, rename="camel"):
+    source: str
+
+
+class _RunSpec(msgspec.Struct, rename="camel"):
+    status: str
+    observed_at: str
+    implementation_digest: str
+    workload_digest: str
+    protocol_digest: str
+    environment_digest: str
+    source_native: _SourceNative | None = None
+    timing: _Timing | None = None
+    measurements: Any = None
+    evidence: _Evidence | None = None
+
+
+class _Run(msgspec.Struct, rename="camel"):
+    metadata: _Metadata
+    spec: _RunSpec
+
+
+class _WorkloadSpec(msgspec.Struct, rename="camel"):
+    operation_spec_digest: str
+    correctness: msgspec.Raw
+
+
+class _Workload(msgspec.Struct, rename="camel"):
+    metadata: _Metadata
+    spec: _WorkloadSpec
+
+
+class _SuiteSpec(msgspec.Struct, rename="camel"):
+    operation_spec_digest: str
+    correctness: msgspec.Raw
+    cases: list[msgspec.Raw]
+
+
+class _Suite(msgspec.Struct, rename="camel"):
+    metadata: _Metadata
+    spec: _SuiteSpec
+
+
+class _ProjectRevision(msgspec.Struct, rename="camel"):
+    repository: _Present = _UNSET
+
+
+class _OperationRef(msgspec.Struct, rename="camel"):
+    spec_digest: str
+
+
+class _Callable(msgspec.Struct, rename="camel"):
+    language: str
+
+
+class _ImplementationSpec(msgspec.Struct, rename="camel"):
+    project_revision: _ProjectRevision
+    operation: _OperationRef
+    callable: _Callable
+    source: _Present = _UNSET
+
+
+class _Implementation(msgspec.Struct, rename="camel"):
+    metadata: _ImplementationMetadata
+    spec: _ImplementationSpec
+
+
+class _OperationSpec(msgspec.Struct, rename="camel"):
+    family: str
+
+
+class _Operation(msgspec.Struct, rename="camel"):
+    metadata: _Metadata
+    spec: _OperationSpec
+
+
+class _ProjectSpec(msgspec.Struct, rename="camel"):
+    name: Any
+
+
+class _Project(msgspec.Struct, rename="camel"):
+    metadata: _Metadata
+    spec: _ProjectSpec
+
+
+_CORRECTNESS: dict[bytes, str] = {}
+
+
+def _correctness(raw: msgspec.Raw) -> str:
+    """The correctness key of a workload's policy, memoized by its stored bytes: a few hundred
+    policies serve tens of thousands of workloads, and equal stored bytes are an equal value."""
+    data = bytes(raw)
+    found = _CORRECTNESS.get(data)
+    if found is None:
+        found = _CORRECTNESS[data] = correctness_key(orjson.loads(data))
+    return found
+
+
+def _run(digest: str, oid: str, data: bytes) -> Node:
+    document = _RUN(data)
+    metadata, spec = document.metadata, document.spec
+    timing, evidence, native = spec.timing, spec.evidence, spec.source_native
+    observed = spec.observed_at
+    return Run(
+        digest,
+        oid,
+        metadata.name,
+        metadata.title,
+        _intern(spec.status),
+        observed,
+        instant_ns(observed),
+        _intern(spec.implementation_digest),
+        _intern(spec.workload_digest),
+        _intern(spec.protocol_digest),
+        _intern(spec.environment_digest),
+        _intern(native.source) if native is not None else None,
+        primary_from(None if timing is None else (timing.primary_statistic, timing.latency_ns), spec.measurements),
+        (timing is not None and timing.raw_samples is not _UNSET)
+        or (evidence is not None and (evidence.raw_samples is not _UNSET or evidence.logs is not _UNSET)),
+    )
+
+
+def _workload(digest: str, oid: str, data: bytes) -> Node:
+    document = _WORKLOAD(data)
+    spec = document.spec
+    return Workload(
+        digest,
+        oid,
+        document.metadata.name,
+        document.metadata.title,
+        False,
+        _intern(spec.operation_spec_digest),
+        _correctness(spec.correctness),
+        1,
+    )
+
+
+def _suite(digest: str, oid: str, data: bytes) -> Node:
+    document = _SUITE(data)
+    spec = document.spec
+    return Workload(
+        digest,
+        oid,
+        document.metadata.name,
+        document.metadata.title,
+        True,
+        _intern(spec.operation_spec_digest),
+        _correctness(spec.correctness),
+        len(spec.cases),
+    )
+
+
+def _implementation(digest: str, oid: str, data: bytes) -> Node:
+    document = _IMPLEMENTATION(data)
+    metadata, spec = document.metadata, document.spec
+    labels = metadata.labels or {}
+    return Implementation(
+        digest,
+        oid,
+        metadata.name,
+        metadata.title,
+        _intern(spec.operation.spec_digest),
+        labels.get("project"),
+        spec.project_revision.repository is not _UNSET or spec.source is not _UNSET,
+        _intern(spec.callable.language),
+        first_author(metadata.authors),
+    )
+
+
+def _operation(digest: str, oid: str, data: bytes) -> Node:
+    document = _OPERATION(data)
+    return Operation(digest, oid, document.metadata.name, document.metadata.title, _intern(document.spec.family))
+
+
+def _project(digest: str, oid: str, data: bytes) -> Node:
+    document = _PROJECT(data)
+    return Project(digest, oid, document.metadata.name, document.metadata.title, document.spec.name)
+
+
+_RUN = msgspec.json.Decoder(_Run).decode
+_WORKLOAD = msgspec.json.Decoder(_Workload).decode
+_SUITE = msgspec.json.Decoder(_Suite).decode
+_IMPLEMENTATION = msgspec.json.Decoder(_Implementation).decode
+_OPERATION = msgspec.json.Decoder(_Operation).decode
+_PROJECT = msgspec.json.Decoder(_Project).decode
+
+_DECODERS: dict[str, Callable[[str, str, bytes], Node]] = {
+    "BenchmarkRun": _run,
+    "WorkloadCase": _workload,
+    "WorkloadSuite": _suite,
+    "ImplementationRevision": _implementation,
+    "OperationSpec": _operation,
+    "SoftwareProject": _project,
+}
+
+
+def decode(kind: str, digest: str, oid: str, data: bytes) -> Node:
+    """The node of one stored manifest (`data`: its blob), as `nodes.extract` makes it from the
+    parsed document.
+
+    Raises:
+        ValueError: not JSON (orjson.JSONDecodeError).
+        KeyError, TypeError: JSON, but not the manifest of its kind a write would have let in.
+    """
+    digest = _intern(digest)
+    decoder = _DECODERS.get(kind)
+    if decoder is not None:
+        try:
+            return decoder(digest, oid, data)
+        except (msgspec.DecodeError, AttributeError, TypeError):
+            pass  # not the shape a valid manifest has: `extract` fails (or not) as it always did
+    return extract(kind, digest, oid, orjson.loads(data))
