@@ -16,8 +16,10 @@ import orjson
 import pytest
 from helpers import (
     EMBEDDED_REPO,
+    TEST_TIME,
     basic_scenario,
     commit_manifests,
+    commit_meta,
     digest_of,
     make_environment,
     make_implementation,
@@ -25,6 +27,7 @@ from helpers import (
     make_protocol,
     make_run,
     make_workload,
+    to_manifest,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -329,3 +332,36 @@ def test_a_prepared_snapshot_answers_every_facet_without_reading(
     assert search_scored(graph, parse_query(every), unread) == reference_search_runs(
         graph, parse_query(every), document
     )
+
+
+def test_a_search_kept_for_its_snapshot_pages_as_one_and_a_new_commit_searches_again(tmp_path: Path) -> None:
+    """Paging asks one search again with other arguments: the snapshot keeps its answer, and a new snapshot
+    (a commit) searches afresh."""
+    store = registry.GitStore.init(tmp_path / "manifests.git")
+    s = basic_scenario()
+    commit_manifests(store, s.docs)
+    document = (
+        'query($first: Int, $after: String) { search(query: "kernel") { '
+        "runs(first: $first, after: $after) { totalCount pageInfo { endCursor } edges { node { digest } } } } }"
+    )
+    with serve(store.path, hook_secret="s3cret") as running:
+
+        def page(first: int, after: str | None = None) -> dict[str, Any]:
+            body = running.graphql(document, {"first": first, "after": after}).json()
+            return body["data"]["search"]["runs"]  # type: ignore[no-any-return]
+
+        whole = [edge["node"]["digest"] for edge in page(10)["edges"]]
+        assert len(whole) == 3
+        walked, after = [], None
+        for _ in whole:
+            one = page(1, after)
+            walked += [edge["node"]["digest"] for edge in one["edges"]]
+            after = one["pageInfo"]["endCursor"]
+        assert walked == whole
+        assert list(running.service.snapshots.head.__dict__["_searches"]) == ["kernel"]
+        new = make_run(s.implementations[0], s.workload, s.protocol, s.environment, 100, name="run-kernel-new")
+        store.add([to_manifest(new)], commit_meta(TEST_TIME + 60, subject="Add a run"))
+        refreshed = running.client.post("/hooks/refresh", headers={"authorization": "Bearer s3cret"})
+        assert refreshed.status_code == 200
+        again = [edge["node"]["digest"] for edge in page(10)["edges"]]
+        assert len(again) == 4 and set(whole) < set(again) and digest_of(new) in again

@@ -5,6 +5,7 @@ frontend's search box and its browse menus ask for. `Snapshot` extends `SearchRo
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import strawberry
@@ -45,6 +46,23 @@ class ProjectOrder(enum.Enum):
     )
 
 
+SEARCHES_KEPT = 64
+"""Searches a snapshot keeps the answer of, by query text: paging through results, or the page and its JSON twin,
+asks the same search again with other page arguments. A search depends only on the snapshot and the text (the
+manifests it reads are content-addressed), so the kept answer is the answer."""
+
+
+def _searched(graph: Graph, query: str, search: Callable[[], list[str]]) -> Sequence[str]:
+    kept: dict[str, tuple[str, ...]] = graph.__dict__.setdefault("_searches", {})
+    found = kept.get(query)
+    if found is None:
+        found = tuple(search())
+        if len(kept) >= SEARCHES_KEPT:
+            kept.clear()  # bounded; a dict's clear and item assignment are atomic under the GIL
+        kept[query] = found
+    return found
+
+
 @strawberry.type(description="One part of a search query as the registry read it.")
 class SearchFacet:
     token: str = strawberry.field(description="The text as typed.")
@@ -69,7 +87,7 @@ class SearchResult:
         "every part was used."
     )
     _graph: strawberry.Private[Graph]
-    _digests: strawberry.Private[list[str]]
+    _digests: strawberry.Private[Sequence[str]]
     _window: strawberry.Private[t.Window]
     _intent: strawberry.Private[Intent]
 
@@ -180,7 +198,7 @@ class SearchRoot:
         def document(digest: str) -> dict[str, Any]:
             return objects.get(graph.nodes[digest].oid)
 
-        digests = search_runs(graph, intent, document)
+        digests = _searched(graph, query, lambda: search_runs(graph, intent, document))
         return SearchResult(
             text=intent.text + intent.operations,
             facets=[SearchFacet(token=f.token, field=f.field, display=f.display) for f in intent.facets],
