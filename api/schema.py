@@ -15,10 +15,10 @@ from strawberry.schema.config import StrawberryConfig
 import registry
 from api import types as t
 from api.cache import ByteLRU
+from api.compiled import CompiledExecutor
 from api.context import StoredObjects
 from api.cost import CostModel
 from api.errors import ErrorCodes
-from api.execution import Executor
 from api.pipeline import CostLimit, DocumentCache, ParsedDocument
 from api.types import serving_root as st
 from api.types.base import Info
@@ -670,7 +670,7 @@ schema = _Schema(
     query=Query,
     types=[Snapshot],
     config=StrawberryConfig(scalar_map=SCALAR_MAP),
-    execution_context_class=Executor,  # scalar fields read straight (api/execution.py)
+    execution_context_class=CompiledExecutor,  # compiled programs (api/compiled.py), else fields read straight
     extensions=[
         lambda: AddValidationRules(_LIMIT_RULES),
         lambda: MaxTokensLimiter(max_token_count=LIMITS["max_tokens"]),
