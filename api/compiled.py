@@ -281,7 +281,7 @@ class _Compiler:
 
             return leaf
         if isinstance(kind, GraphQLObjectType):
-            check = kind.is_type_of
+            check: Callable[[Any, Any], Any] | None = kind.is_type_of  # strawberry's ignores the info
             if check is not None and getattr(check, "__module__", "") != STRAWBERRY_CHECKS:
                 raise _NotCompilable  # a check that may read the resolve info
             ex = self._executor

@@ -92,7 +92,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "the API's parts",
         (
             r"api",
-            r"api\.(settings|codes|errors|negotiation|compression|cache|urls|previews|context|cost|pipeline|execution)",
+            r"api\.(settings|codes|errors|negotiation|compression|cache|urls|previews|context|cost|pipeline|execution|compiled)",
             r"api\.(freshness|follow|graphql_http|graphiql|feeds|wellknown|dossier|mcp_documents|handover|hostile|coalesce)",
             r"api\.read_documents",
         ),
