@@ -33,7 +33,7 @@ from registry.graph import Graph
 from registry.provenance import utc_instant
 from registry.search import gpu_keys_matching, search_cost, tokens
 
-__all__ = ["DOCUMENTS", "LIMITS", "Query", "Snapshot", "schema"]
+__all__ = ["COST_MODEL", "DOCUMENTS", "LIMITS", "Query", "Snapshot", "schema"]
 
 LIMITS = {
     "max_depth": 12,  # the deepest useful query (a dossier) is 7
@@ -663,7 +663,8 @@ _LIMIT_RULES = [
 
 # Parsed and validated documents, shared by every request, bounded by what they hold (api.pipeline).
 DOCUMENTS: ByteLRU[tuple[bytes, str], ParsedDocument] = ByteLRU(LIMITS["document_cache_bytes"], lambda p: p.weight)
-_COST = CostModel(max_page=t.MAX_PAGE)
+COST_MODEL = CostModel(max_page=t.MAX_PAGE)
+"""How operations are costed against `LIMITS['max_cost']` (`api.cost`)."""
 
 # Factories: strawberry builds fresh extensions per request.
 schema = _Schema(
@@ -675,7 +676,7 @@ schema = _Schema(
         lambda: AddValidationRules(_LIMIT_RULES),
         lambda: MaxTokensLimiter(max_token_count=LIMITS["max_tokens"]),
         lambda: DocumentCache(DOCUMENTS),
-        lambda: CostLimit(LIMITS["max_cost"], _COST),
+        lambda: CostLimit(LIMITS["max_cost"], COST_MODEL),
         ErrorCodes,
     ],
 )

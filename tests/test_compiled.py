@@ -18,6 +18,7 @@ from test_docs_examples import EXAMPLES
 from api import compiled
 from api import schema as api_schema
 from api.context import Context, StoredObjects
+from api.direct import execute_known
 from api.types.scalars import SCALAR_MAP
 from bench.__main__ import DOSSIER, DOSSIER_ACCESSED, LEADERBOARD, LEADERBOARD_ROWS, RECORDS
 from registry.snapshots import Snapshots
@@ -59,6 +60,23 @@ def _answer(schema: strawberry.Schema, snapshots: Snapshots, query: str, variabl
     context = Context(snapshots, StoredObjects(snapshots), "http://registry.test", None, snapshots.head, None)
     result = schema.execute_sync(query, variable_values=variables, context_value=context, root_value=api_schema.Query())
     return {"data": result.data, "errors": [error.formatted for error in result.errors or ()]}
+
+
+def _full(schema: strawberry.Schema, snapshots: Snapshots, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+    """Data, errors and extensions, as the query service reads them."""
+    context = Context(snapshots, StoredObjects(snapshots), "http://registry.test", None, snapshots.head, None)
+    result = schema.execute_sync(query, variable_values=variables, context_value=context, root_value=api_schema.Query())
+    errors = [error.formatted for error in result.errors or ()]
+    return {"data": result.data, "errors": errors, "extensions": result.extensions}
+
+
+def _known(snapshots: Snapshots, query: str, variables: dict[str, Any], budget: int | None = None) -> Any:
+    context = Context(snapshots, StoredObjects(snapshots), "http://registry.test", None, snapshots.head, None)
+    context.cost_budget = budget
+    result = execute_known(query, variables, context, None, api_schema.Query())
+    if result is None:
+        return None
+    return {"data": result.data, "errors": [], "extensions": result.extensions}
 
 
 def _compiled(snapshots: Snapshots, query: str, variables: dict[str, Any]) -> tuple[dict[str, Any], bool]:
@@ -123,3 +141,34 @@ def test_every_documented_query_answers_as_graphql_core(snapshots: Snapshots, ex
     query = example.body["query"]
     variables = example.body.get("variables") or {}
     assert _compiled(snapshots, query, variables)[0] == _answer(PLAIN, snapshots, query, variables)
+
+
+def test_a_known_document_is_answered_without_the_pipeline_as_the_pipeline_answers(snapshots: Snapshots) -> None:
+    head = snapshots.head
+    key = max(head.cohorts, key=lambda k: (len(head.cohorts[k].members), k))
+    run = sorted(head.facts)[3]
+    requests = [(LEADERBOARD, {"key": key}), (LEADERBOARD_ROWS, {"key": key}), (DOSSIER, {"id": run}), (RECORDS, {})]
+    requests += [(SHAPES, {"key": key, "withRows": True, "withoutSize": False})]
+    for query, variables in requests:
+        expected = _full(PLAIN, snapshots, query, variables)  # parses and validates it into the shared cache
+        assert not expected["errors"] and expected["extensions"]["cost"]["requested"] > 0
+        assert _known(snapshots, query, variables) == expected
+        assert _full(api_schema.schema, snapshots, query, variables) == expected
+
+
+def test_the_pipeline_answers_what_it_would_change(snapshots: Snapshots) -> None:
+    head = snapshots.head
+    key = max(head.cohorts, key=lambda k: (len(head.cohorts[k].members), k))
+    unseen = LEADERBOARD_ROWS.replace("rank ", "rank  ")
+    assert _known(snapshots, unseen, {"key": key}) is None  # never parsed and validated
+    _full(PLAIN, snapshots, unseen, {"key": key})
+    assert _known(snapshots, unseen, {"key": key}) is not None
+    assert _known(snapshots, unseen, {"key": 7}) is None  # variables that do not coerce
+    assert _known(snapshots, unseen, {"key": "no such cohort"}) is None  # an error to report
+    # A batch's remainder: at the operation's cost it runs, one less and the pipeline refuses it.
+    cost = _full(PLAIN, snapshots, unseen, {"key": key})["extensions"]["cost"]["requested"]
+    assert _known(snapshots, unseen, {"key": key}, budget=cost) is not None
+    assert _known(snapshots, unseen, {"key": key}, budget=cost - 1) is None
+    invalid = "{ cohorts(first: 1) { edges { node { nope } } } }"
+    assert _full(PLAIN, snapshots, invalid, {})["errors"]
+    assert _known(snapshots, invalid, {}) is None  # validation errors

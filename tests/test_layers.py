@@ -99,7 +99,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("the GraphQL types", (r"api\.types(\..+)?", r"api\.leaderboard")),
     ("the schema", (r"api\.schema",)),
-    ("the query service and the server", (r"api\.service", r"api\.server")),
+    ("the query service and the server", (r"api\.direct", r"api\.service", r"api\.server")),
     ("the HTTP and MCP edges", (r"api\.http(\..+)?", r"api\.mcp_server", r"api\.mcp_lazy")),
     ("the pages", (r"web(\..+)?",)),
     ("the application, which composes", (r"api\.app", r"api\.routes")),
