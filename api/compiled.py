@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from graphql import (
@@ -43,7 +43,7 @@ from graphql.execution.collect_fields import FieldDetailsList, GroupedFieldSet, 
 from graphql.execution.executor import CollectedErrors
 from graphql.execution.values import get_argument_values
 from graphql.language import DirectiveNode, VariableNode
-from graphql.pyutils import Path
+from graphql.pyutils import Path, is_iterable
 from strawberry.types.field import StrawberryField
 
 from api.execution import STRAWBERRY_CHECKS, Executor, plan_of
@@ -82,7 +82,7 @@ class _NotCompilable(Exception):
 _UNSEEN: Any = object()
 _CONDITIONS = frozenset({"skip", "include"})
 _lock = threading.Lock()
-_programs: OrderedDict[tuple[str, str | None, tuple[Any, ...]], Program | None] = OrderedDict()
+_programs: OrderedDict[tuple[Any, str, str | None, tuple[Any, ...]], Program | None] = OrderedDict()
 _conditions: OrderedDict[tuple[str, str | None], tuple[str, ...] | None] = OrderedDict()
 """Per (query text, operation): the variables `@skip`/`@include` read, or None if not compilable."""
 
@@ -112,7 +112,8 @@ def program(executor: Any) -> Program | None:
     if variables is None:
         return None
     coerced = executor.variable_values.coerced
-    key = (text, name, tuple(_hashable(coerced.get(v)) for v in variables))
+    # The schema too: a program holds its field definitions (one schema serves, tests make others).
+    key = (executor.schema, text, name, tuple(_hashable(coerced.get(v)) for v in variables))
     with _lock:
         if key in _programs:
             _programs.move_to_end(key)
@@ -259,7 +260,7 @@ class _Compiler:
             def listed(executor: Any, value: Any, path: Path | None) -> Any:
                 if value is None:
                     return None
-                if isinstance(value, (str, Exception)) or not isinstance(value, Iterable):
+                if not is_iterable(value):  # graphql-core's own test (no strings, no mappings)
                     raise Fallback
                 if path is None:
                     return [item(executor, each, None) for each in value]

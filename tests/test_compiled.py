@@ -147,8 +147,8 @@ def test_a_known_document_is_answered_without_the_pipeline_as_the_pipeline_answe
     head = snapshots.head
     key = max(head.cohorts, key=lambda k: (len(head.cohorts[k].members), k))
     run = sorted(head.facts)[3]
-    requests = [(LEADERBOARD, {"key": key}), (LEADERBOARD_ROWS, {"key": key}), (DOSSIER, {"id": run}), (RECORDS, {})]
-    requests += [(SHAPES, {"key": key, "withRows": True, "withoutSize": False})]
+    requests: list[tuple[str, dict[str, Any]]] = [(LEADERBOARD, {"key": key}), (LEADERBOARD_ROWS, {"key": key})]
+    requests += [(DOSSIER, {"id": run}), (RECORDS, {}), (SHAPES, {"key": key, "withRows": True, "withoutSize": False})]
     for query, variables in requests:
         expected = _full(PLAIN, snapshots, query, variables)  # parses and validates it into the shared cache
         assert not expected["errors"] and expected["extensions"]["cost"]["requested"] > 0
@@ -172,3 +172,49 @@ def test_the_pipeline_answers_what_it_would_change(snapshots: Snapshots) -> None
     invalid = "{ cohorts(first: 1) { edges { node { nope } } } }"
     assert _full(PLAIN, snapshots, invalid, {})["errors"]
     assert _known(snapshots, invalid, {}) is None  # validation errors
+
+
+@strawberry.type
+class _Odd:
+    """Fields that fail in each way a value can, each behind an argument-less resolver."""
+
+    kind: str
+
+    @strawberry.field
+    def names(self) -> list[str] | None:
+        value: Any = {"string": "abc", "mapping": {"a": 1}, "fine": ["a", "b"]}.get(self.kind)
+        return value  # type: ignore[no-any-return]
+
+    @strawberry.field
+    def must(self) -> str:
+        value: Any = None if self.kind == "string" else "here"
+        return value  # type: ignore[no-any-return]
+
+    @strawberry.field
+    def raises(self) -> int | None:
+        if self.kind == "mapping":
+            raise ValueError("no")
+        return 1
+
+
+@strawberry.type
+class _OddQuery:
+    @strawberry.field
+    def odd(self, kind: str) -> _Odd:
+        return _Odd(kind=kind)
+
+
+@pytest.mark.parametrize("kind", ["fine", "string", "mapping"])
+def test_values_a_type_refuses_are_graphql_cores_errors(kind: str) -> None:
+    fast = strawberry.Schema(query=_OddQuery, execution_context_class=compiled.CompiledExecutor)
+    plain = strawberry.Schema(query=_OddQuery, execution_context_class=StrawberryGraphQLCoreExecutionContext)
+    query = "query($k: String!) { odd(kind: $k) { kind names must raises } again: odd(kind: $k) { must } }"
+    before = dict(compiled.COUNTS)
+    answers = []
+    for schema in (fast, plain):
+        result = schema.execute_sync(query, variable_values={"k": kind})
+        answers.append({"data": result.data, "errors": [error.formatted for error in result.errors or ()]})
+    assert answers[0] == answers[1]
+    assert bool(answers[0]["errors"]) is (kind != "fine")
+    by_program = compiled.COUNTS["compiled"] > before["compiled"]
+    assert by_program is (kind == "fine") and (compiled.COUNTS["fallback"] > before["fallback"]) is (kind != "fine")
