@@ -196,6 +196,13 @@ class _Odd:
             raise ValueError("no")
         return 1
 
+    @strawberry.field
+    def where(self, info: strawberry.Info) -> str:
+        """What strawberry's `Info` says of the field: its name, path and the variables."""
+        if self.kind == "string":
+            raise ValueError("not here")
+        return f"{info.field_name} at {info.path.as_list()} with {info.variable_values}"
+
 
 @strawberry.type
 class _OddQuery:
@@ -208,7 +215,7 @@ class _OddQuery:
 def test_values_a_type_refuses_are_graphql_cores_errors(kind: str) -> None:
     fast = strawberry.Schema(query=_OddQuery, execution_context_class=compiled.CompiledExecutor)
     plain = strawberry.Schema(query=_OddQuery, execution_context_class=StrawberryGraphQLCoreExecutionContext)
-    query = "query($k: String!) { odd(kind: $k) { kind names must raises } again: odd(kind: $k) { must } }"
+    query = "query($k: String!) { odd(kind: $k) { kind names must raises w: where } again: odd(kind: $k) { where } }"
     before = dict(compiled.COUNTS)
     answers = []
     for schema in (fast, plain):
