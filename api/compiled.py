@@ -47,17 +47,31 @@ from graphql.language import DirectiveNode, VariableNode
 from graphql.pyutils import Path, is_iterable
 from strawberry.types.field import StrawberryField
 
+from api.cache import ByteLRU
 from api.execution import STRAWBERRY_CHECKS, Executor, plan_of
+from api.pipeline import TOKEN_BYTES
 
-__all__ = ["MAX_FIELDS", "MAX_QUERY_BYTES", "CompiledExecutor", "Fallback", "Program", "program"]
+__all__ = [
+    "COUNTS",
+    "MAX_FIELDS",
+    "MAX_QUERY_BYTES",
+    "PROGRAM_BYTES",
+    "CompiledExecutor",
+    "Fallback",
+    "Program",
+    "program",
+]
 
 MAX_FIELDS = 1000
 """Documents with more selected fields than this are not compiled (their programs would be large)."""
 MAX_QUERY_BYTES = 16 * 1024
 """Nor are longer query texts (the cache keys by the text)."""
-_KEPT = 256
-"""Programs kept, the least recently used dropped first: ~0.5 KB per field, so at most ~128 MB in the
-worst case of documents at the field limit, a few MB for real ones."""
+PROGRAM_BYTES = 16 * 1024 * 1024
+"""What the kept programs may hold together, the least recently used dropped first. A program keeps the
+field nodes its resolvers are given, and with them the document's parsed tokens: it weighs what its
+document weighs in the document cache (`api.pipeline.document_weight`), plus ~0.5 KB per field."""
+_KEPT = 4096
+"""Per (query text, operation), which variables its conditions read: a few hundred bytes each."""
 
 Program = Callable[[Any, Any], dict[str, Any]]
 """(executor, root value) -> the answer's data; raises `Fallback` (or anything) when graphql-core must answer."""
@@ -83,9 +97,12 @@ class _NotCompilable(Exception):
 _UNSEEN: Any = object()
 _CONDITIONS = frozenset({"skip", "include"})
 _lock = threading.Lock()
-_programs: OrderedDict[tuple[Any, str, str | None, tuple[Any, ...]], Program | None] = OrderedDict()
-_conditions: OrderedDict[tuple[str, str | None], tuple[str, ...] | None] = OrderedDict()
-"""Per (query text, operation): the variables `@skip`/`@include` read, or None if not compilable."""
+_programs: ByteLRU[tuple[Any, str, str | None, tuple[Any, ...]], tuple[Program | None, int]] = ByteLRU(
+    PROGRAM_BYTES, lambda kept: kept[1]
+)
+_conditions: OrderedDict[tuple[str, str | None], tuple[tuple[str, ...], int] | None] = OrderedDict()
+"""Per (query text, operation): the variables `@skip`/`@include` read and what a program of it weighs, or
+None if it is not compiled."""
 
 
 def program(executor: Any) -> Program | None:
@@ -105,26 +122,25 @@ def program(executor: Any) -> Program | None:
         return None
     name = operation.name.value if operation.name else None
     with _lock:
-        variables = _conditions.get((text, name), _UNSEEN)
-    if variables is _UNSEEN:
-        variables = _condition_variables(executor)
+        found = _conditions.get((text, name), _UNSEEN)
+    if found is _UNSEEN:
+        found = _condition_variables(executor)
         with _lock:
-            _remember(_conditions, (text, name), variables)
-    if variables is None:
+            _remember(_conditions, (text, name), found)
+    if found is None:
         return None
+    variables, weight = found
     coerced = executor.variable_values.coerced
     # The schema too: a program holds its field definitions (one schema serves, tests make others).
     key = (executor.schema, text, name, tuple(_hashable(coerced.get(v)) for v in variables))
-    with _lock:
-        if key in _programs:
-            _programs.move_to_end(key)
-            return _programs[key]
+    kept = _programs.get(key)
+    if kept is not None:
+        return kept[0]
     try:
         made: Program | None = _Compiler(executor).root()
     except _NotCompilable:
         made = None
-    with _lock:
-        _remember(_programs, key, made)
+    _programs.put(key, (made, weight))
     return made
 
 
@@ -139,9 +155,10 @@ def _hashable(value: Any) -> Any:
     return value if isinstance(value, (bool, type(None))) else repr(value)
 
 
-def _condition_variables(executor: Any) -> tuple[str, ...] | None:
-    """The variables the operation's (and its fragments') `@skip`/`@include` read, in a fixed order; None
-    when the document has any other directive, or too many fields."""
+def _condition_variables(executor: Any) -> tuple[tuple[str, ...], int] | None:
+    """The variables the operation's (and its fragments') `@skip`/`@include` read, in a fixed order, and what
+    a program of it weighs; None when the document has any other directive, too many fields, or would weigh
+    more than a program may (it would never stay in the cache)."""
     names: dict[str, None] = {}
     refused = False
     fields = 0
@@ -164,7 +181,18 @@ def _condition_variables(executor: Any) -> tuple[str, ...] | None:
         visit(fragment, Scan())
     if refused or fields > MAX_FIELDS:
         return None
-    return tuple(names)
+    token = executor.operation.loc.start_token
+    while token.prev is not None:
+        token = token.prev
+    tokens = 0
+    while token is not None:
+        tokens += 1
+        token = token.next
+    text = executor.operation.loc.source.body
+    weight = len(text.encode()) + TOKEN_BYTES * tokens + 1024 + 512 * fields
+    if weight > PROGRAM_BYTES // 8:
+        return None
+    return tuple(names), weight
 
 
 class _Compiler:

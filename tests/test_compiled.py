@@ -225,3 +225,17 @@ def test_values_a_type_refuses_are_graphql_cores_errors(kind: str) -> None:
     assert bool(answers[0]["errors"]) is (kind != "fine")
     by_program = compiled.COUNTS["compiled"] > before["compiled"]
     assert by_program is (kind == "fine") and (compiled.COUNTS["fallback"] > before["fallback"]) is (kind != "fine")
+
+
+def test_a_document_heavier_than_a_program_may_be_is_never_compiled(snapshots: Snapshots) -> None:
+    # Every comment is a token the parsed document keeps: ~3,300 of them weigh over an eighth of what the
+    # programs may hold together (a program keeps its document's tokens alive), ~300 far less.
+    def with_comments(count: int) -> str:
+        return "{ cohorts(first: 2) {\n" + "#\n" * count + " totalCount } }"
+
+    for count, compiles in ((300, True), (3300, False)):
+        query = with_comments(count)
+        assert len(query.encode()) <= compiled.MAX_QUERY_BYTES
+        answer, by_program = _compiled(snapshots, query, {})
+        assert by_program is compiles and not answer["errors"]
+        assert answer == _answer(PLAIN, snapshots, query, {})
