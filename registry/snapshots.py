@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import filterfalse, repeat
 from pathlib import Path
 from sys import intern
 
@@ -502,7 +502,7 @@ class Snapshots:
                 )
                 return self.status
             started = time.perf_counter()
-            changes = store.diff(current.commit, main)
+            changes = store.diff(current.commit, main, absent=_absent_from(current))
             reason = self._rejection(store, current.commit, main, changes)
             if reason is not None:
                 self.status = HeadStatus(
@@ -626,6 +626,13 @@ class Snapshots:
         if from_main_only:
             return False
         return any(store.is_ancestor(commit, tip) for tip in store.branches().values())
+
+
+def _absent_from(graph: Graph) -> Callable[[list[str]], list[str]]:
+    """Which of some digests `graph` does not hold: the tree diff's guess of what a change added
+    (a guess it proves, so a graph that differs from its commit costs time, not correctness)."""
+    holds = graph.nodes.__contains__
+    return lambda digests: list(filterfalse(holds, digests))
 
 
 def _why(exc: BaseException) -> str:
