@@ -235,3 +235,19 @@ def test_with_a_right_guess_the_old_fan_out_trees_are_not_read(
     read.clear()
     assert store.diff(before, after) == expected  # without a guess, both sides are read
     assert {tree.hex() for tree in old_fans.values()} <= set(read)
+
+
+def test_many_fan_out_trees_at_once(store: registry.GitStore, repo: pygit2.Repository) -> None:
+    """Past a few dozen changed fan-out trees, git reads the new ones in one process."""
+
+    def root(grow: int) -> str:
+        fans = {
+            f"{n:02x}": _fan_out(repo, range(n * 100, n * 100 + 20 + grow * (n % 3)), f"{n:02x}") for n in range(40)
+        }
+        runs = _tree(repo, {fan: ("40000", tree) for fan, tree in fans.items()})
+        return _commit(repo, _tree(repo, {"benchmark-runs": ("40000", runs)}))
+
+    before, after = root(0), root(2)
+    changes = _both(store, before, after)
+    assert len(changes) == 2 * sum(1 for n in range(40) if n % 3 == 1) + 4 * sum(1 for n in range(40) if n % 3 == 2)
+    assert _both(store, after, before)
