@@ -70,24 +70,27 @@ def load_manifest(data: bytes, source: str, fmt: Format | None = None) -> Manife
     return manifest_from_document(load_document(data, source, fmt), source)
 
 
-def manifest_from_document(document: Any, source: str, *, text_checked: bool = False) -> Manifest:
+def manifest_from_document(document: Any, source: str) -> Manifest:
     """The same as `load_manifest` for a document already parsed (by `parse.load_document`
-    or from trusted JSON such as the upstream export). `text_checked`: as `validate_document`.
+    or from trusted JSON such as the upstream export).
 
     Raises:
         InvalidManifest: as `load_manifest`.
     """
-    info = validate_document(document, source, text_checked=text_checked)
+    info = validate_document(document, source)
     normalized = normalize(document, source)
     return Manifest(info.name, manifest_digest(normalized), normalized)
 
 
 # What `stored_manifest` reads from bytes in the stored form (2-space indent: every member and
 # element on a line of its own, indented two spaces a level; strings escape every C0 control,
-# as `\\uXXXX`, `\\b` or `\\f` where XML forbids it, and hold U+FFFE and U+FFFF as UTF-8):
-_FORBIDDEN_TEXT = (b"\\u00", b"\\b", b"\\f", "\ufffe".encode(), "\uffff".encode())
+# as `\\uXXXX`, `\\b` or `\\f` where XML forbids it, and hold U+FFFE and U+FFFF as UTF-8; a
+# null is the token `null`):
+_UNCLEAN = (b"null", b"\\u00", b"\\b", b"\\f", "\ufffe".encode(), "\uffff".encode())
 _TOO_DEEP = b"\n" + b" " * (2 * MAX_DEPTH + 1)  # a value nested deeper than MAX_DEPTH starts a line so
-_LONG_NUMBER = re.compile(rb"(?:: |\n *)-?[0-9]{16}")  # 16 digits: from 10^15, near 2^53 (a guard)
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_SIXTEEN = b"0" * 16  # 16 digits in a row in the digits-to-zeros shape: a number from 10^15 on, maybe
+_LONG_NUMBER = re.compile(rb"(?:: |\n *)-?[0-9]{16}")  # ... where a number starts (near 2^53: a guard)
 
 
 def stored_manifest(data: bytes, source: str) -> Manifest | None:
@@ -101,9 +104,9 @@ def stored_manifest(data: bytes, source: str) -> Manifest | None:
     without a BOM, no duplicate key, no lone surrogate, finite numbers). Then, from the layout:
     at most `MAX_NODES` values (one a line at most), none deeper than `MAX_DEPTH` (a line
     indented more says so), no integer of 16 digits or more (else every value is visited as
-    `load_document` does), and no string or key with a character XML forbids (else every
-    string is visited). The normalized document must be the same JSON as the one read (same
-    types too: `8000.0` normalized to `8000` is not), so its stored bytes are these bytes.
+    `load_document` does), and no null and no string or key with a character XML forbids (else
+    every value is visited for them). The normalized document must be the same JSON as the one
+    read (same types too: `8000.0` normalized to `8000` is not), so its stored bytes are these.
     """
     if len(data) > MAX_DOCUMENT_BYTES:
         return None
@@ -111,13 +114,16 @@ def stored_manifest(data: bytes, source: str) -> Manifest | None:
         document = orjson.loads(data)
         if stored_json(document) != data:
             return None
-        if data.count(b"\n") > MAX_NODES or _TOO_DEEP in data or _LONG_NUMBER.search(data):
+        if (
+            data.count(b"\n") > MAX_NODES
+            or _TOO_DEEP in data
+            or (_SIXTEEN in data.translate(_DIGITS) and _LONG_NUMBER.search(data))
+        ):
             check_manifest_values(document, source)
-        manifest = manifest_from_document(
-            document, source, text_checked=not any(mark in data for mark in _FORBIDDEN_TEXT)
-        )
-        if orjson.dumps(manifest.document) != orjson.dumps(document):
+        info = validate_document(document, source, clean=not any(mark in data for mark in _UNCLEAN))
+        normalized = normalize(orjson.loads(data), source, in_place=True)  # its own copy, as load_manifest's
+        if orjson.dumps(normalized) != orjson.dumps(document):
             return None
     except (InvalidManifest, orjson.JSONDecodeError, orjson.JSONEncodeError, ValueError, TypeError, RecursionError):
         return None
-    return manifest
+    return Manifest(info.name, manifest_digest(normalized), normalized)

