@@ -527,7 +527,8 @@ class Snapshots:
                 # check_range read every new manifest through libgit2 (hash-verified) at its digest
                 # path, and the served commit was verified: every fan-out tree of main is sound.
                 # (Unvalidated, nothing checked main: the record stays at the last verified commit.)
-                self._known = store.fan_out_trees(main)
+                since = (current.commit, self._known) if self._verified == current.commit and self._known else None
+                self._known = store.fan_out_trees(main, since)
                 self._verified = main
                 self._record.write(main, self._known)
             self._install(graph, publication, main, started)

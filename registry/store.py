@@ -391,18 +391,33 @@ class GitStore:
             position = nul + 21
         return frozenset(found)
 
-    def fan_out_trees(self, commit: str) -> dict[str, str]:
+    def fan_out_trees(self, commit: str, since: tuple[str, Mapping[str, str]] | None = None) -> dict[str, str]:
         """`<kind-folder>/<hh>` -> tree id of every fan-out folder of the manifest folders at `commit`.
+
+        `since`: another commit and this map of it; a folder whose tree is the same in both is
+        not read again (a refresh changes two or three of the ~17 folders).
 
         Raises:
             RevisionNotFound: not a commit of this repository.
         """
+        before: dict[str, str] = {}
+        if since is not None:
+            for mode, folder, folder_tree in self.tree_entries(str(self._commit(since[0]).tree_id)):
+                if mode == _TREE_MODE and folder in KIND_BY_FOLDER:
+                    before[folder] = folder_tree
+        kept: set[str] = set()  # folders whose tree did not change: their fan-out trees are as they were
         found: dict[str, str] = {}
         for mode, folder, folder_tree in self.tree_entries(str(self._commit(commit).tree_id)):
             if mode == _TREE_MODE and folder in KIND_BY_FOLDER:
+                if before.get(folder) == folder_tree:
+                    kept.add(folder)
+                    continue
                 for fan_mode, fan, fan_tree in self.tree_entries(folder_tree):
                     if fan_mode == _TREE_MODE:
                         found[folder + "/" + fan] = fan_tree
+        if kept:
+            assert since is not None
+            found.update((key, tree) for key, tree in since[1].items() if key.partition("/")[0] in kept)
         return found
 
     # Reading manifests ----------------------------------------------------------------------------

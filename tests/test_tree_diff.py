@@ -251,3 +251,28 @@ def test_many_fan_out_trees_at_once(store: registry.GitStore, repo: pygit2.Repos
     changes = _both(store, before, after)
     assert len(changes) == 2 * sum(1 for n in range(40) if n % 3 == 1) + 4 * sum(1 for n in range(40) if n % 3 == 2)
     assert _both(store, after, before)
+
+
+def test_fan_out_trees_from_those_of_another_commit(store: registry.GitStore, repo: pygit2.Repository) -> None:
+    """A refresh reads again only the folders whose tree changed: the same map as reading them all."""
+
+    def root(folders: dict[str, dict[str, bytes]], extra: dict[str, tuple[str, bytes]] | None = None) -> str:
+        entries = {
+            folder: ("40000", _tree(repo, {fan: ("40000", tree) for fan, tree in fans.items()}))
+            for folder, fans in folders.items()
+        }
+        return _commit(repo, _tree(repo, {**entries, **(extra or {})}))
+
+    runs = {"0a": _fan_out(repo, range(3), "0a"), "1b": _fan_out(repo, [4], "1b")}
+    impls = {"22": _fan_out(repo, [5], "22")}
+    commits = [
+        root({"benchmark-runs": runs, "implementation-revisions": impls}),
+        root({"benchmark-runs": {**runs, "0a": _fan_out(repo, range(4), "0a")}, "implementation-revisions": impls}),
+        root({"benchmark-runs": runs}),  # a folder gone
+        root({"benchmark-runs": runs, "verifications": {"33": _fan_out(repo, [6], "33")}}),  # a folder new
+        root({"benchmark-runs": runs}, {"README.md": ("100644", _blob(repo, "x"))}),
+    ]
+    for old in commits:
+        for new in commits:
+            expected = store.fan_out_trees(new)
+            assert store.fan_out_trees(new, (old, store.fan_out_trees(old))) == expected
