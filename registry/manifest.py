@@ -7,15 +7,19 @@ schema-valid document whose digest is correct.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from registry.canonical import Digest, manifest_digest, stored_json
+from registry.errors import InvalidManifest
 from registry.kinds import KINDS, KindInfo, validate_document
 from registry.normalize import normalize
-from registry.parse import Format, load_document
+from registry.parse import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_NODES, Format, check_manifest_values, load_document
 
-__all__ = ["Manifest", "load_manifest", "manifest_from_document", "manifest_path"]
+__all__ = ["Manifest", "load_manifest", "manifest_from_document", "manifest_path", "stored_manifest"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,4 +79,51 @@ def manifest_from_document(document: Any, source: str) -> Manifest:
     """
     info = validate_document(document, source)
     normalized = normalize(document, source)
+    return Manifest(info.name, manifest_digest(normalized), normalized)
+
+
+# What `stored_manifest` reads from bytes in the stored form (2-space indent: every member and
+# element on a line of its own, indented two spaces a level; strings escape every C0 control,
+# as `\\uXXXX`, `\\b` or `\\f` where XML forbids it, and hold U+FFFE and U+FFFF as UTF-8; a
+# null is the token `null`):
+_UNCLEAN = (b"null", b"\\u00", b"\\b", b"\\f", "\ufffe".encode(), "\uffff".encode())
+_TOO_DEEP = b"\n" + b" " * (2 * MAX_DEPTH + 1)  # a value nested deeper than MAX_DEPTH starts a line so
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_SIXTEEN = b"0" * 16  # 16 digits in a row in the digits-to-zeros shape: a number from 10^15 on, maybe
+_LONG_NUMBER = re.compile(rb"(?:: |\n *)-?[0-9]{16}")  # ... where a number starts (near 2^53: a guard)
+
+
+def stored_manifest(data: bytes, source: str) -> Manifest | None:
+    """The manifest of a file in git, when its bytes prove it is in the stored form and most of
+    what `load_manifest` checks value by value; None when they do not (then `load_manifest` and
+    the stored-form check judge it, and say why).
+
+    Never weaker than those two: the same document is judged by the same rules, and what is
+    skipped is proven from the bytes first, each proof sending anything doubtful to the full
+    check. The bytes must be exactly `stored_json` of what orjson reads from them (so: valid UTF-8
+    without a BOM, no duplicate key, no lone surrogate, finite numbers). Then, from the layout:
+    at most `MAX_NODES` values (one a line at most), none deeper than `MAX_DEPTH` (a line
+    indented more says so), no integer of 16 digits or more (else every value is visited as
+    `load_document` does), and no null and no string or key with a character XML forbids (else
+    every value is visited for them). The normalized document must be the same JSON as the one
+    read (same types too: `8000.0` normalized to `8000` is not), so its stored bytes are these.
+    """
+    if len(data) > MAX_DOCUMENT_BYTES:
+        return None
+    try:
+        document = orjson.loads(data)
+        if stored_json(document) != data:
+            return None
+        if (
+            data.count(b"\n") > MAX_NODES
+            or _TOO_DEEP in data
+            or (_SIXTEEN in data.translate(_DIGITS) and _LONG_NUMBER.search(data))
+        ):
+            check_manifest_values(document, source)
+        info = validate_document(document, source, clean=not any(mark in data for mark in _UNCLEAN))
+        normalized = normalize(orjson.loads(data), source, in_place=True)  # its own copy, as load_manifest's
+        if orjson.dumps(normalized) != orjson.dumps(document):
+            return None
+    except (InvalidManifest, orjson.JSONDecodeError, orjson.JSONEncodeError, ValueError, TypeError, RecursionError):
+        return None
     return Manifest(info.name, manifest_digest(normalized), normalized)

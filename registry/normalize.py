@@ -56,8 +56,10 @@ def duration_ns(value: Any, where: str) -> int:
     return ns
 
 
-def normalize(document: dict[str, Any], source: str) -> dict[str, Any]:
-    """Return the normalized copy of a schema-valid manifest (the input is not modified).
+def normalize(document: dict[str, Any], source: str, *, in_place: bool = False) -> dict[str, Any]:
+    """Return the normalized copy of a schema-valid manifest (the input is not modified), or with
+    `in_place` the document itself normalized (a copy the caller made: parsing the same bytes
+    again costs a fraction of a deep copy).
 
     Raises:
         InvalidManifest: a duration is ambiguous (not a whole number of ns), or a
@@ -66,7 +68,7 @@ def normalize(document: dict[str, Any], source: str) -> dict[str, Any]:
     kind = document["kind"]
     spec = document["spec"]
     problems: list[Problem] = []
-    result = copy.deepcopy(document)
+    result = document if in_place else copy.deepcopy(document)
     out_spec = result["spec"]
 
     def fix_duration(container: dict[str, Any], key: str, path: tuple[str | int, ...]) -> None:

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import filterfalse, repeat
 from pathlib import Path
 from sys import intern
 
@@ -502,7 +502,7 @@ class Snapshots:
                 )
                 return self.status
             started = time.perf_counter()
-            changes = store.diff(current.commit, main)
+            changes = store.diff(current.commit, main, absent=_absent_from(current))
             reason = self._rejection(store, current.commit, main, changes)
             if reason is not None:
                 self.status = HeadStatus(
@@ -527,7 +527,8 @@ class Snapshots:
                 # check_range read every new manifest through libgit2 (hash-verified) at its digest
                 # path, and the served commit was verified: every fan-out tree of main is sound.
                 # (Unvalidated, nothing checked main: the record stays at the last verified commit.)
-                self._known = store.fan_out_trees(main)
+                since = (current.commit, self._known) if self._verified == current.commit and self._known else None
+                self._known = store.fan_out_trees(main, since)
                 self._verified = main
                 self._record.write(main, self._known)
             self._install(graph, publication, main, started)
@@ -628,6 +629,13 @@ class Snapshots:
         return any(store.is_ancestor(commit, tip) for tip in store.branches().values())
 
 
+def _absent_from(graph: Graph) -> Callable[[list[str]], list[str]]:
+    """Which of some digests `graph` does not hold: the tree diff's guess of what a change added
+    (a guess it proves, so a graph that differs from its commit costs time, not correctness)."""
+    holds = graph.nodes.__contains__
+    return lambda digests: list(filterfalse(holds, digests))
+
+
 def _why(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, RegistryError) else f"{type(exc).__name__}: {exc}"
 
@@ -638,12 +646,16 @@ class _Served:
     def __init__(self, snapshots: Snapshots, store: GitStore) -> None:
         self._graph = snapshots.head
         self._store = store
+        self._read: dict[str, dict[str, object]] = {}  # new runs share protocols, environments, workloads
 
     def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, object] | None:
         node = self._graph.nodes.get(digest)
         if node is None or node.kind not in kinds:
             return None
-        return orjson.loads(self._store.read_blob(node.oid))  # type: ignore[no-any-return]
+        found = self._read.get(digest)
+        if found is None:
+            found = self._read[digest] = orjson.loads(self._store.read_blob(node.oid))
+        return found
 
     def find_named(self, kind: str, name: str) -> str | None:
         return next((d for d in self._graph.named(name) if self._graph.nodes[d].kind == kind), None)

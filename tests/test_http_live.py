@@ -160,7 +160,8 @@ def test_a_head_that_fails_validation_is_not_served(store: registry.GitStore) ->
 
 def test_a_refresh_hook_with_a_secret_wants_it(store: registry.GitStore) -> None:
     commit_manifests(store, basic_scenario().docs)
-    with serve(store.path, hook_secret="s3cret") as api:
+    # Without the ref watcher: it would serve the new commit on its own, racing the refused hooks below.
+    with serve(store.path, hook_secret="s3cret", watch=False) as api:
         second = commit_manifests(store, [_faster_run(5000, "run-hooked")], when=1_700_003_600)
         for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": "s3cret"}):
             refused = api.client.post("/hooks/refresh", headers=headers)

@@ -1,0 +1,278 @@
+"""`GitStore.diff` reads trees in process: it must say what `git diff-tree -r --no-renames` says, in
+the same order, for every shape of change (files, links, submodules, subtrees, a file that becomes a
+folder, modes git reads as another), and a guess of what was added (`absent`) may only ever make it
+faster: a wrong or partial guess gives the same answer as none.
+
+The expected answers come from git itself, run on the same two trees."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import subprocess
+from collections.abc import Callable, Collection
+
+import pygit2
+import pytest
+
+import registry
+from registry.errors import StoreCorrupt
+from registry.store import TreeChange
+
+_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_SIGNATURE = pygit2.Signature("Test", "test@example.com", 1_700_000_000, 0)
+
+
+def _git_diff(store: registry.GitStore, old: str | None, new: str) -> list[TreeChange]:
+    """git's own answer, parsed the way the store read it before it diffed in process."""
+    trees = [store.tree_id(c) if c else _EMPTY_TREE for c in (old, new)]
+    output = subprocess.run(
+        [
+            "git",
+            "--git-dir",
+            str(store.git_dir),
+            "diff-tree",
+            "-r",
+            "--raw",
+            "-z",
+            "--no-renames",
+            "--full-index",
+            *trees,
+        ],
+        capture_output=True,
+        check=True,
+    ).stdout
+    fields = output.split(b"\0")
+    changes = []
+    for index in range(0, len(fields) - 1, 2):
+        old_mode, new_mode, old_id, new_id, _ = fields[index][1:].split(b" ")
+        path = fields[index + 1].decode("utf-8", errors="surrogateescape")
+        was = None if old_id == b"0" * 40 else old_id.decode()
+        now = None if new_id == b"0" * 40 else new_id.decode()
+        before, after = int(old_mode, 8), int(new_mode, 8)
+        changes.append(TreeChange(path, was, now, after if now is not None else before, before if was else None))
+    return changes
+
+
+def _blob(repo: pygit2.Repository, text: str) -> bytes:
+    return repo.odb.write(pygit2.enums.ObjectType.BLOB, text.encode()).raw
+
+
+def _tree(repo: pygit2.Repository, entries: dict[str, tuple[str, bytes]]) -> bytes:
+    """A raw tree object from name -> (octal mode as git writes it, 20-byte id), in git's order."""
+
+    def key(name: str) -> bytes:
+        return name.encode() + (b"/" if entries[name][0] == "40000" else b"")
+
+    raw = b"".join(
+        entries[name][0].encode() + b" " + name.encode() + b"\0" + entries[name][1] for name in sorted(entries, key=key)
+    )
+    return repo.odb.write(pygit2.enums.ObjectType.TREE, raw).raw
+
+
+def _commit(repo: pygit2.Repository, tree: bytes) -> str:
+    return str(repo.create_commit(None, _SIGNATURE, _SIGNATURE, "test", pygit2.Oid(raw=tree), []))
+
+
+def _hex(n: int) -> str:
+    return hashlib.sha256(str(n).encode()).hexdigest()
+
+
+def _fan_out(
+    repo: pygit2.Repository, numbers: Collection[int], fan: str, extra: dict[str, tuple[str, bytes]] | None = None
+) -> bytes:
+    """A fan-out tree `<fan>/` of manifest-shaped files (names forced into the fan-out)."""
+    entries = {fan + _hex(n)[2:] + ".json": ("100644", _blob(repo, f"manifest {n}")) for n in numbers}
+    entries.update(extra or {})
+    return _tree(repo, entries)
+
+
+def _both(store: registry.GitStore, old: str | None, new: str) -> list[TreeChange]:
+    """The in-process answer, checked against git's with every kind of guess of what was added."""
+    expected = _git_diff(store, old, new)
+    assert store.diff(old, new) == expected
+    added = {"sha256:" + c.path.rsplit("/", 1)[1][:-5] for c in expected if c.old is None and c.path.endswith(".json")}
+    rng = random.Random(len(expected))
+    guesses: list[Callable[[list[str]], Collection[str]]] = [
+        lambda digests: [d for d in digests if d in added],  # right
+        lambda digests: digests,  # everything is new
+        lambda digests: [],  # nothing is new
+        lambda digests: [d for d in digests if d in added or rng.random() < 0.3],  # too much
+        lambda digests: [d for d in digests if d in added and rng.random() < 0.5],  # too little
+    ]
+    for guess in guesses:
+        assert store.diff(old, new, absent=guess) == expected
+    return expected
+
+
+@pytest.fixture
+def repo(store: registry.GitStore) -> pygit2.Repository:
+    return pygit2.Repository(str(store.git_dir))
+
+
+def test_additions_to_fan_out_trees_are_found_from_the_new_side(
+    store: registry.GitStore, repo: pygit2.Repository
+) -> None:
+    def root(runs: dict[str, bytes], impls: dict[str, bytes]) -> str:
+        folders = {
+            "benchmark-runs": ("40000", _tree(repo, {fan: ("40000", tree) for fan, tree in runs.items()})),
+            "implementation-revisions": ("40000", _tree(repo, {fan: ("40000", tree) for fan, tree in impls.items()})),
+            "README.md": ("100644", _blob(repo, "readme")),
+        }
+        return _commit(repo, _tree(repo, folders))
+
+    before = root(
+        {"0a": _fan_out(repo, range(20), "0a"), "1b": _fan_out(repo, range(5), "1b")}, {"22": _fan_out(repo, [1], "22")}
+    )
+    after = root(
+        {"0a": _fan_out(repo, range(25), "0a"), "1b": _fan_out(repo, range(5), "1b"), "3c": _fan_out(repo, [7], "3c")},
+        {"22": _fan_out(repo, [1, 2], "22")},
+    )
+    changes = _both(store, before, after)
+    assert [c.status for c in changes] == ["added"] * 7
+    assert _both(store, None, after)  # from nothing: everything is added
+    assert [c.status for c in _both(store, after, before)] == ["deleted"] * 7
+
+
+def test_edits_deletions_and_odd_entries_in_fan_out_trees(store: registry.GitStore, repo: pygit2.Repository) -> None:
+    def root(fan: bytes) -> str:
+        return _commit(repo, _tree(repo, {"benchmark-runs": ("40000", _tree(repo, {"0a": ("40000", fan)}))}))
+
+    base = root(_fan_out(repo, range(10), "0a"))
+    edited = {"0a" + _hex(3)[2:] + ".json": ("100644", _blob(repo, "edited"))}
+    cases = [
+        _fan_out(repo, [*range(10), 11], "0a", edited),  # an addition and an edit
+        _fan_out(repo, [*range(1, 10), 11], "0a"),  # an addition and a deletion
+        _fan_out(repo, range(12), "0a", {"0a" + _hex(4)[2:] + ".json": ("100755", _blob(repo, "manifest 4"))}),
+        _fan_out(repo, range(12), "0a", {"notes.txt": ("100644", _blob(repo, "hi"))}),  # not a manifest name
+        _fan_out(repo, range(12), "0a", {"0a" + _hex(99)[2:] + ".json": ("120000", _blob(repo, "target"))}),
+        _fan_out(repo, range(12), "0a", {"sub": ("40000", _fan_out(repo, [5], "0a"))}),
+        _fan_out(repo, range(12), "0a", {"0a" + _hex(98)[2:] + ".json": ("100664", _blob(repo, "group"))}),
+    ]
+    for fan in cases:
+        new = root(fan)
+        assert _both(store, base, new)
+        assert _both(store, new, base)
+
+
+def test_every_shape_of_change_outside_the_layout(store: registry.GitStore, repo: pygit2.Repository) -> None:
+    blob, other = _blob(repo, "one"), _blob(repo, "two")
+    submodule = bytes.fromhex(_hex(1)[:40])
+    inner = _tree(repo, {"x": ("100644", blob), "y": ("100755", other)})
+    before = _commit(
+        repo,
+        _tree(
+            repo,
+            {
+                "a": ("100644", blob),  # becomes a folder
+                "a-b": ("100644", blob),
+                "b": ("40000", inner),  # becomes a file
+                "c": ("100644", blob),  # mode only
+                "d": ("100664", blob),  # git reads 100644: no change when written as such
+                "e": ("120000", blob),  # a link that becomes a file
+                "f": ("160000", submodule),  # a submodule that moves
+                "g": ("40000", _tree(repo, {"deep": ("40000", inner)})),
+                "removed": ("40000", inner),
+            },
+        ),
+    )
+    after = _commit(
+        repo,
+        _tree(
+            repo,
+            {
+                "a": ("40000", inner),
+                "a-b": ("100644", other),
+                "b": ("100644", other),
+                "c": ("100755", blob),
+                "d": ("100644", blob),
+                "e": ("100644", blob),
+                "f": ("160000", bytes.fromhex(_hex(2)[:40])),
+                "g": ("40000", _tree(repo, {"deep": ("40000", _tree(repo, {"x": ("100644", other)}))})),
+                "new": ("40000", inner),
+                "ünïcode name": ("100644", blob),
+            },
+        ),
+    )
+    assert len(_both(store, before, after)) > 10
+    assert _both(store, after, before)
+    assert _both(store, before, before) == []
+
+
+def test_a_tree_that_is_not_there_is_a_corrupt_store(store: registry.GitStore, repo: pygit2.Repository) -> None:
+    missing = bytes.fromhex(_hex(3)[:40])
+    broken = _commit(repo, _tree(repo, {"benchmark-runs": ("40000", missing)}))
+    fine = _commit(repo, _tree(repo, {"README.md": ("100644", _blob(repo, "x"))}))
+    with pytest.raises(StoreCorrupt):
+        store.diff(fine, broken)
+    not_a_tree = _commit(repo, _tree(repo, {"benchmark-runs": ("40000", _blob(repo, "a blob"))}))
+    with pytest.raises(StoreCorrupt):
+        store.diff(fine, not_a_tree)
+
+
+def test_with_a_right_guess_the_old_fan_out_trees_are_not_read(
+    store: registry.GitStore, repo: pygit2.Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def root(fans: dict[str, bytes]) -> str:
+        runs = _tree(repo, {fan: ("40000", tree) for fan, tree in fans.items()})
+        return _commit(repo, _tree(repo, {"benchmark-runs": ("40000", runs)}))
+
+    old_fans = {"0a": _fan_out(repo, range(30), "0a"), "1b": _fan_out(repo, range(3), "1b")}
+    before = root(old_fans)
+    after = root({"0a": _fan_out(repo, range(32), "0a"), "1b": _fan_out(repo, range(4), "1b")})
+    read: list[str] = []
+    original = registry.GitStore._tree_data
+
+    def counting(self: registry.GitStore, tree: str) -> bytes:
+        read.append(tree)
+        return original(self, tree)
+
+    monkeypatch.setattr(registry.GitStore, "_tree_data", counting)
+    expected = _git_diff(store, before, after)
+    added = {"sha256:" + c.path.rsplit("/", 1)[1][:-5] for c in expected}
+    assert store.diff(before, after, absent=lambda digests: [d for d in digests if d in added]) == expected
+    assert not {tree.hex() for tree in old_fans.values()} & set(read)
+    read.clear()
+    assert store.diff(before, after) == expected  # without a guess, both sides are read
+    assert {tree.hex() for tree in old_fans.values()} <= set(read)
+
+
+def test_many_fan_out_trees_at_once(store: registry.GitStore, repo: pygit2.Repository) -> None:
+    """Past a few dozen changed fan-out trees, git reads the new ones in one process."""
+
+    def root(grow: int) -> str:
+        fans = {
+            f"{n:02x}": _fan_out(repo, range(n * 100, n * 100 + 20 + grow * (n % 3)), f"{n:02x}") for n in range(40)
+        }
+        runs = _tree(repo, {fan: ("40000", tree) for fan, tree in fans.items()})
+        return _commit(repo, _tree(repo, {"benchmark-runs": ("40000", runs)}))
+
+    before, after = root(0), root(2)
+    changes = _both(store, before, after)
+    assert len(changes) == 2 * sum(1 for n in range(40) if n % 3 == 1) + 4 * sum(1 for n in range(40) if n % 3 == 2)
+    assert _both(store, after, before)
+
+
+def test_fan_out_trees_from_those_of_another_commit(store: registry.GitStore, repo: pygit2.Repository) -> None:
+    """A refresh reads again only the folders whose tree changed: the same map as reading them all."""
+
+    def root(folders: dict[str, dict[str, bytes]], extra: dict[str, tuple[str, bytes]] | None = None) -> str:
+        entries = {
+            folder: ("40000", _tree(repo, {fan: ("40000", tree) for fan, tree in fans.items()}))
+            for folder, fans in folders.items()
+        }
+        return _commit(repo, _tree(repo, {**entries, **(extra or {})}))
+
+    runs = {"0a": _fan_out(repo, range(3), "0a"), "1b": _fan_out(repo, [4], "1b")}
+    impls = {"22": _fan_out(repo, [5], "22")}
+    commits = [
+        root({"benchmark-runs": runs, "implementation-revisions": impls}),
+        root({"benchmark-runs": {**runs, "0a": _fan_out(repo, range(4), "0a")}, "implementation-revisions": impls}),
+        root({"benchmark-runs": runs}),  # a folder gone
+        root({"benchmark-runs": runs, "verifications": {"33": _fan_out(repo, [6], "33")}}),  # a folder new
+        root({"benchmark-runs": runs}, {"README.md": ("100644", _blob(repo, "x"))}),
+    ]
+    for old in commits:
+        for new in commits:
+            expected = store.fan_out_trees(new)
+            assert store.fan_out_trees(new, (old, store.fan_out_trees(old))) == expected
