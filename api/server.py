@@ -20,7 +20,7 @@ import orjson
 
 import registry
 import registry.search
-from api import dossier, mcp_documents
+from api import dossier, mcp_documents, memory
 from api.cache import ByteLRU, Representation
 from api.coalesce import Coalescer
 from api.context import StoredObjects
@@ -114,6 +114,7 @@ class Server:
     async def running(self) -> AsyncIterator[None]:
         """Serve: load (or warm-load) the head, follow main (a replica also its canonical repository) until
         the context ends, then write the warm-start cache for the next start."""
+        memory.limit_arenas()  # before the threads below start
         self.queries.start()
         switch = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL)
@@ -167,6 +168,7 @@ class Server:
             self.saved = cached[0].commit
         else:
             self.snapshots.load()
+        memory.release()  # a cold build's temporaries, freed but still resident
         self.ready = True
         threading.Thread(target=self._prepare, name="prepare-graph", daemon=True).start()
 
@@ -181,6 +183,7 @@ class Server:
                 self.save()
             if self.settings.prepare_search:
                 self._prepare_search(head)
+            memory.release()
         except registry.RegistryError as exc:  # nothing served: nothing to prepare
             log.info("kernelindex: nothing to prepare: %s", exc)
 

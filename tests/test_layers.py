@@ -93,7 +93,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             r"api",
             r"api\.(settings|codes|errors|negotiation|compression|cache|urls|previews|context|cost|pipeline|execution)",
-            r"api\.(freshness|follow|graphql_http|graphiql|feeds|wellknown|dossier|mcp_documents|handover|hostile|coalesce)",
+            r"api\.(freshness|follow|graphql_http|graphiql|feeds|wellknown|dossier|mcp_documents|handover|hostile|coalesce|memory)",
             r"api\.read_documents",
         ),
     ),

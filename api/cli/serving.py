@@ -85,6 +85,8 @@ def serve(
         "log_level": "info" if final.debug else "warning",
         "access_log": final.debug,
         "proxy_headers": True,
+        # No route is a WebSocket: uvicorn's default ("auto") imports a WebSocket library into every server.
+        "ws": "none",
     }
     from api.app import WorkerConfig, create_app
     from api.handover import Draining, HandoverServer, listening_socket
