@@ -1,9 +1,11 @@
-"""What `kernelindex serve` keeps out of its process until something asks for it: every module a server
-imports stays resident for its life, so one that only a rarely asked answer needs (a preview image) or that
-no route uses (a WebSocket library, the command line's HTTP client) is imported on first use, or never.
+"""What `kernelindex serve` keeps out of its serving process until something asks for it: every module a
+process imports stays resident for its life, so the command line's own (typer, pydantic, the other
+commands) are left behind when `serve` becomes the serving process, and one that only a rarely asked answer
+needs (a preview image) or that no route uses (a WebSocket library) is imported on first use, or never.
 
 Observed on a real server process from outside: Python's `-X importtime` writes one line on stderr for every
-module the process imports, in order."""
+module the process imports, in order, and the serving process keeps the option; what it imports is what
+follows the command's "serving ... on" line."""
 
 from __future__ import annotations
 
@@ -24,10 +26,12 @@ from helpers import basic_scenario, commit_manifests, digest_of
 
 import registry
 
-NOT_BEFORE_ASKED = ("PIL", "websockets", "urllib.request", "mcp")
-"""Modules that a server which has answered GraphQL, a page and its health has not imported: Pillow (preview
-images), a WebSocket library (no route is one), urllib's HTTP client (`--api` of the command line), the MCP SDK
-(the first /mcp request)."""
+NOT_BEFORE_ASKED = ("PIL", "websockets", "urllib.request", "mcp", "typer", "pydantic", "api.cli")
+"""Modules that a serving process which has answered GraphQL, a page and its health has not imported: Pillow
+(preview images), a WebSocket library (no route is one), urllib's HTTP client (`--api` of the command line),
+the MCP SDK (the first /mcp request), and the command line's parser (typer; uvicorn brings click) and commands."""
+
+BANNER = re.compile(r"^kernelindex: serving .* on http://\S+ \(SIGHUP: hand over\)$", re.MULTILINE)
 
 _IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*([\w.]+)\s*$", re.MULTILINE)
 
@@ -71,13 +75,17 @@ def _serving(repo: Path, port: int, log: Path) -> Iterator[None]:
 
 
 def _imported(log: Path) -> set[str]:
-    """Every module the process has imported so far, and each package above one (`PIL` for `PIL.Image`)."""
-    names = set(_IMPORTED.findall(log.read_text(errors="replace")))
+    """Every module the serving process has imported so far (what follows the command's banner), and each
+    package above one (`PIL` for `PIL.Image`)."""
+    text = log.read_text(errors="replace")
+    banner = BANNER.search(text)
+    assert banner is not None, text[-2000:]
+    names = set(_IMPORTED.findall(text, banner.end()))
     return names | {".".join(name.split(".")[:i]) for name in names for i in range(1, name.count(".") + 1)}
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a server process in its own session (POSIX)")
-def test_a_server_imports_what_it_serves_with_and_the_rest_when_first_asked(
+def test_the_serving_process_imports_what_it_serves_with_and_the_rest_when_first_asked(
     store: registry.GitStore, tmp_path: Path
 ) -> None:
     head = commit_manifests(store, basic_scenario().docs)
@@ -89,7 +97,7 @@ def test_a_server_imports_what_it_serves_with_and_the_rest_when_first_asked(
         page = client.get(f"/at/{head}/runs/{run}", headers={"accept": "text/html"})
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         imported = _imported(log)
-        assert {"uvicorn", "strawberry", "registry.graph", "web.render"} <= imported  # the log is read right
+        assert {"uvicorn", "strawberry", "registry.graph", "api.app", "web.render"} <= imported  # read right
         assert not imported & set(NOT_BEFORE_ASKED), sorted(imported & set(NOT_BEFORE_ASKED))
         # Asked for, a preview image is drawn as before, with Pillow imported then.
         card = client.get(f"/at/{head}/runs/{run}/card.png")
