@@ -1,7 +1,7 @@
 """The serving process of `kernelindex serve`: the application on uvicorn, with zero-downtime hand-over.
 
 `kernelindex serve` parses its options, checks the registry and the settings, says where it serves, then
-replaces itself (`exec`, the same process id) with `main` here, which reads the settings from the
+replaces itself (`exec`, the same process id) with `python -m api.process`, which reads the settings from the
 environment it was given (as a worker or a successor reads them). Every module a process imports stays resident
 for its life: the command line's (typer, and pydantic, which typer coerces every option through, and
 every other command's modules) are ~10 MB that a server never uses again. A `serve` that does not own its
@@ -64,20 +64,21 @@ def replace_process(environment: Mapping[str, str], pid_file: Path | None) -> No
     sys.stderr.flush()
     # The options multiprocessing gives the processes it spawns (interpreter flags and -X options).
     interpreter_flags: Callable[[], list[str]] = getattr(subprocess, "_args_from_interpreter_flags")  # noqa: B009
-    # This very package, wherever it was found (installed, or the working directory of `python -m api.cli`),
-    # and never another `api` that the working directory of the serving process may hold (-P).
-    root = str(Path(__file__).resolve().parent.parent)
-    start = (
-        f"import sys; sys.path.insert(0, {root!r}); from api.process import main; raise SystemExit(main(sys.argv[1:]))"
-    )
-    command = [sys.executable, *interpreter_flags(), "-P", "-c", start]
+    command = [sys.executable, *interpreter_flags(), "-P", "-m", "api.process"]
     if pid_file is not None:
         command += [_PID_FILE, str(pid_file)]
-    os.execve(sys.executable, command, {**os.environ, **environment})
+    env = {**os.environ, **environment}
+    # This very package (-P: never another `api` that the working directory may hold), also where this process
+    # found it only through its working directory (`python -m api.cli` in a checkout).
+    root = os.path.realpath(Path(__file__).resolve().parent.parent)
+    cwd = os.path.realpath(os.getcwd())
+    if root not in {os.path.realpath(entry) for entry in sys.path if entry} - {cwd}:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (root, env.get("PYTHONPATH"))))
+    os.execve(sys.executable, command, env)
 
 
 def main(argv: list[str]) -> int:
-    """`api.process.main([--pid-file F])`: serve the settings of this environment; the exit status."""
+    """`python -m api.process [--pid-file F]`: serve the settings of this environment; the exit status."""
     pid_file = Path(argv[argv.index(_PID_FILE) + 1]) if _PID_FILE in argv else None
     try:
         settings = Settings.from_env(os.environ)
@@ -94,3 +95,7 @@ def main(argv: list[str]) -> int:
         )
         return 1
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
