@@ -1,12 +1,15 @@
-"""A serving process's memory between its loads: what C's allocator keeps after a build is given back.
+"""A serving process's memory after a load: what C's allocator kept of a build's temporaries is given back.
 
 A cold build makes tens of thousands of temporaries beside what the graph keeps: every manifest's bytes, the
 publication record's lists, the tables of dicts and sets that grow and are copied. Those larger than 512 bytes
 come from C's allocator, and glibc's keeps the pages they leave for the process's next requests: resident
-although nothing uses them. `release()` asks it to return them to the system (`malloc_trim`); `limit_arenas()` keeps the
-server's few threads on two allocator arenas rather than one per thread (each keeps its own free pages).
+although nothing uses them. `release()` asks it to return them to the system (`malloc_trim`).
 
-Both are glibc's: elsewhere (musl, macOS) they do nothing, and nothing depends on them but the figure.
+Fewer allocator arenas (`mallopt(M_ARENA_MAX)`) would keep ~3 MB fewer at 1x, but a thread that waits for an
+arena's lock can wait holding the GIL: on the loaded 2-core machine the first query after a 50x start took
+0.17-0.88 s (five starts, median 0.66 s) with two arenas against 0.16-0.38 s (four, median 0.27 s) without.
+
+glibc's only: elsewhere (musl, macOS) `release` does nothing, and nothing depends on it but the figure.
 """
 
 from __future__ import annotations
@@ -16,25 +19,17 @@ import functools
 import platform
 import sys
 
-__all__ = ["ARENAS", "limit_arenas", "release"]
-
-ARENAS = 2
-"""Allocator arenas for the whole process: the event loop's thread and one shared by the worker threads
-(the load, the background preparation, queries run off the loop). They take the GIL to allocate Python
-objects, so they seldom wait for an arena's lock."""
-
-_M_ARENA_MAX = -8  # glibc's malloc.h
+__all__ = ["release"]
 
 
 @functools.cache
 def _glibc() -> ctypes.CDLL | None:
-    """The C library of this process, if it is glibc (the one with `malloc_trim` and `mallopt`)."""
+    """The C library of this process, if it is glibc (the one with `malloc_trim`)."""
     if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
         return None
     try:
         libc = ctypes.CDLL(None)  # the symbols already loaded: the C library the interpreter runs on
         libc.malloc_trim.argtypes, libc.malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
-        libc.mallopt.argtypes, libc.mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     except (OSError, AttributeError):
         return None
     return libc
@@ -47,9 +42,3 @@ def release() -> bool:
         return False
     libc.malloc_trim(0)
     return True
-
-
-def limit_arenas(arenas: int = ARENAS) -> bool:
-    """At most `arenas` allocator arenas from now on (call it before threads start); whether it could."""
-    libc = _glibc()
-    return libc is not None and bool(libc.mallopt(_M_ARENA_MAX, arenas))

@@ -114,7 +114,6 @@ class Server:
     async def running(self) -> AsyncIterator[None]:
         """Serve: load (or warm-load) the head, follow main (a replica also its canonical repository) until
         the context ends, then write the warm-start cache for the next start."""
-        memory.limit_arenas()  # before the threads below start
         self.queries.start()
         switch = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL)
