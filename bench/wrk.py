@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import math
 import signal
 import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["VARY", "Request", "run_wrk", "wrk_script"]
+__all__ = ["VARY", "Histogram", "Request", "percentile", "read_histogram", "run_wrk", "wrk_script"]
 
 Request = tuple[str, str, str | None]
 """(method, path, JSON body or None)."""
+
+Histogram = dict[int, int]
+"""Latencies as wrk recorded them: microseconds -> how many requests took that long."""
 
 
 VARY = "VARY_DATE"
@@ -20,9 +24,12 @@ VARY = "VARY_DATE"
 requests): with `vary`, no two requests are the same, so no answer comes from a cache."""
 
 
-def wrk_script(requests: list[Request], folder: Path | None = None, *, vary: bool = False) -> Path:
+def wrk_script(
+    requests: list[Request], folder: Path | None = None, *, vary: bool = False, histogram: Path | None = None
+) -> Path:
     """A wrk script sending `requests` round-robin, one after the other on each connection (written in
-    `folder`, else the temporary directory)."""
+    `folder`, else the temporary directory). With `histogram`, wrk writes there, when it ends, every latency
+    it recorded (see `read_histogram`), so that several runs' percentiles can be taken together."""
     lines = ["local requests = {"]
     for method, path, body in requests:
         lines.append(f"  {{{json.dumps(method)}, {json.dumps(path)}, {json.dumps(body) if body else 'nil'}}},")
@@ -37,6 +44,16 @@ def wrk_script(requests: list[Request], folder: Path | None = None, *, vary: boo
         lines.append(f'  body = string.gsub(body, "{VARY}", os.date("!%Y-%m-%d", 946684800 + day * 86400))')
     lines.append('  return wrk.format(r[1], r[2], {["Content-Type"] = "application/json"}, body)')
     lines.append("end")
+    if histogram is not None:
+        # wrk's statistics object: `#latency` distinct values, `latency(i)` the i-th value (us) and its count.
+        lines.append("done = function(summary, latency, requests)")
+        lines.append(f"  local out = io.open({json.dumps(str(histogram))}, 'w')")
+        lines.append("  for i = 1, #latency do")
+        lines.append("    local value, count = latency(i)")
+        lines.append("    out:write(string.format('%d %d\\n', value, count))")
+        lines.append("  end")
+        lines.append("  out:close()")
+        lines.append("end")
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False, dir=folder) as handle:
         handle.write("\n".join(lines) + "\n")
     return Path(handle.name)
@@ -96,3 +113,31 @@ def _milliseconds(text: str) -> float:
         if text.endswith(suffix):
             return float(text[: -len(suffix)]) * factor
     return float(text)
+
+
+def read_histogram(path: Path) -> Histogram:
+    """The latencies a script made with `histogram=path` wrote."""
+    found: Histogram = {}
+    for line in path.read_text().splitlines():
+        value, count = line.split()
+        found[int(value)] = found.get(int(value), 0) + int(count)
+    return found
+
+
+def percentile(histograms: list[Histogram], p: float) -> float:
+    """The `p`th percentile (0-100), in ms, of the latencies of all `histograms` taken together, by wrk's own
+    rule (`stats_percentile`: the least value whose running count reaches round(p% of the count + 0.5))."""
+    pooled: Histogram = {}
+    for histogram in histograms:
+        for value, count in histogram.items():
+            pooled[value] = pooled.get(value, 0) + count
+    total = sum(pooled.values())
+    if total == 0:
+        return float("nan")
+    wanted = math.floor(total * p / 100 + 1.0)  # C's round(x + 0.5) for x >= 0
+    seen = 0
+    for value in sorted(pooled):
+        seen += pooled[value]
+        if seen >= wanted:
+            return value / 1e3
+    return max(pooled) / 1e3
