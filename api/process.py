@@ -82,7 +82,7 @@ def main(argv: list[str]) -> int:
     pid_file = Path(argv[argv.index(_PID_FILE) + 1]) if _PID_FILE in argv else None
     try:
         settings = Settings.from_env(os.environ)
-        run(settings, pid_file=pid_file)
+        run(settings, pid_file=pid_file)  # the command's options are in this environment: a successor inherits them
     except KeyboardInterrupt:  # before uvicorn handles signals (while loading): as the command line says it
         print("kernelindex: interrupted", file=sys.stderr)
         return 130
