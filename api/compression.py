@@ -16,7 +16,7 @@ import brotli
 
 from api.negotiation import qualities
 
-__all__ = ["CODINGS", "MIN_BYTES", "Encodings", "negotiate", "tag_for"]
+__all__ = ["CODINGS", "MIN_BYTES", "Encodings", "brotli_window", "negotiate", "tag_for"]
 
 MIN_BYTES = 1024
 """Smaller answers fit in a packet or two anyway; compressing them costs more than it saves."""
@@ -25,6 +25,7 @@ CODINGS = ("br", "gzip")
 """What we can send, preferred first when a client accepts several with the same weight."""
 
 _BROTLI_QUALITY = 5  # ~1.6 ms for 290 KB of JSON, within 2% of quality 9's size (11 takes 50x as long)
+_BROTLI_WINDOWS = (10, 22)  # brotli's smallest and largest sliding window, as log2 of its bytes (22: its default)
 _GZIP_LEVEL = 6
 
 
@@ -56,9 +57,23 @@ def tag_for(etag: str, coding: str | None) -> str:
     return etag if coding is None else f'{etag[:-1]}-{coding}"'
 
 
+def brotli_window(size: int) -> int:
+    """The smallest brotli window (log2 of its bytes, less brotli's 16 reserved) that holds `size` bytes.
+
+    A window larger than the body finds nothing more to refer back to, but at quality 5 the encoder
+    sizes its tables by it: a 6 KB answer took 0.34 ms in the default 4 MB window and 0.2 ms in one
+    that fits it, a byte or two smaller. The same body always gets the same window, so the same bytes.
+
+    >>> brotli_window(0), brotli_window(1008), brotli_window(1009), brotli_window(6000), brotli_window(10**9)
+    (10, 10, 11, 13, 22)
+    """
+    low, high = _BROTLI_WINDOWS
+    return max(low, min(high, (size + 15).bit_length()))
+
+
 def _compress(body: bytes, coding: str) -> bytes:
     if coding == "br":
-        return bytes(brotli.compress(body, quality=_BROTLI_QUALITY))
+        return bytes(brotli.compress(body, quality=_BROTLI_QUALITY, lgwin=brotli_window(len(body))))
     return gzip.compress(body, compresslevel=_GZIP_LEVEL, mtime=0)  # mtime 0: the same bytes every time
 
 

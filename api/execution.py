@@ -27,7 +27,7 @@ from graphql.type import GraphQLEnumType, GraphQLNonNull
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types.field import StrawberryField
 
-__all__ = ["Executor"]
+__all__ = ["STRAWBERRY_CHECKS", "Executor", "plan_of"]
 
 Read = Callable[[Any], Any]
 _Plan = tuple[Read, GraphQLScalarType | GraphQLEnumType | GraphQLObjectType, bool, bool] | None
@@ -35,13 +35,14 @@ _Plan = tuple[Read, GraphQLScalarType | GraphQLEnumType | GraphQLObjectType, boo
 is an object type whose instances need the type's own check (`is_type_of`, with a resolve info); None:
 not straight."""
 
-_STRAWBERRY_CHECKS = "strawberry.schema.schema_converter"
+STRAWBERRY_CHECKS = "strawberry.schema.schema_converter"
 """Where strawberry's own `is_type_of` functions are made (they ignore the resolve info)."""
 _PLANS: dict[int, tuple[GraphQLField, _Plan]] = {}
 """Plans by field definition (kept beside it, so an id is never reused while its plan is)."""
 
 
-def _plan(field: GraphQLField) -> _Plan:
+def plan_of(field: GraphQLField) -> _Plan:
+    """How to read `field` straight (made once per field definition), or None."""
     found = _PLANS.get(id(field))
     if found is not None and found[0] is field:
         return found[1]
@@ -58,7 +59,7 @@ def _make_plan(field: GraphQLField) -> _Plan:
         return None
     check = leaf.is_type_of if isinstance(leaf, GraphQLObjectType) else None
     # strawberry's own check of an object type is an isinstance, which reads no resolve info
-    checked = check is not None and getattr(check, "__module__", "") != _STRAWBERRY_CHECKS
+    checked = check is not None and getattr(check, "__module__", "") != STRAWBERRY_CHECKS
     definition = field.extensions.get("strawberry-definition")
     resolve = field.resolve
     if not isinstance(definition, StrawberryField) or resolve is None or definition.extensions:
@@ -103,7 +104,7 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
         field = parent_type.fields.get(node.name.value)
         middleware = self.middleware_manager  # strawberry passes one per request, usually empty
         if field is not None and not node.arguments and (middleware is None or not middleware.middlewares):
-            plan = _plan(field)
+            plan = plan_of(field)
             if plan is not None:
                 read, named, non_null, checked = plan
                 try:

@@ -15,10 +15,10 @@ from strawberry.schema.config import StrawberryConfig
 import registry
 from api import types as t
 from api.cache import ByteLRU
+from api.compiled import CompiledExecutor
 from api.context import StoredObjects
 from api.cost import CostModel
 from api.errors import ErrorCodes
-from api.execution import Executor
 from api.pipeline import CostLimit, DocumentCache, ParsedDocument
 from api.types import serving_root as st
 from api.types.base import Info
@@ -33,7 +33,7 @@ from registry.graph import Graph
 from registry.provenance import utc_instant
 from registry.search import gpu_keys_matching, search_cost, tokens
 
-__all__ = ["DOCUMENTS", "LIMITS", "Query", "Snapshot", "schema"]
+__all__ = ["COST_MODEL", "DOCUMENTS", "LIMITS", "Query", "Snapshot", "schema"]
 
 LIMITS = {
     "max_depth": 12,  # the deepest useful query (a dossier) is 7
@@ -663,19 +663,20 @@ _LIMIT_RULES = [
 
 # Parsed and validated documents, shared by every request, bounded by what they hold (api.pipeline).
 DOCUMENTS: ByteLRU[tuple[bytes, str], ParsedDocument] = ByteLRU(LIMITS["document_cache_bytes"], lambda p: p.weight)
-_COST = CostModel(max_page=t.MAX_PAGE)
+COST_MODEL = CostModel(max_page=t.MAX_PAGE)
+"""How operations are costed against `LIMITS['max_cost']` (`api.cost`)."""
 
 # Factories: strawberry builds fresh extensions per request.
 schema = _Schema(
     query=Query,
     types=[Snapshot],
     config=StrawberryConfig(scalar_map=SCALAR_MAP),
-    execution_context_class=Executor,  # scalar fields read straight (api/execution.py)
+    execution_context_class=CompiledExecutor,  # compiled programs (api/compiled.py), else fields read straight
     extensions=[
         lambda: AddValidationRules(_LIMIT_RULES),
         lambda: MaxTokensLimiter(max_token_count=LIMITS["max_tokens"]),
         lambda: DocumentCache(DOCUMENTS),
-        lambda: CostLimit(LIMITS["max_cost"], _COST),
+        lambda: CostLimit(LIMITS["max_cost"], COST_MODEL),
         ErrorCodes,
     ],
 )

@@ -10,7 +10,6 @@ it can never change. `pinned(rev)` is the one answer to "which commit of main do
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -19,10 +18,12 @@ import anyio
 import anyio.to_thread
 import orjson
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
+from strawberry.types import ExecutionResult
 
 import registry
 from api.codes import INTERNAL, OPERATION_RESOLUTION_FAILURE, PERSISTED_QUERY_NOT_ALLOWED
 from api.context import Context, StoredObjects
+from api.direct import execute_known
 from api.errors import UNEXPECTED
 from api.previews import Previews
 from api.schema import Query, schema
@@ -191,14 +192,18 @@ class QueryService:
         self.executions += 1
         context = Context(self.snapshots, self.objects, self.base_url, self._today(), head, self.previews)
         context.cost_budget = budget
-        run = functools.partial(
-            schema.execute_sync,
-            document,
-            variable_values=dict(variables or {}),
-            context_value=context,
-            operation_name=operation,
-            root_value=Query(),
-        )
+        values = dict(variables or {})
+
+        def run() -> ExecutionResult:
+            # A document met before, compiled, within its limits: answered without strawberry's pipeline
+            # (api.direct), which would change nothing; anything else goes through it.
+            found = execute_known(document, values, context, operation, Query())
+            if found is not None:
+                return found
+            return schema.execute_sync(
+                document, variable_values=values, context_value=context, operation_name=operation, root_value=Query()
+            )
+
         try:
             if self._quiet is not None and self._limiter.borrowed_tokens == 0 and self._quiet():
                 # Nothing else to serve and nothing executing: the event loop would only wait for a worker

@@ -35,16 +35,37 @@ def _wire(response: httpx.Response) -> tuple[int, list[tuple[bytes, bytes]], byt
     return response.status_code, headers, response.content
 
 
-def _twice(api: Running, send: dict[str, object]) -> tuple[tuple[int, list[tuple[bytes, bytes]], bytes], ...]:
-    """The same request twice on a fresh cache: first down the normal path (a miss), then from the lane."""
+Wire = tuple[int, list[tuple[bytes, bytes]], bytes]
+
+
+def _fresh(api: Running) -> None:
     api.service.responses = type(api.service.responses)(api.service.responses.max_bytes, lambda r: r.weight())
+
+
+def _twice(api: Running, send: dict[str, object]) -> tuple[Wire, Wire]:
+    """The same request twice on a fresh cache: first down the normal path (a miss), then from the lane."""
+    _fresh(api)
     lane = _lane(api)
-    before = lane.hits
-    first = api.client.request(**send)  # type: ignore[arg-type]
-    assert lane.hits == before, "a miss went down the fast lane"
+    before = lane.hits, lane.executed
+    lane.executes = False
+    try:
+        first = api.client.request(**send)  # type: ignore[arg-type]
+    finally:
+        lane.executes = True
+    assert (lane.hits, lane.executed) == before, "a miss went down the fast lane"
     second = api.client.request(**send)  # type: ignore[arg-type]
-    assert lane.hits == before + 1, "a cached answer did not come from the fast lane"
+    assert lane.hits == before[0] + 1, "a cached answer did not come from the fast lane"
     return _wire(first), _wire(second)
+
+
+def _executed_in_the_lane(api: Running, send: dict[str, object]) -> Wire:
+    """The request on a fresh cache, executed in the lane."""
+    _fresh(api)
+    lane = _lane(api)
+    before = lane.hits, lane.executed
+    answer = api.client.request(**send)  # type: ignore[arg-type]
+    assert (lane.hits, lane.executed) == (before[0], before[1] + 1), "a miss was not executed in the lane"
+    return _wire(answer)
 
 
 @pytest.fixture(scope="module")
@@ -92,12 +113,19 @@ def test_a_cached_answer_leaves_the_lane_exactly_as_the_normal_path_sends_it(emb
     assert fast == normal
 
 
+@pytest.mark.parametrize("name", REQUESTS)
+def test_a_new_answer_executed_in_the_lane_leaves_as_the_normal_path_sends_it(embedded_api: Running, name: str) -> None:
+    normal, _ = _twice(embedded_api, REQUESTS[name])
+    assert _executed_in_the_lane(embedded_api, REQUESTS[name]) == normal
+
+
 def test_not_modified_from_the_lane_is_the_normal_paths_304(embedded_api: Running) -> None:
     plain = embedded_api.client.request(**_post(RECORDS, **{"accept-encoding": "br"}))  # type: ignore[arg-type]
     tag = plain.headers["etag"]
-    normal, fast = _twice(embedded_api, _post(RECORDS, **{"accept-encoding": "br", "if-none-match": tag}))
+    request = _post(RECORDS, **{"accept-encoding": "br", "if-none-match": tag})
+    normal, fast = _twice(embedded_api, request)
     assert normal[0] == 304 and normal[2] == b""
-    assert fast == normal
+    assert fast == normal == _executed_in_the_lane(embedded_api, request)
 
 
 def test_with_a_list_of_origins_allowed_and_refused_origins_get_the_normal_paths_headers() -> None:
@@ -105,14 +133,14 @@ def test_with_a_list_of_origins_allowed_and_refused_origins_get_the_normal_paths
         api.graphql(RUNS)
         for origin in ("https://app.example", "https://elsewhere.example"):
             normal, fast = _twice(api, _post(RUNS, origin=origin))
-            assert fast == normal
+            assert fast == normal == _executed_in_the_lane(api, _post(RUNS, origin=origin))
             allowed = dict(fast[1]).get(b"access-control-allow-origin")
             assert allowed == (b"https://app.example" if origin == "https://app.example" else None)
 
 
 def test_what_the_lane_does_not_answer_reaches_the_endpoint_whole(embedded_api: Running) -> None:
     lane = _lane(embedded_api)
-    before = lane.hits
+    before = lane.hits + lane.executed
     batch = json.dumps([{"query": RUNS}, {"query": RUNS}]).encode()
     answered = embedded_api.client.post("/graphql", content=batch, headers={"content-type": "application/json"})
     assert answered.status_code == 200 and len(answered.json()) == 2  # a batch: the body was replayed whole
@@ -121,7 +149,7 @@ def test_what_the_lane_does_not_answer_reaches_the_endpoint_whole(embedded_api: 
     assert refused.status_code == 400 and refused.json()["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
     page = embedded_api.client.get("/graphql", headers={"accept": "text/html"})
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")  # GraphiQL
-    assert lane.hits == before + 1  # only the repeated query
+    assert lane.hits + lane.executed == before + 1  # only the single query
 
 
 def test_a_cached_answer_never_crosses_commits(basic_store: registry.GitStore) -> None:

@@ -372,6 +372,12 @@ _REASONS = {
         "page run: dossier, not modified",
         "page run: pinned off main, JSON",
     ),
+    "brotli answers are coded in the smallest window that holds the body rather than brotli's default 4 MB one "
+    "(the same decoded bytes and entity tags, a byte or two smaller; a first-time answer codes in ~0.2 ms rather "
+    "than ~0.35 ms)": (
+        "graphql: records, brotli",
+        "page run: dossier, brotli",
+    ),
 }
 
 

@@ -328,3 +328,17 @@ def test_the_records_order_is_known_without_replaying_any_ledger() -> None:
     expected = sorted(((-event.at_ns, key) for event, key in held if event is not None))
     assert order == tuple(key for _, key in expected)
     assert len(order) > 1000
+
+
+def test_preparing_pauses_every_sixteen_cohorts(head: tuple[registry.GitStore, Publication, Graph]) -> None:
+    """A server's background preparation hands over between slices of 16 cohorts (the pause waits
+    while requests run); every ranking is made once it ends."""
+    store, publication, _ = head
+    commit = store.head()
+    assert commit is not None
+    graph = build_graph(store, commit, publication)[0]
+    pauses: list[int] = []
+    graph.prepare(lambda: pauses.append(sum(1 for c in graph.cohorts.values() if c._ranked is not None)))
+    assert len(pauses) == len(graph.cohorts) // 16 and len(graph.cohorts) % 16 != 0
+    assert pauses[:3] == [16, 32, 48]  # each pause after a whole slice, none before it
+    assert all(cohort._ranked is not None for cohort in graph.cohorts.values())

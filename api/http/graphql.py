@@ -27,7 +27,7 @@ from api.schema import LIMITS, schema
 from api.server import Server
 from registry.graph import Graph
 
-__all__ = ["MAX_BODY", "asset", "endpoint", "request_digest", "sdl"]
+__all__ = ["MAX_BODY", "answer_operation", "asset", "endpoint", "request_digest", "sdl"]
 
 MAX_BODY = 2 * LIMITS["max_query_bytes"]
 """A request body's limit: a query at its limit, and as much again for its variables."""
@@ -67,7 +67,7 @@ async def endpoint(request: Request) -> Response:
         return behind
     head = server.snapshots.head
     if isinstance(parsed, gh.Operation):
-        answer = await _answer(server, head, parsed, LIMITS["max_cost"])
+        answer = await answer_operation(server, head, parsed, LIMITS["max_cost"])
         if isinstance(answer, gh.Refusal):
             return _refused(answer, media)
         status = 400 if answer.request_error and media == gh.GRAPHQL_RESPONSE else 200
@@ -77,7 +77,7 @@ async def endpoint(request: Request) -> Response:
     immutable = True
     budget = LIMITS["max_cost"]
     for operation in parsed:
-        answer = await _answer(server, head, operation, budget)
+        answer = await answer_operation(server, head, operation, budget)
         if isinstance(answer, gh.Refusal):
             parts.append(error_body(answer.message, answer.code))
             immutable = False
@@ -114,7 +114,9 @@ def _refused(refusal: gh.Refusal, media: str = gh.JSON) -> Response:
     return error(status, refusal.message, refusal.code, media_type=media, headers={"vary": VARY})
 
 
-async def _answer(server: Server, head: Graph, operation: gh.Operation, budget: int) -> Representation | gh.Refusal:
+async def answer_operation(
+    server: Server, head: Graph, operation: gh.Operation, budget: int
+) -> Representation | gh.Refusal:
     """One operation's answer: from the response cache, or from the query service (then cached when it may be)."""
     query = server.persisted.resolve(operation)
     if isinstance(query, gh.Refusal):
@@ -175,7 +177,7 @@ async def _at_least(server: Server, request: Request, parsed: gh.Operation | lis
     try:
         wanted = freshness.wanted_commits(request.headers, "", {})
         for operation in operations:
-            # Only a hash-only persisted query needs its document looked up (and _answer resolves it again):
+            # Only a hash-only persisted query needs its document looked up (and answer_operation resolves it again):
             # hashing every document twice would cost each request on the hot path.
             query = operation.query if operation.query is not None else server.persisted.resolve(operation)
             if isinstance(query, str):

@@ -1,0 +1,241 @@
+"""api.compiled: a compiled program answers exactly what graphql-core's own executor answers, on the real
+corpus, for the benchmark's documents, every GraphQL document the documentation shows, and documents that
+use what collection settles (aliases, fragments, `__typename`, `@include`/`@skip` per request); a request
+the program cannot answer (an error to report) is answered by graphql-core, errors and all."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+import strawberry
+from helpers import EMBEDDED_REPO
+from strawberry.schema.config import StrawberryConfig
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from test_docs_examples import EXAMPLES
+
+from api import compiled
+from api import schema as api_schema
+from api.context import Context, StoredObjects
+from api.direct import execute_known
+from api.types.scalars import SCALAR_MAP
+from bench.__main__ import DOSSIER, DOSSIER_ACCESSED, LEADERBOARD, LEADERBOARD_ROWS, RECORDS
+from registry.snapshots import Snapshots
+
+PLAIN = strawberry.Schema(
+    query=api_schema.Query,
+    types=[api_schema.Snapshot],
+    config=StrawberryConfig(scalar_map=SCALAR_MAP),
+    execution_context_class=StrawberryGraphQLCoreExecutionContext,
+    extensions=api_schema.schema.extensions,
+)
+"""The API's schema executed by graphql-core's own executor, as strawberry sets it."""
+
+SHAPES = """
+query($key: String!, $withRows: Boolean!, $withoutSize: Boolean!) {
+  first: cohort(key: $key) {
+    __typename
+    ...Head
+    size @skip(if: $withoutSize)
+    rows: leaderboard(first: 3) @include(if: $withRows) { rank name unit kind: __typename }
+    entries(first: 2) { edges { cursor node { ... on CohortEntry { rank run { digest ...Named } } } } }
+  }
+  again: cohort(key: $key) { key size }
+}
+fragment Head on Cohort { key profile key }
+fragment Named on Run { name primary { value display } trust }
+"""
+"""Aliases, repeated and nested fragments, inline fragments, `__typename` at every depth, conditions."""
+
+
+@pytest.fixture(scope="module")
+def snapshots() -> Snapshots:
+    found = Snapshots(EMBEDDED_REPO)
+    found.load()
+    return found
+
+
+def _answer(schema: strawberry.Schema, snapshots: Snapshots, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+    context = Context(snapshots, StoredObjects(snapshots), "http://registry.test", None, snapshots.head, None)
+    result = schema.execute_sync(query, variable_values=variables, context_value=context, root_value=api_schema.Query())
+    return {"data": result.data, "errors": [error.formatted for error in result.errors or ()]}
+
+
+def _full(schema: strawberry.Schema, snapshots: Snapshots, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+    """Data, errors and extensions, as the query service reads them."""
+    context = Context(snapshots, StoredObjects(snapshots), "http://registry.test", None, snapshots.head, None)
+    result = schema.execute_sync(query, variable_values=variables, context_value=context, root_value=api_schema.Query())
+    errors = [error.formatted for error in result.errors or ()]
+    return {"data": result.data, "errors": errors, "extensions": result.extensions}
+
+
+def _known(snapshots: Snapshots, query: str, variables: dict[str, Any], budget: int | None = None) -> Any:
+    context = Context(snapshots, StoredObjects(snapshots), "http://registry.test", None, snapshots.head, None)
+    context.cost_budget = budget
+    result = execute_known(query, variables, context, None, api_schema.Query())
+    if result is None:
+        return None
+    return {"data": result.data, "errors": [], "extensions": result.extensions}
+
+
+def _compiled(snapshots: Snapshots, query: str, variables: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The API schema's answer, and whether a program built it."""
+    before = compiled.COUNTS["compiled"]
+    answer = _answer(api_schema.schema, snapshots, query, variables)
+    return answer, compiled.COUNTS["compiled"] > before
+
+
+def test_the_benchmark_documents_are_compiled_and_answer_as_graphql_core(snapshots: Snapshots) -> None:
+    head = snapshots.head
+    cohorts = sorted(head.cohorts, key=lambda key: (-len(head.cohorts[key].members), key))
+    runs = sorted(head.facts)
+    picked_cohorts = cohorts[:6] + cohorts[-3:]
+    picked_runs = runs[:6] + runs[-3:]
+    requests = [(document, {"key": key}) for document in (LEADERBOARD, LEADERBOARD_ROWS) for key in picked_cohorts]
+    requests += [(DOSSIER, {"id": run}) for run in picked_runs]
+    requests += [(DOSSIER_ACCESSED, {"id": run, "accessed": "2026-12-01"}) for run in picked_runs[:3]]
+    requests += [(RECORDS, {})]
+    for query, variables in requests:
+        answer, by_program = _compiled(snapshots, query, variables)
+        assert not answer["errors"], answer["errors"]
+        assert by_program, (query[:40], variables)
+        assert answer == _answer(PLAIN, snapshots, query, variables)
+
+
+@pytest.mark.parametrize(("with_rows", "without_size"), list(itertools.product([True, False], repeat=2)))
+def test_conditions_aliases_and_fragments_per_request(
+    snapshots: Snapshots, with_rows: bool, without_size: bool
+) -> None:
+    head = snapshots.head
+    key = max(head.cohorts, key=lambda k: (len(head.cohorts[k].members), k))
+    variables = {"key": key, "withRows": with_rows, "withoutSize": without_size}
+    answer, by_program = _compiled(snapshots, SHAPES, variables)
+    assert by_program and not answer["errors"]
+    assert answer == _answer(PLAIN, snapshots, SHAPES, variables)
+    cohort = answer["data"]["first"]
+    assert ("rows" in cohort) is with_rows and ("size" in cohort) is not without_size
+    assert list(cohort)[:3] == ["__typename", "key", "profile"]
+
+
+def test_a_request_with_errors_is_answered_by_graphql_core(snapshots: Snapshots) -> None:
+    # A run that does not exist (an error at its path) and a cohort that does not (null): the program gives
+    # way, and the answer, errors included, is graphql-core's.
+    query = DOSSIER.replace("query($id: String!) {", "query($id: String!, $key: String!) { cohort(key: $key) { key }")
+    variables = {"id": "sha256:" + "0" * 64, "key": "no such cohort"}
+    before = compiled.COUNTS["fallback"]
+    answer, by_program = _compiled(snapshots, query, variables)
+    assert not by_program and compiled.COUNTS["fallback"] > before
+    assert answer["errors"] and answer == _answer(PLAIN, snapshots, query, variables)
+
+
+def test_documents_it_does_not_cover_are_never_compiled(snapshots: Snapshots) -> None:
+    introspection = "{ __schema { queryType { name } } cohorts(first: 1) { edges { node { key } } } }"
+    answer, by_program = _compiled(snapshots, introspection, {})
+    assert not by_program and not answer["errors"]
+    assert answer == _answer(PLAIN, snapshots, introspection, {})
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if "query" in e.body], ids=lambda e: e.where)
+def test_every_documented_query_answers_as_graphql_core(snapshots: Snapshots, example: Any) -> None:
+    query = example.body["query"]
+    variables = example.body.get("variables") or {}
+    assert _compiled(snapshots, query, variables)[0] == _answer(PLAIN, snapshots, query, variables)
+
+
+def test_a_known_document_is_answered_without_the_pipeline_as_the_pipeline_answers(snapshots: Snapshots) -> None:
+    head = snapshots.head
+    key = max(head.cohorts, key=lambda k: (len(head.cohorts[k].members), k))
+    run = sorted(head.facts)[3]
+    requests: list[tuple[str, dict[str, Any]]] = [(LEADERBOARD, {"key": key}), (LEADERBOARD_ROWS, {"key": key})]
+    requests += [(DOSSIER, {"id": run}), (RECORDS, {}), (SHAPES, {"key": key, "withRows": True, "withoutSize": False})]
+    for query, variables in requests:
+        expected = _full(PLAIN, snapshots, query, variables)  # parses and validates it into the shared cache
+        assert not expected["errors"] and expected["extensions"]["cost"]["requested"] > 0
+        assert _known(snapshots, query, variables) == expected
+        assert _full(api_schema.schema, snapshots, query, variables) == expected
+
+
+def test_the_pipeline_answers_what_it_would_change(snapshots: Snapshots) -> None:
+    head = snapshots.head
+    key = max(head.cohorts, key=lambda k: (len(head.cohorts[k].members), k))
+    unseen = LEADERBOARD_ROWS.replace("rank ", "rank  ")
+    assert _known(snapshots, unseen, {"key": key}) is None  # never parsed and validated
+    _full(PLAIN, snapshots, unseen, {"key": key})
+    assert _known(snapshots, unseen, {"key": key}) is not None
+    assert _known(snapshots, unseen, {"key": 7}) is None  # variables that do not coerce
+    assert _known(snapshots, unseen, {"key": "no such cohort"}) is None  # an error to report
+    # A batch's remainder: at the operation's cost it runs, one less and the pipeline refuses it.
+    cost = _full(PLAIN, snapshots, unseen, {"key": key})["extensions"]["cost"]["requested"]
+    assert _known(snapshots, unseen, {"key": key}, budget=cost) is not None
+    assert _known(snapshots, unseen, {"key": key}, budget=cost - 1) is None
+    invalid = "{ cohorts(first: 1) { edges { node { nope } } } }"
+    assert _full(PLAIN, snapshots, invalid, {})["errors"]
+    assert _known(snapshots, invalid, {}) is None  # validation errors
+
+
+@strawberry.type
+class _Odd:
+    """Fields that fail in each way a value can, each behind an argument-less resolver."""
+
+    kind: str
+
+    @strawberry.field
+    def names(self) -> list[str] | None:
+        value: Any = {"string": "abc", "mapping": {"a": 1}, "fine": ["a", "b"]}.get(self.kind)
+        return value  # type: ignore[no-any-return]
+
+    @strawberry.field
+    def must(self) -> str:
+        value: Any = None if self.kind == "string" else "here"
+        return value  # type: ignore[no-any-return]
+
+    @strawberry.field
+    def raises(self) -> int | None:
+        if self.kind == "mapping":
+            raise ValueError("no")
+        return 1
+
+    @strawberry.field
+    def where(self, info: strawberry.Info) -> str:
+        """What strawberry's `Info` says of the field: its name, path and the variables."""
+        if self.kind == "string":
+            raise ValueError("not here")
+        return f"{info.field_name} at {info.path.as_list()} with {info.variable_values}"
+
+
+@strawberry.type
+class _OddQuery:
+    @strawberry.field
+    def odd(self, kind: str) -> _Odd:
+        return _Odd(kind=kind)
+
+
+@pytest.mark.parametrize("kind", ["fine", "string", "mapping"])
+def test_values_a_type_refuses_are_graphql_cores_errors(kind: str) -> None:
+    fast = strawberry.Schema(query=_OddQuery, execution_context_class=compiled.CompiledExecutor)
+    plain = strawberry.Schema(query=_OddQuery, execution_context_class=StrawberryGraphQLCoreExecutionContext)
+    query = "query($k: String!) { odd(kind: $k) { kind names must raises w: where } again: odd(kind: $k) { where } }"
+    before = dict(compiled.COUNTS)
+    answers = []
+    for schema in (fast, plain):
+        result = schema.execute_sync(query, variable_values={"k": kind})
+        answers.append({"data": result.data, "errors": [error.formatted for error in result.errors or ()]})
+    assert answers[0] == answers[1]
+    assert bool(answers[0]["errors"]) is (kind != "fine")
+    by_program = compiled.COUNTS["compiled"] > before["compiled"]
+    assert by_program is (kind == "fine") and (compiled.COUNTS["fallback"] > before["fallback"]) is (kind != "fine")
+
+
+def test_a_document_heavier_than_a_program_may_be_is_never_compiled(snapshots: Snapshots) -> None:
+    # Every comment is a token the parsed document keeps: ~3,300 of them weigh over an eighth of what the
+    # programs may hold together (a program keeps its document's tokens alive), ~300 far less.
+    def with_comments(count: int) -> str:
+        return "{ cohorts(first: 2) {\n" + "#\n" * count + " totalCount } }"
+
+    for count, compiles in ((300, True), (3300, False)):
+        query = with_comments(count)
+        assert len(query.encode()) <= compiled.MAX_QUERY_BYTES
+        answer, by_program = _compiled(snapshots, query, {})
+        assert by_program is compiles and not answer["errors"]
+        assert answer == _answer(PLAIN, snapshots, query, {})
