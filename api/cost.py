@@ -75,13 +75,82 @@ def estimate(
     variables: Mapping[str, Any],
     model: CostModel,
 ) -> int:
-    """The cost of `operation` (a validated one) with its coerced `variables`."""
+    """The cost of `operation` (a validated one) with its coerced `variables`.
+
+    A document's cost depends on its text and on the variables it passes as page sizes or search queries
+    only, so it is remembered by those (a first-time dossier or leaderboard asks the same document with
+    another id: the walk, ~5% of its answer, is done once).
+
+    Raises:
+        SearchTooLarge: a search in it is over the search limits (never remembered: refused each time).
+    """
+    text = document.loc.source.body if document.loc is not None else None
+    key: tuple[Any, ...] | None = None
+    if text is not None:
+        used = _COST_VARIABLES.get(text)
+        if used is None:
+            used = _cost_variables(document)
+            _remember(_COST_VARIABLES, text, used)
+        try:
+            key = (text, id(schema), operation.loc.start if operation.loc else None, model)
+            key += tuple(_hashable(variables.get(name, _ABSENT)) for name in used)
+            found = _ESTIMATES.get(key)
+        except TypeError:  # an unhashable value (a list as a page size): walked, not remembered
+            key = found = None
+        if found is not None:
+            return found
     fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
     root = schema.get_root_type(operation.operation)
     if root is None:
         return 0
     walker = _Walker(schema, fragments, variables, model)
-    return walker.selections(root, operation.selection_set, 1, None, frozenset())
+    cost = walker.selections(root, operation.selection_set, 1, None, frozenset())
+    if key is not None:
+        _remember(_ESTIMATES, key, cost)
+    return cost
+
+
+_REMEMBERED = 4096
+"""Documents (and their cost-bearing variable values) whose cost is remembered; the oldest half is
+forgotten when full."""
+_COST_VARIABLES: dict[str, tuple[str, ...]] = {}
+_ESTIMATES: dict[tuple[Any, ...], int] = {}
+_ABSENT = object()
+_COST_ARGUMENTS = frozenset({"first", "last", *SEARCHES.values()})
+"""The arguments whose values the walk reads: page sizes and search queries."""
+
+
+def _remember(store: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(store) >= _REMEMBERED:
+        for old in list(store)[: _REMEMBERED // 2]:
+            store.pop(old, None)
+    store[key] = value
+
+
+def _hashable(value: Any) -> Any:
+    """`value` as part of a key: its type too, since `1` and `True` (or `1.0`) are equal keys."""
+    hash(value)
+    return (type(value), value)
+
+
+def _cost_variables(document: DocumentNode) -> tuple[str, ...]:
+    """The variables the document passes to a page-size or search argument, anywhere in it."""
+    found: set[str] = set()
+
+    def visit(selection_set: SelectionSetNode | None) -> None:
+        for selection in selection_set.selections if selection_set else ():
+            if isinstance(selection, FieldNode):
+                for argument in selection.arguments or ():
+                    if argument.name.value in _COST_ARGUMENTS and isinstance(argument.value, VariableNode):
+                        found.add(argument.value.name.value)
+                visit(selection.selection_set)
+            elif isinstance(selection, InlineFragmentNode):
+                visit(selection.selection_set)
+
+    for definition in document.definitions:
+        if isinstance(definition, OperationDefinitionNode | FragmentDefinitionNode):
+            visit(definition.selection_set)
+    return tuple(sorted(found))
 
 
 class _Walker:

@@ -12,6 +12,7 @@ Signed-off-by: A <a@x>
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,8 +60,10 @@ class Person:
         return utc_instant(self.time)
 
 
+@functools.lru_cache(maxsize=8192)
 def utc_instant(seconds: int) -> str:
-    """`2026-08-24T00:00:00Z` for a time in seconds since the epoch."""
+    """`2026-08-24T00:00:00Z` for a time in seconds since the epoch (remembered: a registry's runs share few
+    commit times, and an answer writes several of them)."""
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -61,3 +61,40 @@ def test_ten_heavy_aliases_stay_under_the_limit_and_twenty_do_not() -> None:
     ten = "{ " + " ".join(f"a{k}: {one}" for k in range(10)) + " }"
     twenty = "{ " + " ".join(f"a{k}: {one}" for k in range(20)) + " }"
     assert _cost(ten) == 10 * per_alias <= LIMITS["max_cost"] < _cost(twenty) == 20 * per_alias
+
+
+# The same document text asked again, as a first-time answer asks it with another id: the cost is remembered
+# by the text and the variables that set page sizes or search queries, so each of these must still count.
+PAGED = (
+    "query($id: String!, $n: Int, $m: Int) { run(id: $id) { name } runs(first: $n) { edges { node { name } } } ...F }"
+)
+PAGED += " fragment F on Query { cohorts(first: $m) { edges { node { key } } } }"
+
+
+@pytest.mark.parametrize(
+    ("variables", "expected"),
+    [
+        # run 1 + name 1, runs 1 + edges 1 + 2 x n, cohorts 1 + edges 1 + 2 x m
+        ({"id": "a", "n": 3, "m": 4}, 2 + 2 + 6 + 2 + 8),
+        ({"id": "b", "n": 3, "m": 4}, 2 + 2 + 6 + 2 + 8),  # another id: the same cost
+        ({"id": "a", "n": 5, "m": 4}, 2 + 2 + 10 + 2 + 8),  # another page size: counted again
+        ({"id": "a", "n": 3, "m": 1}, 2 + 2 + 6 + 2 + 2),  # a page size set inside a fragment
+        ({"id": "a", "n": None, "m": 4}, 2 + 2 + 40 + 2 + 8),  # null: the default page (20)
+        ({"id": "a", "m": 4}, 2 + 2 + 40 + 2 + 8),  # absent: the default page too
+        ({"id": "a", "n": True, "m": 4}, 2 + 2 + 200 + 2 + 8),  # not an int (never coerced so): the maximum
+        ({"id": "a", "n": 1, "m": 4}, 2 + 2 + 2 + 2 + 8),  # 1 after True: not the same key
+    ],
+)
+def test_a_remembered_cost_follows_the_variables_it_depends_on(variables: dict[str, Any], expected: int) -> None:
+    assert _cost(PAGED, variables) == expected
+    assert _cost(PAGED, variables) == expected  # asked again: remembered, the same
+
+
+def test_a_search_over_the_limits_is_refused_every_time() -> None:
+    from registry.errors import SearchTooLarge
+
+    query = "query($q: String!) { search(query: $q) { runs(first: 1) { totalCount } } }"
+    assert _cost(query, {"q": "rmsnorm"}) > 0
+    for _ in range(2):
+        with pytest.raises(SearchTooLarge):
+            _cost(query, {"q": " ".join(f"w{k}" for k in range(40))})

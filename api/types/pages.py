@@ -274,6 +274,9 @@ def _head_cursor_commits(info: Any) -> set[str]:
     """The commits of the cursors the head fields of the operation carry (not those under `registry(at:)`
     or `node(id:)`/`nodes(ids:)` with pinned ids, which answer for their own commits)."""
     raw = getattr(info, "_raw_info", info)  # graphql-core's resolve info: strawberry's keeps no fragments
+    location = raw.operation.loc
+    if location is not None and not any(word in location.source.body for word in ("after", "before")):
+        return set()  # no argument of the document is named so: nothing to walk (most first-time answers)
     variables: dict[str, Any] = raw.variable_values or {}
     fragments = raw.fragments
     found: set[str] = set()
