@@ -20,7 +20,7 @@ import orjson
 
 import registry
 import registry.search
-from api import dossier, mcp_documents
+from api import dossier, mcp_documents, memory
 from api.cache import ByteLRU, Representation
 from api.coalesce import Coalescer
 from api.context import StoredObjects
@@ -169,6 +169,7 @@ class Server:
             self.saved = cached[0].commit
         else:
             self.snapshots.load()
+        memory.release()  # a cold build's temporaries, freed but still resident
         self.ready = True
         threading.Thread(target=self._prepare, name="prepare-graph", daemon=True).start()
 
@@ -183,6 +184,7 @@ class Server:
                 self.save()
             if self.settings.prepare_search:
                 self._prepare_search(head)
+            memory.release()
         except registry.RegistryError as exc:  # nothing served: nothing to prepare
             log.info("kernelindex: nothing to prepare: %s", exc)
 

@@ -18,6 +18,7 @@ grows with the registry, never with the queries (the phrase cache is bounded).
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from collections import Counter
@@ -193,7 +194,9 @@ class _Index:
         node = self.graph.nodes.get(digest)
         if node is None:
             return None
-        found = words[digest] = _Words(tokens(node.name), tokens(node.title) if node.title else None)
+        # Interned: the same few thousand words recur in tens of thousands of names and titles.
+        name, title = tuple(map(sys.intern, tokens(node.name))), node.title
+        found = words[digest] = _Words(name, tuple(map(sys.intern, tokens(title))) if title else None)
         for word in {*found.name, *(found.title or ())}:
             by_word.setdefault(word, set()).add(digest)
         return found

@@ -21,7 +21,7 @@ import threading
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from registry import nodes as n
 from registry.cohorts import Trust
@@ -203,6 +203,19 @@ class _Reader:
         return found
 
 
+_T = TypeVar("_T")
+_SHARED: dict[frozenset[Any], frozenset[Any]] = {}
+_SHARED_CAPACITY = 1 << 16
+
+
+def _shared(values: frozenset[_T]) -> frozenset[_T]:
+    """One object for equal sets: most manifests' sets are empty or one of a few hundred, and each set of its
+    own is 216 bytes or more (six a manifest: ~9 MB at the real corpus's size, kept for the server's life)."""
+    if len(_SHARED) > _SHARED_CAPACITY:  # distinct shapes are as many as workloads: bounded, never grown past
+        _SHARED.clear()
+    return _SHARED.setdefault(values, values)
+
+
 def _read(document: Mapping[str, Any]) -> _Facts:
     spec = document.get("spec") or {}
     licensing = spec.get("licensing") or {}
@@ -210,18 +223,22 @@ def _read(document: Mapping[str, Any]) -> _Facts:
     major = re.match(r"\d+", str(software.get("cudaToolkit") or ""))
     axes = document.get("spec", {}).get("axes") or {}
     return _Facts(
-        dtypes=frozenset(DTYPE_ALIASES.get(str(v).lower(), str(v).lower()) for v in _walk(document, "dtype")),
-        shapes=frozenset(tuple(s) for s in _walk(document, "shape") if _ints(s)),
+        dtypes=_shared(frozenset(DTYPE_ALIASES.get(str(v).lower(), str(v).lower()) for v in _walk(document, "dtype"))),
+        shapes=_shared(frozenset(tuple(s) for s in _walk(document, "shape") if _ints(s))),
         axes=dict(axes) if isinstance(axes, dict) else {},
-        layouts=frozenset(str(v).lower() for v in _walk(document, "layout")),
-        implementation_dtypes=frozenset(
-            DTYPE_ALIASES.get(str(v).lower(), str(v).lower())
-            for listed in _walk(document, "dtypes")
-            for v in listed or ()
+        layouts=_shared(frozenset(str(v).lower() for v in _walk(document, "layout"))),
+        implementation_dtypes=_shared(
+            frozenset(
+                DTYPE_ALIASES.get(str(v).lower(), str(v).lower())
+                for listed in _walk(document, "dtypes")
+                for v in listed or ()
+            )
         ),
-        implementation_layouts=frozenset(str(v).lower() for listed in _walk(document, "layouts") for v in listed or ()),
+        implementation_layouts=_shared(
+            frozenset(str(v).lower() for listed in _walk(document, "layouts") for v in listed or ())
+        ),
         interface=str((spec.get("callable") or {}).get("interface") or ""),
-        licenses=frozenset(str(licensing.get(k) or "").lower() for k in ("declared", "concluded")),
+        licenses=_shared(frozenset(str(licensing.get(k) or "").lower() for k in ("declared", "concluded"))),
         installable=any(v.get("install") for v in spec.get("buildVariants") or ()),
         framework=str((software.get("framework") or {}).get("name") or "").lower(),
         cuda_major=int(major.group()) if major else None,

@@ -93,7 +93,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             r"api",
             r"api\.(settings|codes|errors|negotiation|compression|cache|urls|previews|context|cost|pipeline|execution|compiled)",
-            r"api\.(freshness|follow|graphql_http|graphiql|feeds|wellknown|dossier|mcp_documents|handover|hostile|coalesce)",
+            r"api\.(freshness|follow|graphql_http|graphiql|feeds|wellknown|dossier|mcp_documents|handover|hostile|coalesce|memory)",
             r"api\.read_documents",
         ),
     ),
@@ -102,7 +102,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the query service and the server", (r"api\.direct", r"api\.service", r"api\.server")),
     ("the HTTP and MCP edges", (r"api\.http(\..+)?", r"api\.mcp_server", r"api\.mcp_lazy")),
     ("the pages", (r"web(\..+)?",)),
-    ("the application, which composes", (r"api\.app", r"api\.routes")),
+    ("the application, which composes", (r"api\.app", r"api\.routes", r"api\.process")),
     ("the command line", (r"api\.cli(\..+)?",)),
 )
 """Every module of api/, web/ and registry/ on one floor, the ground first: a module imports its own floor

@@ -16,11 +16,15 @@ import functools
 import io
 from dataclasses import dataclass
 from pathlib import Path
-
-from PIL import Image, ImageDraw, ImageFont
-from PIL.PngImagePlugin import PngInfo
+from typing import TYPE_CHECKING
 
 from web.link_previews import CARD_HEIGHT, CARD_WIDTH, SITE
+
+if TYPE_CHECKING:
+    from PIL import ImageFont
+
+# Pillow is imported when the first card is drawn, not with the pages: a server that is never asked for a
+# preview image keeps its modules and shared libraries (~4 MB resident) out of memory.
 
 __all__ = ["FONT", "Card", "draw"]
 
@@ -52,6 +56,8 @@ class Card:
 
 @functools.cache
 def _font(size: int) -> ImageFont.FreeTypeFont:
+    from PIL import ImageFont
+
     return ImageFont.truetype(str(FONT), size)
 
 
@@ -86,6 +92,9 @@ def _wrap(text: str, size: int, width: float, lines: int) -> list[str]:
 
 def draw(card: Card) -> bytes:
     """The card as PNG bytes (RGB, 1200 x 630), the same for the same card."""
+    from PIL import Image, ImageDraw
+    from PIL.PngImagePlugin import PngInfo
+
     image = Image.new("RGB", (CARD_WIDTH, CARD_HEIGHT), _PAPER)
     pen = ImageDraw.Draw(image)
     width = CARD_WIDTH - 2 * _MARGIN

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,6 +102,11 @@ def endpoint(api: str) -> str:
 def _remote(api: str, document: Document, variables: Mapping[str, Any]) -> dict[str, Any]:
     if not api.startswith(("https://", "http://")):
         raise typer.BadParameter(f"{api!r}: expected an http(s) URL", param_hint="--api")
+    # Here, not with the module: every command imports this one, and `serve` never asks a remote registry
+    # (urllib.request brings http.client and email along).
+    import urllib.error
+    import urllib.request
+
     url = endpoint(api)
     body = json.dumps({"query": document.text, "operationName": document.operation, "variables": dict(variables)})
     request = urllib.request.Request(

@@ -64,6 +64,7 @@ for name, command in sources.COMMANDS:
 
 def main() -> None:
     """Entry point: no traceback reaches a user unless KERNELINDEX_DEBUG is set."""
+    serving.OWNS_PROCESS = True  # the command is this process: `serve` may become the serving one
     try:
         app()
     except KeyboardInterrupt:

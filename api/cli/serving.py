@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -13,7 +13,11 @@ from api.cli.options import RepoOption, TrustRootOption
 from api.cli.stores import describe_registry, open_store, read_settings, read_trust_root, repo_path
 from api.settings import Settings
 
-__all__ = ["NO_BASE_URL_WARNING", "mcp", "serve"]
+__all__ = ["NO_BASE_URL_WARNING", "OWNS_PROCESS", "mcp", "serve"]
+
+OWNS_PROCESS = False
+"""Whether `serve` runs as the command itself (`main`), so that it may replace the process with the serving one
+(`api.process`); called from Python (a test's runner) it serves in place."""
 
 NO_BASE_URL_WARNING = (
     "kernelindex: warning: no base URL is set (KERNELINDEX_BASE_URL or --base-url): links are relative to this "
@@ -45,7 +49,6 @@ def serve(
     import contextlib
     import os
 
-    import uvicorn
     from uvicorn.supervisors import Multiprocess
 
     settings = read_settings()
@@ -81,39 +84,26 @@ def serve(
     final = Settings.from_env({**os.environ, **chosen})
     if not final.base_url:
         err(NO_BASE_URL_WARNING)
-    options: dict[str, Any] = {
-        "log_level": "info" if final.debug else "warning",
-        "access_log": final.debug,
-        "proxy_headers": True,
-    }
-    from api.app import WorkerConfig, create_app
-    from api.handover import Draining, HandoverServer, listening_socket
+    from api import process
     from api.urls import Urls
 
     listening = Urls(f"http://{final.host}:{final.port}")  # where this process listens, for its first line
 
     if final.workers > 1:
+        from api.app import WorkerConfig
+
         err(f"kernelindex: serving {served} on {listening.graphql()} ({final.workers} worker(s))")
-        processes = WorkerConfig(final, **options)
+        processes = WorkerConfig(final, **process.options(final))
         with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: the supervisor has stopped its workers
             Multiprocess(processes, sockets=[processes.bind_socket()]).run()
         return
 
-    application = create_app(final)
-    draining = Draining(application)
-    config = uvicorn.Config(draining, host=final.host, port=final.port, lifespan="on", **options)
-    listener = listening_socket(config, final.listen_fd)
-    server = HandoverServer(
-        config,
-        draining,
-        warm=application.state.server.serving,
-        predecessor=final.handover_from,
-        pid_file=pid_file.resolve() if pid_file else None,
-        environment=chosen,  # a successor is given the same options
-    )
     if final.handover_from is None:
         err(f"kernelindex: serving {served} on {listening.graphql()} (SIGHUP: hand over)")
-    server.run(sockets=[listener])
+    pid = pid_file.resolve() if pid_file else None
+    if OWNS_PROCESS:
+        process.replace_process(chosen, pid)  # the serving process, without the command line's modules
+    process.run(final, pid_file=pid, environment=chosen)
 
 
 @guarded

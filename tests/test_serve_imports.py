@@ -1,0 +1,106 @@
+"""What `kernelindex serve` keeps out of its serving process until something asks for it: every module a
+process imports stays resident for its life, so the command line's own (typer, pydantic, the other
+commands) are left behind when `serve` becomes the serving process, and one that only a rarely asked answer
+needs (a preview image) or that no route uses (a WebSocket library) is imported on first use, or never.
+
+Observed on a real server process from outside: Python's `-X importtime` writes one line on stderr for every
+module the process imports, in order, and the serving process keeps the option; what it imports is what
+follows the command's "serving ... on" line."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from helpers import basic_scenario, commit_manifests, digest_of
+
+import registry
+
+NOT_BEFORE_ASKED = ("PIL", "websockets", "urllib.request", "mcp", "typer", "pydantic", "api.cli")
+"""Modules that a serving process which has answered GraphQL, a page and its health has not imported: Pillow
+(preview images), a WebSocket library (no route is one), urllib's HTTP client (`--api` of the command line),
+the MCP SDK (the first /mcp request), and the command line's parser (typer; uvicorn brings click) and commands."""
+
+BANNER = re.compile(r"^kernelindex: serving .* on http://\S+ \(SIGHUP: hand over\)$", re.MULTILINE)
+
+_IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*([\w.]+)\s*$", re.MULTILINE)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def _serving(repo: Path, port: int, log: Path) -> Iterator[None]:
+    """`kernelindex serve` under `-X importtime` (stderr to `log`), until /healthz answers 200."""
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-X", "importtime", "-m", "api.cli", "serve", "--repo", str(repo), "--port", str(port)],
+            env={**os.environ, "KERNELINDEX_GRAPH_CACHE": "0", "KERNELINDEX_POLL_SECONDS": "3600"},
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None, f"serve exited {process.returncode}: {log.read_text()[-2000:]}"
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not become healthy"
+            time.sleep(0.1)
+        yield
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _imported(log: Path) -> set[str]:
+    """Every module the serving process has imported so far (what follows the command's banner), and each
+    package above one (`PIL` for `PIL.Image`)."""
+    text = log.read_text(errors="replace")
+    banner = BANNER.search(text)
+    assert banner is not None, text[-2000:]
+    names = set(_IMPORTED.findall(text, banner.end()))
+    return names | {".".join(name.split(".")[:i]) for name in names for i in range(1, name.count(".") + 1)}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a server process in its own session (POSIX)")
+def test_the_serving_process_imports_what_it_serves_with_and_the_rest_when_first_asked(
+    store: registry.GitStore, tmp_path: Path
+) -> None:
+    head = commit_manifests(store, basic_scenario().docs)
+    run = digest_of(basic_scenario().runs[0])
+    port, log = _free_port(), tmp_path / "imports.log"
+    with _serving(store.path, port, log), httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+        answer = client.post("/graphql", json={"query": f'{{ run(id: "{run}") {{ permalink }} }}'})
+        assert answer.status_code == 200 and answer.json()["data"]["run"]["permalink"], answer.text
+        page = client.get(f"/at/{head}/runs/{run}", headers={"accept": "text/html"})
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        imported = _imported(log)
+        assert {"uvicorn", "strawberry", "registry.graph", "api.app", "web.render"} <= imported  # read right
+        assert not imported & set(NOT_BEFORE_ASKED), sorted(imported & set(NOT_BEFORE_ASKED))
+        # Asked for, a preview image is drawn as before, with Pillow imported then.
+        card = client.get(f"/at/{head}/runs/{run}/card.png")
+        assert card.status_code == 200 and card.headers["content-type"] == "image/png"
+        assert card.content.startswith(b"\x89PNG\r\n\x1a\n")
+        assert "PIL" in _imported(log)
