@@ -266,13 +266,7 @@ class _Compiler:
                 if has_arguments
                 else {}
             )
-            value = resolve(source, info, **arguments)
-            if executor.is_awaitable(value):
-                close = getattr(value, "close", None)
-                if close is not None:
-                    close()
-                raise Fallback
-            return complete(executor, value, here)
+            return complete(executor, _settled(executor, resolve(source, info, **arguments)), here)
 
         return resolved
 
@@ -411,11 +405,17 @@ def _info_step(
         here = Path(path, key, type_name)
         raw = executor.build_resolve_info(field, nodes, parent, here)
         value = method(source, **{info_name: info_class(_raw_info=raw, _field=definition)})
-        if executor.is_awaitable(value):
-            close = getattr(value, "close", None)
-            if close is not None:
-                close()
-            raise Fallback
-        return complete(executor, value, here)
+        return complete(executor, _settled(executor, value), here)
 
     return step
+
+
+def _settled(executor: Any, value: Any) -> Any:
+    """A resolver's value, unless it is awaitable: programs are synchronous, so an awaitable (closed, never
+    awaited, so nothing warns of a coroutine left behind) sends the request back to graphql-core."""
+    if executor.is_awaitable(value):
+        close = getattr(value, "close", None)
+        if close is not None:
+            close()
+        raise Fallback
+    return value

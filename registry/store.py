@@ -383,13 +383,7 @@ class GitStore:
         # Every entry `100644 <64>.json\0<20>`: checked by strided slices (C loops), not per entry.
         if not rest and data[6::size].count(32) == data[71::size].count(46) == data[76::size].count(0) == count:
             return frozenset([data[i : i + size] for i in range(0, len(data), size)])
-        found = []
-        position, end = 0, len(data)
-        while position < end:
-            nul = data.index(b"\0", position)
-            found.append(data[position : nul + 21])
-            position = nul + 21
-        return frozenset(found)
+        return _tree_items(data)
 
     def fan_out_trees(self, commit: str, since: tuple[str, Mapping[str, str]] | None = None) -> dict[str, str]:
         """`<kind-folder>/<hh>` -> tree id of every fan-out folder of the manifest folders at `commit`.
