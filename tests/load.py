@@ -6,6 +6,7 @@ in another process (so they do not share the prober's GIL), a /healthz prober, a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -59,22 +60,32 @@ class Server:
 
 @contextmanager
 def server_process(
-    repo: Path, *, timeout: float = 120.0, args: Sequence[str] = (), environ: Mapping[str, str] | None = None
+    repo: Path,
+    *,
+    timeout: float = 120.0,
+    args: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    interpreter: Sequence[str] = (),
+    log: Path | None = None,
 ) -> Iterator[Server]:
     """`kernelindex serve` for `repo` on a free loopback port, in its own process; stopped afterwards.
-    `args` go to the command (`--workers 2`), `environ` over the test's environment."""
+    `args` go to the command (`--workers 2`), `environ` over the test's environment, `interpreter` to Python
+    before `-m` (`-X importtime`); with `log`, the server's standard error is written there."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {**os.environ, "KERNELINDEX_GRAPH_CACHE": "0", "KERNELINDEX_POLL_SECONDS": "3600", **(environ or {})}
-    command = [sys.executable, "-m", "api.cli", "serve", "--repo", str(repo), "--port", str(port), *args]
-    process = subprocess.Popen(command, env=env, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    command = [sys.executable, *interpreter, "-m", "api.cli", "serve", "--repo", str(repo), "--port", str(port), *args]
+    with log.open("wb") if log is not None else contextlib.nullcontext(subprocess.PIPE) as stderr:
+        process = subprocess.Popen(command, env=env, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=stderr)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"the server exited: {process.stderr.read().decode() if process.stderr else ''}")
+                said = log.read_text(errors="replace") if log is not None else ""
+                said = process.stderr.read().decode() if process.stderr else said
+                raise RuntimeError(f"the server exited: {said}")
             try:
                 if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
                     break

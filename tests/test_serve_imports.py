@@ -9,20 +9,14 @@ follows the command's "serving ... on" line."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 from helpers import basic_scenario, commit_manifests, digest_of
+from load import server_process
 
 import registry
 
@@ -34,44 +28,6 @@ the MCP SDK (the first /mcp request), and the command line's parser (typer; uvic
 BANNER = re.compile(r"^kernelindex: serving .* on http://\S+ \(SIGHUP: hand over\)$", re.MULTILINE)
 
 _IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*([\w.]+)\s*$", re.MULTILINE)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextmanager
-def _serving(repo: Path, port: int, log: Path) -> Iterator[None]:
-    """`kernelindex serve` under `-X importtime` (stderr to `log`), until /healthz answers 200."""
-    with log.open("wb") as stderr:
-        process = subprocess.Popen(
-            [sys.executable, "-X", "importtime", "-m", "api.cli", "serve", "--repo", str(repo), "--port", str(port)],
-            env={**os.environ, "KERNELINDEX_GRAPH_CACHE": "0", "KERNELINDEX_POLL_SECONDS": "3600"},
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, f"serve exited {process.returncode}: {log.read_text()[-2000:]}"
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not become healthy"
-            time.sleep(0.1)
-        yield
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def _imported(log: Path) -> set[str]:
@@ -90,8 +46,11 @@ def test_the_serving_process_imports_what_it_serves_with_and_the_rest_when_first
 ) -> None:
     head = commit_manifests(store, basic_scenario().docs)
     run = digest_of(basic_scenario().runs[0])
-    port, log = _free_port(), tmp_path / "imports.log"
-    with _serving(store.path, port, log), httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+    log = tmp_path / "imports.log"
+    with (
+        server_process(store.path, interpreter=["-X", "importtime"], log=log) as server,
+        httpx.Client(base_url=server.url, timeout=60) as client,
+    ):
         answer = client.post("/graphql", json={"query": f'{{ run(id: "{run}") {{ permalink }} }}'})
         assert answer.status_code == 200 and answer.json()["data"]["run"]["permalink"], answer.text
         page = client.get(f"/at/{head}/runs/{run}", headers={"accept": "text/html"})
