@@ -1,42 +1,53 @@
 """Content codings: which one a client accepts (RFC 9110 section 12.5.3) and the compressed bytes.
 
-Answers of at least `MIN_BYTES` go out as brotli or gzip when the client accepts one (a 66 KB
-`records(first: 100)` answer is ~10 KB in brotli). A coding's bytes are made once per answer and kept
-with it (`Encodings`), so a repeated answer costs no compression. Each coded representation has an
-entity tag of its own (the identity tag with `-br` or `-gzip` inside its quotes), as RFC 9110
-section 8.8.3.3 asks of representations that differ in content coding.
+Answers of at least `MIN_BYTES` go out as zstd, brotli or gzip when the client accepts one (a 29 KB
+`records(first: 100)` answer is ~9 KB in zstd or brotli). A coding's bytes are made once per answer and
+kept with it (`Encodings`), so a repeated answer costs no compression; a first-time answer pays it on its
+way out, which is why zstd comes first where a client accepts it as much as the others (browsers since
+2024, httpx, curl): on our answers it is as small as brotli at quality 5 and 5-25x faster to make (a 1.7 KB
+dossier: 14 against 64 microseconds; 29 KB: 0.13 against 0.8 ms) and 2-4x faster to read. Each coded
+representation has an entity tag of its own (the identity tag with `-zstd`, `-br` or `-gzip` inside its
+quotes), as RFC 9110 section 8.8.3.3 asks of representations that differ in content coding.
 """
 
 from __future__ import annotations
 
 import gzip
 import threading
+from typing import TYPE_CHECKING
 
 import brotli
 
 from api.negotiation import qualities
+
+if TYPE_CHECKING:
+    import zstandard
 
 __all__ = ["CODINGS", "MIN_BYTES", "Encodings", "brotli_window", "negotiate", "tag_for"]
 
 MIN_BYTES = 1024
 """Smaller answers fit in a packet or two anyway; compressing them costs more than it saves."""
 
-CODINGS = ("br", "gzip")
+CODINGS = ("zstd", "br", "gzip")
 """What we can send, preferred first when a client accepts several with the same weight."""
 
 _BROTLI_QUALITY = 5  # ~1.6 ms for 290 KB of JSON, within 2% of quality 9's size (11 takes 50x as long)
 _BROTLI_WINDOWS = (10, 22)  # brotli's smallest and largest sliding window, as log2 of its bytes (22: its default)
 _GZIP_LEVEL = 6
+_ZSTD_LEVEL = 3  # zstd's default; its window then stays within the 8 MB RFC 9659 allows the zstd coding
+_zstd = threading.local()  # a compressor per thread: one is not safe to share between threads
 
 
 def negotiate(accept_encoding: str | None) -> str | None:
     """The coding to send for an `Accept-Encoding` value, or None for the identity.
 
+    >>> negotiate("gzip, deflate, br, zstd")
+    'zstd'
     >>> negotiate("gzip, deflate, br")
     'br'
     >>> negotiate("gzip;q=1.0, br;q=0.5")
     'gzip'
-    >>> negotiate("br;q=0, *")
+    >>> negotiate("br;q=0, zstd;q=0, *")
     'gzip'
     >>> negotiate("identity") is None
     True
@@ -71,7 +82,18 @@ def brotli_window(size: int) -> int:
     return max(low, min(high, (size + 15).bit_length()))
 
 
+def _zstd_compressor() -> zstandard.ZstdCompressor:
+    found: zstandard.ZstdCompressor | None = getattr(_zstd, "compressor", None)
+    if found is None:
+        import zstandard  # on the first zstd answer: a megabyte a process that never sends one need not hold
+
+        found = _zstd.compressor = zstandard.ZstdCompressor(level=_ZSTD_LEVEL)  # the size in the frame: default
+    return found
+
+
 def _compress(body: bytes, coding: str) -> bytes:
+    if coding == "zstd":
+        return _zstd_compressor().compress(body)
     if coding == "br":
         return bytes(brotli.compress(body, quality=_BROTLI_QUALITY, lgwin=brotli_window(len(body))))
     return gzip.compress(body, compresslevel=_GZIP_LEVEL, mtime=0)  # mtime 0: the same bytes every time

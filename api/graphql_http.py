@@ -39,6 +39,7 @@ from api.codes import (
     PERSISTED_QUERY_NOT_SUPPORTED,
     UNSUPPORTED_MEDIA_TYPE,
 )
+from api.compression import CODINGS
 from api.negotiation import qualities
 
 __all__ = [
@@ -133,6 +134,8 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
 
     >>> etag_matches('W/"abc"', '"abc"'), etag_matches('"x", "abc-gzip"', '"abc"'), etag_matches("*", '"abc"')
     (True, True, True)
+    >>> etag_matches('"abc-zstd"', '"abc"'), etag_matches('"abc-zstdx"', '"abc"')
+    (True, False)
     >>> etag_matches('"abcd"', '"abc"')
     False
     """
@@ -146,9 +149,9 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
         if tag.startswith("W/"):
             tag = tag[2:]
         tag = tag.strip('"')
-        for suffix in ("-br", "-gzip"):
-            if tag.endswith(suffix):
-                tag = tag[: -len(suffix)]
+        for coding in CODINGS:
+            if tag.endswith(f"-{coding}"):
+                tag = tag[: -len(coding) - 1]
         if tag == opaque:
             return True
     return False

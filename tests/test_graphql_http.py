@@ -8,6 +8,8 @@ import base64
 import gzip
 import hashlib
 import re
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import brotli
 import httpx
 import orjson
 import pytest
+import zstandard
 from server import Running, serve
 
 from api.settings import EMBEDDED_REPO
@@ -191,7 +194,10 @@ def test_a_batch_is_bounded_in_count_and_shares_one_cost_limit(api: Running) -> 
 RECORDS = "{ records(first: 100) { edges { node { since holder { name } cohort { key } } } } }"
 
 
-@pytest.mark.parametrize(("coding", "decode"), [("br", brotli.decompress), ("gzip", gzip.decompress)])
+@pytest.mark.parametrize(
+    ("coding", "decode"),
+    [("zstd", zstandard.ZstdDecompressor().decompress), ("br", brotli.decompress), ("gzip", gzip.decompress)],
+)
 def test_large_answers_are_compressed_and_tagged_per_coding(api: Running, coding: str, decode: object) -> None:
     identity = _post(api, {"query": RECORDS}, **{"accept-encoding": "identity"})
     assert "content-encoding" not in identity.headers and len(identity.content) > 1024
@@ -206,6 +212,34 @@ def test_large_answers_are_compressed_and_tagged_per_coding(api: Running, coding
     assert decode(wire) == identity.content  # type: ignore[operator]
     assert coded.headers["etag"] == identity.headers["etag"][:-1] + f'-{coding}"'
     assert "accept-encoding" in coded.headers["vary"].lower()
+
+
+@pytest.mark.parametrize(
+    ("accepted", "expected"),
+    [
+        ("gzip, deflate, br, zstd", "zstd"),  # what Chromium, Firefox and httpx send
+        ("gzip, deflate, br", "br"),
+        ("zstd;q=0.5, br;q=0.9, gzip", "gzip"),
+        ("*", "zstd"),
+        ("identity, zstd;q=0", None),
+    ],
+)
+def test_the_coding_is_the_one_the_client_weighs_highest_zstd_first(
+    api: Running, accepted: str, expected: str | None
+) -> None:
+    response = _post(api, {"query": RECORDS}, **{"accept-encoding": accepted})
+    assert response.headers.get("content-encoding") == expected
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl, whose decoders are not ours")
+def test_curl_reads_our_zstd_answer_as_it_reads_the_identity(api: Running) -> None:
+    identity = _post(api, {"query": RECORDS}, **{"accept-encoding": "identity"})
+    body = orjson.dumps({"query": RECORDS})
+    command = ["curl", "-sS", "--compressed", "-D", "-", "-H", "content-type: application/json", "--data-binary", "@-"]
+    shown = subprocess.run([*command, f"{api.url}/graphql"], input=body, capture_output=True, check=True).stdout
+    head, _, decoded = shown.partition(b"\r\n\r\n")
+    assert b"content-encoding: zstd" in head.lower()  # curl asks for zstd among others; we chose it
+    assert decoded == identity.content
 
 
 def test_small_answers_go_out_as_they_are(api: Running) -> None:
