@@ -25,7 +25,7 @@ import registry
 from api.hostile import shown
 from api.urls import Urls
 from registry.cohorts import RecordEvent
-from registry.export import row_id
+from registry.export_ids import row_id
 from registry.graph import Cohort, Graph
 from registry.nodes import Environment, Operation, Run
 from registry.present import format_value
