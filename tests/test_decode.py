@@ -13,6 +13,7 @@ import pytest
 from helpers import (
     basic_scenario,
     make_attestation,
+    make_implementation,
     make_project,
     make_retraction,
     make_supersession,
@@ -197,3 +198,20 @@ def test_workloads_with_equal_policies_share_one_key_and_different_ones_do_not()
         _same(kind, digest, "0" * 40, data)
         nodes.append(decode(kind, digest, "0" * 40, data))
     assert nodes[0].correctness == nodes[1].correctness != nodes[2].correctness  # type: ignore[union-attr]
+
+
+def test_implementations_of_one_project_share_its_name() -> None:
+    """A project's name is one string however many implementations carry it (the graph keeps every node:
+    issue 24), from the decoder and from `extract` alike; equal to the label either way."""
+    operation = basic_scenario().operation
+    documents = [make_implementation(operation, name) for name in ("kernel-a", "kernel-b")]
+    for document in documents:
+        document["metadata"]["labels"] = {"project": "".join(["flash", "infer"])}  # two distinct str objects
+    decoded, extracted = [], []
+    for document in documents:
+        kind, digest, data = _stored(document)
+        decoded.append(decode(kind, digest, "0" * 40, data))
+        extracted.append(extract(kind, digest, "0" * 40, orjson.loads(data)))
+    for pair in (decoded, extracted):
+        first, second = (node.project for node in pair)  # type: ignore[union-attr]
+        assert first == "flashinfer" and first is second
