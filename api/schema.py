@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Collection
 from typing import Annotated, Any
 
 import strawberry
@@ -212,7 +211,7 @@ def _filtered_runs(graph: Graph, f: RunFilter | None, objects: StoredObjects) ->
         return _all_runs(graph)
     candidates: set[str] | None = None
 
-    def narrow(found: AbstractSet[str]) -> None:
+    def narrow(found: Collection[str]) -> None:
         nonlocal candidates
         candidates = set(found) if candidates is None else candidates.intersection(found)
 
@@ -313,7 +312,7 @@ def _all_runs(graph: Graph) -> list[str]:
 def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) -> list[str]:
     keys: set[str] | None = None
 
-    def narrow(found: AbstractSet[str]) -> None:
+    def narrow(found: Collection[str]) -> None:
         nonlocal keys
         keys = set(found) if keys is None else keys.intersection(found)
 

@@ -141,7 +141,8 @@ def primary_from(timing: tuple[str, Mapping[str, Any]] | None, measurements: Any
 
 
 def metric_key(primary: Primary | None) -> str:
-    return "none" if primary is None else f"{primary.metric}:{primary.statistic}:{primary.unit}"
+    # Interned: a handful of keys, one per cohort (and per record event) otherwise.
+    return "none" if primary is None else sys.intern(f"{primary.metric}:{primary.statistic}:{primary.unit}")
 
 
 _CORRECTNESS_CACHE: dict[str, Digest] = {}

@@ -152,16 +152,16 @@ def _correctness(raw: msgspec.Raw) -> str:
     return found
 
 
-def _run(digest: str, oid: str, data: bytes) -> Node:
+def _run(digest: str, oid: str, data: bytes, shared: dict[str, str]) -> Node:
     document = _RUN(data)
     metadata, spec = document.metadata, document.spec
     timing, evidence, native = spec.timing, spec.evidence, spec.source_native
-    observed = spec.observed_at
+    observed = shared.setdefault(spec.observed_at, spec.observed_at)
     return Run(
         digest,
         oid,
         metadata.name,
-        metadata.title,
+        _shared_title(metadata.title, shared),
         _intern(spec.status),
         observed,
         instant_ns(observed),
@@ -176,14 +176,18 @@ def _run(digest: str, oid: str, data: bytes) -> Node:
     )
 
 
-def _workload(digest: str, oid: str, data: bytes) -> Node:
+def _shared_title(title: str | None, shared: dict[str, str]) -> str | None:
+    return title if title is None else shared.setdefault(title, title)
+
+
+def _workload(digest: str, oid: str, data: bytes, shared: dict[str, str]) -> Node:
     document = _WORKLOAD(data)
     spec = document.spec
     return Workload(
         digest,
         oid,
         document.metadata.name,
-        document.metadata.title,
+        _shared_title(document.metadata.title, shared),
         False,
         _intern(spec.operation_spec_digest),
         _correctness(spec.correctness),
@@ -191,14 +195,14 @@ def _workload(digest: str, oid: str, data: bytes) -> Node:
     )
 
 
-def _suite(digest: str, oid: str, data: bytes) -> Node:
+def _suite(digest: str, oid: str, data: bytes, shared: dict[str, str]) -> Node:
     document = _SUITE(data)
     spec = document.spec
     return Workload(
         digest,
         oid,
         document.metadata.name,
-        document.metadata.title,
+        _shared_title(document.metadata.title, shared),
         True,
         _intern(spec.operation_spec_digest),
         _correctness(spec.correctness),
@@ -206,7 +210,7 @@ def _suite(digest: str, oid: str, data: bytes) -> Node:
     )
 
 
-def _implementation(digest: str, oid: str, data: bytes) -> Node:
+def _implementation(digest: str, oid: str, data: bytes, shared: dict[str, str]) -> Node:
     document = _IMPLEMENTATION(data)
     metadata, spec = document.metadata, document.spec
     labels = metadata.labels or {}
@@ -216,19 +220,24 @@ def _implementation(digest: str, oid: str, data: bytes) -> Node:
         metadata.name,
         metadata.title,
         _intern(spec.operation.spec_digest),
-        labels.get("project"),
+        _project_label(labels.get("project")),
         spec.project_revision.repository is not _UNSET or spec.source is not _UNSET,
         _intern(spec.callable.language),
         first_author(metadata.authors),
     )
 
 
-def _operation(digest: str, oid: str, data: bytes) -> Node:
+def _project_label(project: str | None) -> str | None:
+    """A project's name is shared by its implementations (592 projects for 4,315 at 1x): one string each."""
+    return None if project is None else _intern(project)
+
+
+def _operation(digest: str, oid: str, data: bytes, shared: dict[str, str]) -> Node:
     document = _OPERATION(data)
     return Operation(digest, oid, document.metadata.name, document.metadata.title, _intern(document.spec.family))
 
 
-def _project(digest: str, oid: str, data: bytes) -> Node:
+def _project(digest: str, oid: str, data: bytes, shared: dict[str, str]) -> Node:
     document = _PROJECT(data)
     return Project(digest, oid, document.metadata.name, document.metadata.title, document.spec.name)
 
@@ -240,7 +249,7 @@ _IMPLEMENTATION = msgspec.json.Decoder(_Implementation).decode
 _OPERATION = msgspec.json.Decoder(_Operation).decode
 _PROJECT = msgspec.json.Decoder(_Project).decode
 
-_DECODERS: dict[str, Callable[[str, str, bytes], Node]] = {
+_DECODERS: dict[str, Callable[[str, str, bytes, dict[str, str]], Node]] = {
     "BenchmarkRun": _run,
     "WorkloadCase": _workload,
     "WorkloadSuite": _suite,
@@ -250,9 +259,14 @@ _DECODERS: dict[str, Callable[[str, str, bytes], Node]] = {
 }
 
 
-def decode(kind: str, digest: str, oid: str, data: bytes) -> Node:
+def decode(kind: str, digest: str, oid: str, data: bytes, shared: dict[str, str] | None = None) -> Node:
     """The node of one stored manifest (`data`: its blob), as `nodes.extract` makes it from the
     parsed document.
+
+    `shared`, given the same dict for every manifest of a build, makes equal titles and observation
+    instants of runs and workloads one string (at 1x, 9,508 runs hold 6,124 titles and 6,344 instants:
+    ~0.9 MB of copies otherwise; issue 24). Unlike `sys.intern` it is dropped with the build: a value held
+    once costs no table entry for the server's life.
 
     Raises:
         ValueError: not JSON (orjson.JSONDecodeError).
@@ -262,7 +276,7 @@ def decode(kind: str, digest: str, oid: str, data: bytes) -> Node:
     decoder = _DECODERS.get(kind)
     if decoder is not None:
         try:
-            return decoder(digest, oid, data)
+            return decoder(digest, oid, data, {} if shared is None else shared)
         except (msgspec.DecodeError, AttributeError, TypeError):
             pass  # not the shape a valid manifest has: `extract` fails (or not) as it always did
     return extract(kind, digest, oid, orjson.loads(data))

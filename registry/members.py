@@ -86,7 +86,10 @@ class Layered(Set[str]):
         return len(self._added) + len(self._removed)
 
 
-Members = set[str] | Layered
+Members = set[str] | Layered | tuple[str]
+"""An index's members under one key: a key with a single member holds it as a 1-tuple in a built graph (48 bytes
+where a set takes 216: `registry.graph._add_member`). Read members as a collection (iterate, `len`, `in`); a graph
+that changes them copies them first (`Graph._edit`)."""
 
 
 def flattened(members: Members) -> set[str]:

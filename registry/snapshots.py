@@ -160,9 +160,10 @@ def load_nodes(store: GitStore, entries: Sequence[Entry]) -> list[Node]:
 def stream_nodes(store: GitStore, commit: str) -> Iterator[Node]:
     """Every manifest at `commit` as a node, while git is still reading the rest: every other kind
     first, then the runs, so that a run's facts can be derived as it arrives (`Graph.take`)."""
+    shared: dict[str, str] = {}  # equal titles and instants as one string (`decode`), for this build only
     for folders in _STREAM_ORDER:
         for kind, digest, oid, data in store.manifests_with_bytes(commit, folders):
-            yield decode(kind, digest, oid, data)
+            yield decode(kind, digest, oid, data, shared)
 
 
 _RUNS_FOLDER = KINDS["BenchmarkRun"].folder

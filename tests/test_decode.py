@@ -12,9 +12,12 @@ import orjson
 import pytest
 from helpers import (
     basic_scenario,
+    commit_manifests,
     make_attestation,
+    make_implementation,
     make_project,
     make_retraction,
+    make_run,
     make_supersession,
     make_verification,
     make_workload,
@@ -25,6 +28,7 @@ from helpers import (
 import registry
 from registry.decode import decode
 from registry.nodes import Node, Run, extract
+from registry.snapshots import stream_nodes
 
 
 def _same(kind: str, digest: str, oid: str, data: bytes) -> None:
@@ -197,3 +201,47 @@ def test_workloads_with_equal_policies_share_one_key_and_different_ones_do_not()
         _same(kind, digest, "0" * 40, data)
         nodes.append(decode(kind, digest, "0" * 40, data))
     assert nodes[0].correctness == nodes[1].correctness != nodes[2].correctness  # type: ignore[union-attr]
+
+
+def test_implementations_of_one_project_share_its_name() -> None:
+    """A project's name is one string however many implementations carry it (the graph keeps every node:
+    issue 24), from the decoder and from `extract` alike; equal to the label either way."""
+    operation = basic_scenario().operation
+    documents = [make_implementation(operation, name) for name in ("kernel-a", "kernel-b")]
+    for document in documents:
+        document["metadata"]["labels"] = {"project": "".join(["flash", "infer"])}  # two distinct str objects
+    decoded, extracted = [], []
+    for document in documents:
+        kind, digest, data = _stored(document)
+        decoded.append(decode(kind, digest, "0" * 40, data))
+        extracted.append(extract(kind, digest, "0" * 40, orjson.loads(data)))
+    for pair in (decoded, extracted):
+        first, second = (node.project for node in pair)  # type: ignore[union-attr]
+        assert first == "flashinfer" and first is second
+
+
+def test_a_build_keeps_one_string_for_equal_run_titles_and_instants(store: registry.GitStore) -> None:
+    """A cold build's stream gives every decoder one `shared` table: two runs with the same title and
+    observation instant hold the same strings (issue 24); each node still equals what `extract` makes."""
+    scenario = basic_scenario()
+    runs = [
+        make_run(
+            scenario.implementations[0],
+            scenario.workload,
+            scenario.protocol,
+            scenario.environment,
+            latency,
+            "".join(["2026-08-05T00:00:00", "Z"]),
+            name=f"titled-{latency}",
+        )
+        for latency in (900, 950)
+    ]
+    for run in runs:
+        run["metadata"]["title"] = "".join(["same ", "title"])  # equal values, distinct objects in the files
+    head = commit_manifests(store, [*scenario.docs, *runs])
+    found = [n for n in stream_nodes(store, head) if isinstance(n, Run) and n.name.startswith("titled-")]
+    assert len(found) == 2
+    assert found[0].title == "same title" and found[0].title is found[1].title
+    assert found[0].observed_at is found[1].observed_at
+    for node in found:
+        _same("BenchmarkRun", node.digest, node.oid, store.read_blob(node.oid))

@@ -342,3 +342,29 @@ def test_preparing_pauses_every_sixteen_cohorts(head: tuple[registry.GitStore, P
     assert len(pauses) == len(graph.cohorts) // 16 and len(graph.cohorts) % 16 != 0
     assert pauses[:3] == [16, 32, 48]  # each pause after a whole slice, none before it
     assert all(cohort._ranked is not None for cohort in graph.cohorts.values())
+
+
+def test_a_built_graph_keeps_single_members_as_tuples_and_a_change_copies_them(store: registry.GitStore) -> None:
+    """A key with one member is a 1-tuple in a built graph (issue 24: 48 bytes where a set takes 216); a later
+    commit adding a second member makes the derived graph its own set, and leaves its parent's tuple as it was."""
+    scenario = basic_scenario()
+    first = commit_manifests(store, scenario.docs)
+    publication = publication_of(store, first)
+    graph = build_graph(store, first, publication)[0]
+    groups = (graph.runs_by, graph.cohorts_by, graph.children, graph.overlays)
+    members = [m for group in groups for index in group.values() for m in index.values()]
+    assert any(type(m) is tuple for m in members) and any(type(m) is set for m in members)
+    assert all(type(m) is tuple for m in members if len(m) == 1)
+    environment = make_environment("h100", product="NVIDIA H100", architecture="sm_90")
+    run = make_run(
+        scenario.implementations[0], scenario.workload, scenario.protocol, environment, 900, "2026-08-05T00:00:00Z"
+    )
+    second = commit_manifests(store, [environment, run], when=1_700_003_600)
+    moved = move_graph(store, graph, second, publication_of(store, second))
+    env_digest = registry.manifest_from_document(environment, "e.json").digest
+    assert len(moved.runs_by["environment"][env_digest]) == 1
+    implementation = registry.manifest_from_document(scenario.implementations[0], "i.json").digest
+    before = graph.runs_by["implementation"][implementation]
+    after = moved.runs_by["implementation"][implementation]
+    assert type(after) is set and set(after) == {*before, registry.manifest_from_document(run, "r.json").digest}
+    assert graph.runs_by["implementation"][implementation] is before

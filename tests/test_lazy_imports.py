@@ -1,6 +1,6 @@
 """A read-only server imports only what serving needs (its memory is a benchmark target): the MCP SDK loads on
 the first `/mcp` request, the source importers only for `kernelindex import`, the manifest models
-(pydantic) when a manifest is first validated."""
+(pydantic) when a manifest is first validated, the pages' templates (jinja2) when a page is first drawn."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from api.app import create_app
 from api.settings import Settings
 import api.cli
 create_app(Settings())
-print(sorted(m for m in sys.modules if m in ('mcp', 'pydantic', 'api.mcp_server', 'registry.importers')
+print(sorted(m for m in sys.modules if m in ('mcp', 'pydantic', 'api.mcp_server', 'registry.importers', 'jinja2')
              or m.startswith(('registry.kinds.', 'registry.importers.'))))
 """
 VALIDATES = """
@@ -31,7 +31,7 @@ except registry.InvalidManifest as exc:
 """
 
 
-def test_a_server_imports_neither_the_mcp_sdk_nor_the_importers_nor_the_models() -> None:
+def test_a_server_imports_neither_the_mcp_sdk_nor_the_importers_nor_the_models_nor_jinja2() -> None:
     found = subprocess.run([sys.executable, "-c", PROBE], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "[]", found.stdout
 

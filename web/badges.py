@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from web.render import TEMPLATES
+from web.render import templates
 
 __all__ = ["Badge", "badge", "text_width"]
 
@@ -58,5 +58,5 @@ AMBER = "#8a5300"  # not ranked
 def badge(label: str, message: str, color: str = BLUE) -> str:
     """The SVG of a badge, with a <title> so screen readers and tooltips read it whole (the pages' template
     environment: autoescape, and characters XML cannot carry made visible)."""
-    template = TEMPLATES.get_template("badge.svg")
+    template = templates().get_template("badge.svg")
     return template.render(badge=Badge(label, message, color), title=f"{label}: {message}", grey=GREY)

@@ -10,8 +10,6 @@ import functools
 import uuid
 from pathlib import Path
 
-import zstandard
-
 __all__ = ["RUN_IDS", "digest_of", "id_of"]
 
 RUN_IDS = Path(__file__).resolve().parent / "data" / "kernelindex-run-ids.tsv.zst"
@@ -19,6 +17,8 @@ RUN_IDS = Path(__file__).resolve().parent / "data" / "kernelindex-run-ids.tsv.zs
 
 @functools.cache
 def _table() -> dict[str, str]:
+    import zstandard  # here: a server that never resolves a KernelIndex id keeps its library out (issue 24)
+
     text = zstandard.ZstdDecompressor().decompress(RUN_IDS.read_bytes()).decode()
     table: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):

@@ -20,14 +20,12 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 import orjson
-from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
-from starlette.templating import Jinja2Templates
 
 from api.cache import IMMUTABLE, REVALIDATE, Representation
 from api.codes import (
@@ -50,11 +48,13 @@ from api.urls import Urls, twin, unpinned
 from web.link_previews import DESCRIPTION, preview
 from web.names import FILTERS, shown
 
+if TYPE_CHECKING:
+    from starlette.templating import Jinja2Templates
+
 __all__ = [
     "HTML",
     "ORIGIN",
     "STATIC",
-    "TEMPLATES",
     "Format",
     "PageError",
     "Spec",
@@ -65,27 +65,38 @@ __all__ = [
     "json_asked",
     "render",
     "strip_json",
+    "templates",
 ]
 
 HTML = "text/html; charset=utf-8"
 STATIC = Path(__file__).resolve().parent / "static"
 """The pages' stylesheet and script, served at `/static`."""
 
-TEMPLATES = Jinja2Templates(directory=Path(__file__).resolve().parent / "templates")
-TEMPLATES.env.filters.update(FILTERS)
-TEMPLATES.env.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False)
-TEMPLATES.env.trim_blocks = True
-TEMPLATES.env.lstrip_blocks = True
-# Every {{ value }}: characters XML cannot carry made visible, then escaped (a macro's output is markup
-# already made of finalized values).
-TEMPLATES.env.finalize = lambda value: value if isinstance(value, Markup) else shown(value)
-TEMPLATES.env.autoescape = True  # every template, whatever its name ends with (.html, .svg)
-
 ORIGIN = "https://origin.invalid"
 """The placeholder origin under which a page asks for the citations its copy buttons copy, when the registry has
 no base URL: the page script puts the browser's `location.origin` in its place (never the server's Host), so a
 copied citation carries an absolute permalink. A reserved name (RFC 2606): it can never be a real host."""
-TEMPLATES.env.globals["copy_origin"] = ORIGIN
+
+
+@functools.cache
+def templates() -> Jinja2Templates:
+    """The pages' template environment, made on the first page drawn: a server that only answers GraphQL
+    never imports jinja2 (its modules are resident for the process's life: ~2 MB, issue 24)."""
+    from markupsafe import Markup
+    from starlette.templating import Jinja2Templates
+
+    found = Jinja2Templates(directory=Path(__file__).resolve().parent / "templates")
+    env = found.env
+    env.filters.update(FILTERS)
+    env.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False)
+    env.trim_blocks = True
+    env.lstrip_blocks = True
+    # Every {{ value }}: characters XML cannot carry made visible, then escaped (a macro's output is markup
+    # already made of finalized values).
+    env.finalize = lambda value: value if isinstance(value, Markup) else shown(value)
+    env.autoescape = True  # every template, whatever its name ends with (.html, .svg)
+    env.globals["copy_origin"] = ORIGIN
+    return found
 
 
 class PageError(Exception):
@@ -161,7 +172,7 @@ def _error_page(request: Request, error: PageError, as_json: bool, links: Urls) 
     if as_json:
         body, media = error_body(error.message, error.code), JSON
     else:
-        body, media = TEMPLATES.get_template("error.html").render(error=error, links=links, page=None).encode(), HTML
+        body, media = templates().get_template("error.html").render(error=error, links=links, page=None).encode(), HTML
     headers = {"cache-control": "no-store", "vary": "accept"}
     return finish(request, body, status=error.status, media_type=media, headers=headers)
 
@@ -341,5 +352,5 @@ async def _render(
         headers = {**headers, **other.headers}
         return Representation(other.make(data, links, meta), other.media_type, headers, status=spec.status)
     extra = spec.extra(data, links) if spec.extra is not None else {}
-    html = TEMPLATES.get_template(spec.template).render(data=data, page=meta, links=links, **extra)
+    html = templates().get_template(spec.template).render(data=data, page=meta, links=links, **extra)
     return Representation(html.encode(), HTML, headers, status=spec.status)
