@@ -77,7 +77,13 @@ async def _watch(git_dir: Path, refresh: Callable[[], Awaitable[object]], ready:
         folder_of = {notify.add_watch(folder, mask): folder for folder in folders}
 
         def readable() -> None:
-            for event in notify.read(timeout=0):
+            try:
+                events = notify.read(timeout=0)
+            except OSError as exc:  # the descriptor broke: stop reading it (the poll carries on) rather than spin
+                loop.remove_reader(notify.fileno())
+                log.warning("kernelindex: stopped watching %s (%s); following main by polling only", git_dir, exc)
+                return
+            for event in events:
                 folder = folder_of.get(event.wd)
                 # An overflowed queue (no folder) may have dropped the one event we wanted: refresh anyway.
                 if folder is None or str(folder / event.name) in wanted:

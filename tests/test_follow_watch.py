@@ -101,3 +101,36 @@ def test_without_inotify_it_says_so_and_the_poll_carries_on(
     asyncio.run(follow())
     assert "following main by polling only" in caplog.text and "Too many open files" in caplog.text
     assert len(calls) >= 2
+
+
+def test_a_descriptor_that_breaks_is_let_go_and_the_poll_carries_on(
+    store: registry.GitStore, repo: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import inotify_simple
+
+    reads: list[int] = []
+
+    def broken(self: object, timeout: int | None = None, read_delay: int | None = None) -> list[object]:
+        reads.append(1)
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(inotify_simple.INotify, "read", broken)
+    new = _new_commit(store)
+    calls: list[int] = []
+
+    async def refresh() -> None:
+        calls.append(1)
+
+    async def follow() -> None:
+        following = asyncio.create_task(follow_main(repo, refresh, poll_seconds=0.1))
+        await asyncio.sleep(0.05)
+        await asyncio.to_thread(_git, repo, "update-ref", "refs/heads/main", new)
+        await asyncio.sleep(0.35)
+        following.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await following
+
+    asyncio.run(follow())
+    assert reads == [1], "read once, then let go: not once per turn of the loop"
+    assert "stopped watching" in caplog.text and "Input/output error" in caplog.text
+    assert len(calls) >= 2  # the poll
