@@ -34,7 +34,7 @@ from registry.integrity import (
     verify_commit,
 )
 from registry.kinds import KIND_BY_FOLDER, KINDS
-from registry.members import layered_over
+from registry.members import LayeredMap, layered_over
 from registry.nodes import Node, Retraction, Supersession, Verification
 from registry.provenance import SignatureCheck
 from registry.review import check_range
@@ -632,7 +632,10 @@ class Snapshots:
 def _absent_from(graph: Graph) -> Callable[[list[str]], list[str]]:
     """Which of some digests `graph` does not hold: the tree diff's guess of what a change added
     (a guess it proves, so a graph that differs from its commit costs time, not correctness)."""
-    holds = graph.nodes.__contains__
+    nodes = graph.nodes
+    if isinstance(nodes, LayeredMap):  # a refreshed graph: its parent's nodes plus the change
+        return nodes.absent
+    holds = nodes.__contains__
     return lambda digests: list(filterfalse(holds, digests))
 
 
