@@ -81,11 +81,7 @@ _PAST_BMP = re.compile(rb"[\xf0-\xf4]")  # the lead byte of a character past U+F
 _STRINGS = re.compile(rb'("[^"\\]*+(?:\\.[^"\\]*+)*+")')  # a JSON string as orjson prints it
 _NUMBER = re.compile(rb"-?[0-9]++(?:\.[0-9]++)?+(?:[eE][-+]?[0-9]++)?+")
 _FLOAT = re.compile(rb"(?<![0-9])-?[0-9]++(?:\.[0-9]++(?:[eE][-+]?[0-9]++)?+|[eE][-+]?[0-9]++)")
-_DIGITS = bytes.maketrans(b"123456789", b"000000000")
-# Floats are found with bytes methods (C loops), not a regex over the output (~15 ns a byte). In the
-# digits-to-zeros `shape` of the output, every float orjson prints has `0.`, `0e+` or `0e-`
-# (`1.0`, `1e+16`, `5e-324`), which no hex digest has.
-_FLOAT_MARKS = (b"0.", b"0e+", b"0e-", b"0E")
+# Floats are found with bytes methods (C loops), not a regex over the output (~15 ns a byte).
 # Which of them RFC 8785 prints otherwise: orjson and ECMAScript both write the shortest digits that
 # read back to the same double (the closest such), and orjson writes a point without an exponent
 # only inside ECMAScript's own range for that (1e-6 <= |x| < 1e21), so a float differs only when it
@@ -107,8 +103,22 @@ def _fast_canonical(value: Any) -> bytes | None:
     return _reprint_floats(data, _COMPACT_STARTS, _ecmascript, _differing_floats)
 
 
-def _every_float(data: bytes) -> list[int]:
-    return _find_all(data.translate(_DIGITS), _FLOAT_MARKS)
+def _floats_unlike_repr(data: bytes) -> list[int]:
+    """Where orjson's indented output holds a float that Python's repr prints otherwise (or may).
+
+    Both write the shortest digits that read back to the same double (the closest such) and
+    switch to an exponent from 1e16 on alike (`1e+16`); below 1e-4 they part: repr writes
+    `1e-05` and `9.99e-05` where orjson writes `0.00001`, `0.0000999` or `1e-7`. Every such
+    token has `.0000` or a digit then `e-`; marking more (`1.00001`, `1.5e-300`) only reprints
+    a float as repr would, which is what the stored form is (tests/test_canonical.py compares
+    with `json.dumps` at each boundary)."""
+    marks = _find_all(data, (b".0000",))
+    at = data.find(b"e-")
+    while at >= 0:
+        if data[at - 1] in _DIGIT_BYTES:
+            marks.append(at)
+        at = data.find(b"e-", at + 2)
+    return marks
 
 
 def _differing_floats(data: bytes) -> list[int]:
@@ -129,7 +139,7 @@ def _differing_floats(data: bytes) -> list[int]:
 
 
 def _find_all(data: bytes, needles: tuple[bytes, ...]) -> list[int]:
-    found = []
+    found: list[int] = []
     for needle in needles:
         at = data.find(needle)
         while at >= 0:
@@ -237,7 +247,7 @@ def stored_json(document: Mapping[str, Any]) -> bytes:
     Deterministic, so the same manifest always makes the same blob and re-adding it is a no-op.
     The definition is `json.dumps(sort_keys=True, indent=2, ensure_ascii=False)` plus a newline.
     orjson writes the same bytes (layout, escapes, and key order: both sort by code point) but
-    for floats, reprinted here as Python's repr (`1e-07`, not `1e-7`); a value it cannot write
+    for floats below 1e-4, reprinted here as Python's repr (`1e-07`, not `1e-7`); a value it cannot write
     or writes as `null` (NaN, maybe) goes through `json.dumps` itself.
 
     >>> stored_json({"b": [1, 2], "a": "µ"})
@@ -251,4 +261,4 @@ def stored_json(document: Mapping[str, Any]) -> bytes:
         data = b"null"
     if b"null" in data:
         return (json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
-    return _reprint_floats(data, _INDENTED_STARTS, repr, _every_float)
+    return _reprint_floats(data, _INDENTED_STARTS, repr, _floats_unlike_repr)

@@ -17,7 +17,8 @@ True
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterator, Mapping, MutableMapping, Set, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, Mapping, MutableMapping, Set, ValuesView
+from itertools import filterfalse
 from typing import Any, TypeVar
 
 from registry.lazymap import LazyMap
@@ -162,6 +163,24 @@ class LayeredMap(MutableMapping[K, V]):
         else:
             del self._changes[key]
         self._size -= 1
+
+    def absent(self, keys: Iterable[K]) -> list[K]:
+        """Which of `keys` this mapping does not hold, asked of the base dict and the changes in
+        bulk (C loops) rather than key by key through `__contains__` (a refresh asks ~20k digests).
+
+        >>> layer = LayeredMap({"a": 1, "b": 2})
+        >>> layer["c"] = 3; del layer["a"]
+        >>> sorted(layer.absent(["a", "b", "c", "d"]))
+        ['a', 'd']
+        """
+        keys = list(keys)
+        changes = self._changes
+        found = list(filterfalse(self._base.__contains__, keys))
+        if changes:
+            # Not in the base: absent unless added here. In the base: absent if removed here.
+            found = list(filterfalse(changes.__contains__, found))
+            found.extend(key for key in filter(changes.__contains__, keys) if changes[key] is _GONE)
+        return found
 
     def values(self) -> ValuesView[V]:
         return _LayeredValues(self)

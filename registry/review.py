@@ -84,6 +84,7 @@ def check_range(
     existing: Existing | None = None,
     trust_root: bytes | None = None,
     chain: TrustChain | None = None,
+    blobs: dict[str, bytes] | None = None,
 ) -> RangeReport:
     """Every problem with moving a registry from `base` to `head` (commit ids).
 
@@ -91,7 +92,8 @@ def check_range(
     from commits signed by maintainers of the policy in force at base (from `trust_root`, the
     operator's pinned policy, or the registry's initial commit: see `registry.trust`); without,
     they are accepted as they stand (a local registry).
-    `changes` is `store.diff(base, head)` and `existing` a view of base, when the caller has them.
+    `changes` is `store.diff(base, head)` and `existing` a view of base, when the caller has them;
+    `blobs`, when given, gets the bytes of each file read, by blob id (for a caller that reads them next).
     """
     changes = store.diff(base, head) if changes is None else changes
     problems: list[Problem] = []
@@ -115,6 +117,8 @@ def check_range(
             continue
         assert change.new is not None
         data = store.read_blob(change.new)
+        if blobs is not None:
+            blobs[change.new] = data
         if len(data) > MAX_DOCUMENT_BYTES:
             problems.append(Problem(change.path, "", f"{len(data):,} bytes; the limit is {MAX_DOCUMENT_BYTES:,}"))
             continue

@@ -34,7 +34,7 @@ from registry.integrity import (
     verify_commit,
 )
 from registry.kinds import KIND_BY_FOLDER, KINDS
-from registry.members import layered_over
+from registry.members import LayeredMap, layered_over
 from registry.nodes import Node, Retraction, Supersession, Verification
 from registry.provenance import SignatureCheck
 from registry.review import check_range
@@ -148,9 +148,13 @@ def _entry_of(path: str, oid: str | None) -> Entry | None:
     return Entry(info.name, digest[7:], oid)
 
 
-def load_nodes(store: GitStore, entries: Sequence[Entry]) -> list[Node]:
+def load_nodes(store: GitStore, entries: Sequence[Entry], blobs: Mapping[str, bytes] | None = None) -> list[Node]:
     """Read and extract some manifests (no validation: every file was validated when written,
-    and its path names its digest)."""
+    and its path names its digest); `blobs`: bytes already read, by blob id."""
+    if blobs:
+        unread = [e.oid for e in entries if e.oid not in blobs]
+        read = dict(zip(unread, store.read_blobs(unread), strict=True))
+        return [decode(e.kind, e.digest, e.oid, blobs[e.oid] if e.oid in blobs else read[e.oid]) for e in entries]
     return [
         decode(entry.kind, entry.digest, entry.oid, data)
         for entry, data in zip(entries, store.read_blobs([e.oid for e in entries]), strict=True)
@@ -235,9 +239,10 @@ def move_graph(
     publication: Publication,
     honour: Honour | None = None,
     changes: list[TreeChange] | None = None,
+    blobs: Mapping[str, bytes] | None = None,
 ) -> Graph:
     """The graph of `commit`, made from `graph` by applying the tree diff between their commits
-    (`changes`, when the caller has it already)."""
+    (`changes`, when the caller has it already; `blobs`, bytes of its files already read)."""
     info = store.commit_info(commit)
     added_entries: list[Entry] = []
     removed: list[str] = []
@@ -251,7 +256,7 @@ def move_graph(
         if entry is not None:
             added_entries.append(entry)
     with gc_paused():
-        added = load_nodes(store, added_entries)
+        added = load_nodes(store, added_entries, blobs)
         honoured = graph.honoured_commits
         if honour is not None:
             fresh = {node.digest: node for node in added}
@@ -504,7 +509,8 @@ class Snapshots:
                 return self.status
             started = time.perf_counter()
             changes = store.diff(current.commit, main, absent=_absent_from(current))
-            reason = self._rejection(store, current.commit, main, changes)
+            blobs: dict[str, bytes] = {}  # the new files, read once: validated, then loaded
+            reason = self._rejection(store, current.commit, main, changes, blobs)
             if reason is not None:
                 self.status = HeadStatus(
                     current.commit, main, reason, time.time(), self.status.build_seconds, *self._verification()
@@ -513,7 +519,7 @@ class Snapshots:
             assert self._publication is not None
             try:
                 publication = publication_of(store, main, self._publication, changes)
-                graph = move_graph(store, current, main, publication, self.honour, changes)
+                graph = move_graph(store, current, main, publication, self.honour, changes, blobs)
             except (RegistryError, ValueError, KeyError) as exc:
                 self.status = HeadStatus(
                     current.commit,
@@ -538,8 +544,10 @@ class Snapshots:
     def _verification(self) -> tuple[str | None, float]:
         return self._verified, self._verify_seconds
 
-    def _rejection(self, store: GitStore, served: str, main: str, changes: list[TreeChange]) -> str | None:
-        """Why the new head of main may not be served, or None."""
+    def _rejection(
+        self, store: GitStore, served: str, main: str, changes: list[TreeChange], blobs: dict[str, bytes]
+    ) -> str | None:
+        """Why the new head of main may not be served, or None (`blobs` gets the new files' bytes)."""
         if not store.is_ancestor(served, main):
             return f"main {main[:12]} does not descend from the served commit {served[:12]} (history was rewritten)"
         if not self._validate:
@@ -554,6 +562,7 @@ class Snapshots:
             changes=changes,
             existing=_Served(self, store),
             max_files=max(len(changes), 1),
+            blobs=blobs,
         )
         if report.ok:
             # The range's diff shows what main holds now; a commit inside it may still have edited a
@@ -633,7 +642,10 @@ class Snapshots:
 def _absent_from(graph: Graph) -> Callable[[list[str]], list[str]]:
     """Which of some digests `graph` does not hold: the tree diff's guess of what a change added
     (a guess it proves, so a graph that differs from its commit costs time, not correctness)."""
-    holds = graph.nodes.__contains__
+    nodes = graph.nodes
+    if isinstance(nodes, LayeredMap):  # a refreshed graph: its parent's nodes plus the change
+        return nodes.absent
+    holds = nodes.__contains__
     return lambda digests: list(filterfalse(holds, digests))
 
 

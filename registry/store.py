@@ -688,31 +688,62 @@ class GitStore:
                 changes.append(change)
         return changes
 
-    def _read_trees(self, trees: list[str]) -> list[bytes]:
-        """Raw tree objects, each checked against its id. Many at once go through one `git
-        cat-file --batch`: git inflates a 36 KB tree in about half the time libgit2 takes with its
-        collision-detecting hash, and the check here uses the plain one.
+    def _read_trees(self, trees: list[str]) -> Iterator[bytes]:
+        """Raw tree objects in order, each checked against its id and given as soon as it is read.
+        Many at once stream from one `git cat-file --batch`: git inflates a 36 KB tree in about
+        half the time libgit2 takes with its collision-detecting hash (the check here uses the
+        plain one), and the caller compares each tree while git inflates the next (read whole
+        first, a 100-manifest refresh at 10x waited ~20 ms for git, then compared for ~17 ms).
 
         Raises:
             StoreCorrupt: a tree is missing, is not a tree, or does not hash to its id.
         """
         if len(trees) < _TREE_BATCH:
-            return [self._tree_data(tree) for tree in trees]
-        output = self._git("cat-file", "--batch", stdin="".join(t + "\n" for t in trees).encode()).stdout
-        found = []
-        position = 0
-        for tree in trees:
-            end = output.index(b"\n", position)
-            header = output[position:end].split(b" ")
-            if len(header) != 3 or header[1] != b"tree":
-                raise StoreCorrupt(tree, "cannot read the tree: " + b" ".join(header[1:]).decode(errors="replace"))
-            size = int(header[2])
-            data = output[end + 1 : end + 1 + size]
-            position = end + 2 + size
-            if hashlib.sha1(b"tree %d\0" % size + data).hexdigest() != tree:
-                raise StoreCorrupt(tree, "the tree does not hash to its id")
-            found.append(data)
-        return found
+            for tree in trees:
+                yield self._tree_data(tree)
+            return
+        env = {**os.environ, "GIT_DIR": str(self.git_dir), "GIT_TERMINAL_PROMPT": "0"}
+        process = subprocess.Popen(
+            ["git", "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        stdin, out = process.stdin, process.stdout
+        assert stdin is not None
+        assert out is not None
+        asked = "".join(t + "\n" for t in trees).encode()
+
+        def ask() -> None:  # in a thread: git answers while it is still asked, and pipes are small
+            with contextlib.suppress(OSError):  # git gone: the reader says why
+                stdin.write(asked)
+            with contextlib.suppress(OSError):
+                stdin.close()
+
+        writer = threading.Thread(target=ask, daemon=True)
+        writer.start()
+        done = False
+        try:
+            for tree in trees:
+                header = out.readline().rstrip(b"\n").split(b" ")
+                if len(header) != 3 or header[1] != b"tree":
+                    shown = b" ".join(header[1:]).decode(errors="replace") or "git gave no answer"
+                    raise StoreCorrupt(tree, "cannot read the tree: " + shown)
+                size = int(header[2])
+                data = out.read(size)
+                if len(data) != size or out.read(1) != b"\n":
+                    raise StoreCorrupt(tree, "cannot read the tree: git's answer ends early")
+                if hashlib.sha1(b"tree %d\0" % size + data).hexdigest() != tree:
+                    raise StoreCorrupt(tree, "the tree does not hash to its id")
+                yield data
+            done = True
+        finally:
+            if not done:
+                process.kill()  # left early (a problem, or the caller stopped): git need not answer the rest
+            out.close()
+            process.wait()
+            writer.join()
 
     def _tree_data(self, tree: str) -> bytes:
         try:

@@ -425,6 +425,63 @@ def test_stored_form_of_edge_values_matches_its_definition(value: Any) -> None:
     assert stored_json({"v": value}) == _stored_reference({"v": value})
 
 
+# `stored_json` reprints only the floats orjson may print unlike repr (below 1e-4): the boundary
+# on both sides, exponents on both sides of 1e16, and marks that fall inside strings or keys.
+STORED_FLOATS: list[Any] = [
+    1e-4,
+    -1e-4,
+    0.0001,
+    1.0000000000000002e-4,
+    9.999999999999999e-5,
+    -9.999999999999999e-5,
+    9.99e-5,
+    2.5e-5,
+    1e-5,
+    1.5e-6,
+    1e-7,
+    1e-9,
+    1e-10,
+    1.5e-300,
+    2.2250738585072014e-308,
+    5e-324,
+    1.00001,
+    10.00001,
+    0.00012,
+    1e15,
+    9999999999999998.0,
+    1e16,
+    1.5e16,
+    1e21,
+    1e22,
+    1.7976931348623157e308,
+    -0.0,
+    0.0,
+    123.456,
+    [1e-5, "1e-5", "0.00001", 1e-05, {"0.00001e-7": 2e-7}],
+    {"a.00001": 1.00001, "b": "x.0000e-1", "c": [0.1, 1e-5, 0.5]},
+    {'k"1e-5': "\\0.00001", "v": 3e-6},  # escapes and small floats together
+]
+
+
+@pytest.mark.parametrize("value", STORED_FLOATS, ids=repr)
+def test_stored_form_of_floats_at_the_boundary_matches_its_definition(value: Any) -> None:
+    assert stored_json({"v": value}) == _stored_reference({"v": value})
+    assert stored_json({"v": [value, value]}) == _stored_reference({"v": [value, value]})
+
+
+def test_the_boundary_table_holds_floats_orjson_prints_unlike_repr() -> None:
+    """The table above must reach the floats that need reprinting, or it proves nothing."""
+    differ = [v for v in STORED_FLOATS if isinstance(v, float) and orjson.dumps(v).decode() != repr(v)]
+    assert len(differ) >= 8
+    assert all(abs(v) < 1e-4 for v in differ)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_stored_form_of_any_double_matches_its_definition(value: float) -> None:
+    assert stored_json({"v": [value, {"x": value}]}) == _stored_reference({"v": [value, {"x": value}]})
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(json_text, wide_values, max_size=5))
 def test_stored_form_of_any_value_matches_its_definition(value: dict[str, Any]) -> None:

@@ -240,6 +240,21 @@ def test_incremental_updates_equal_full_builds(store: registry.GitStore, layerin
                 impl2, workload2, scenario.protocol, env2, 400, "2026-08-08T00:00:00Z", status="timeout", name="soft-3"
             )
         ],
+        # Cohorts that only gain runs take their summary from the newcomers: a source-native run
+        # joins a strict cohort and takes its record, then a strict one takes it back.
+        [
+            make_run(
+                impl2,
+                workload2,
+                scenario.protocol,
+                env2,
+                300,
+                "2026-08-09T00:00:00Z",
+                source_native=True,
+                name="soft-4",
+            )
+        ],
+        [make_run(impl2, workload2, scenario.protocol, env2, 200, "2026-08-10T00:00:00Z", name="soft-5")],
     ]
     for when, batch in enumerate(batches, start=1):
         commits.append(commit_manifests(store, batch, when=1_700_000_000 + when * 3600))

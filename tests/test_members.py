@@ -3,6 +3,7 @@ change the parent they share."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from hypothesis import given, settings
@@ -25,6 +26,9 @@ MAP_STEPS = st.lists(
 
 def _same_map(layered: Any, plain: dict[str, int]) -> None:
     assert len(layered) == len(plain)
+    if isinstance(layered, LayeredMap):
+        asked = [f"k{i}" for i in range(14)]
+        assert sorted(layered.absent(asked)) == [k for k in sorted(asked) if k not in plain]
     assert dict(layered) == plain
     assert sorted(layered) == sorted(plain)
     assert sorted(layered.items()) == sorted(plain.items())
@@ -113,3 +117,22 @@ def test_a_layered_set_is_the_set_it_stands_for(base: set[str], steps: list[tupl
     assert base == frozen
     for layer, snapshot in generations:
         assert set(layer) == snapshot and len(layer) == len(snapshot)
+
+
+def test_absent_says_what_membership_says_for_every_key() -> None:
+    """`LayeredMap.absent` asks the base and the changes in bulk: keys of the base, removed ones,
+    re-added ones, new ones and unknown ones, as `in` answers each."""
+    rng = random.Random(7)
+    base = {f"k{n}": n for n in range(200)}
+    layer: LayeredMap[str, int] = LayeredMap(base)
+    keys = [f"k{n}" for n in range(300)]
+    assert layer.absent(keys) == [k for k in keys if k not in layer]  # no changes yet
+    for step in range(400):
+        key = rng.choice(keys)
+        if key in layer and rng.random() < 0.5:
+            del layer[key]
+        else:
+            layer[key] = step
+        asked = rng.sample(keys, 50)
+        assert sorted(layer.absent(asked)) == sorted(k for k in asked if k not in layer)
+    assert base == {f"k{n}": n for n in range(200)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import orjson
@@ -71,7 +72,25 @@ def test_a_refresh_serves_what_a_cold_build_of_the_same_commit_makes(corpus: Pat
         manifests += [implementation, registry.manifest_from_document(run_doc, "test")]
     added = store.add(manifests, commit_meta(1_800_000_000, subject="Sixty manifests")).commit
     assert added is not None and store.head() == added
-    status = snapshots.refresh()
+    read: list[str] = []  # each new file is read once: validated, then loaded from the same bytes
+    reader = snapshots.store()
+    original_blob, original_blobs = reader.read_blob, reader.read_blobs
+
+    def read_blob(oid: str) -> bytes:
+        read.append(oid)
+        return original_blob(oid)
+
+    def read_blobs(oids: Sequence[str]) -> Iterator[bytes]:
+        read.extend(oids)
+        return original_blobs(oids)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(reader, "read_blob", read_blob)
+        patch.setattr(reader, "read_blobs", read_blobs)
+        status = snapshots.refresh()
     assert status.serving == added and status.reason is None, status
+    new_files = {entry.oid for entry in store.entries(added)} - {entry.oid for entry in store.entries(head)}
+    assert len(new_files) == 60
+    assert sorted(oid for oid in read if oid in new_files) == sorted(new_files)
     assert_same_graph(build_graph(store, added, None, snapshots.honour)[0], snapshots.head)
     assert len(snapshots.head.nodes) == len(graph.nodes) + 60

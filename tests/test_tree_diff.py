@@ -253,6 +253,41 @@ def test_many_fan_out_trees_at_once(store: registry.GitStore, repo: pygit2.Repos
     assert _both(store, after, before)
 
 
+def test_a_missing_tree_among_many_is_a_corrupt_store(store: registry.GitStore, repo: pygit2.Repository) -> None:
+    """The new fan-out trees stream from one git process: one that is not there (past those it read
+    first) stops the diff with the store's error, as a tree read in process does."""
+
+    def root(missing: int | None) -> str:
+        fans = {f"{n:02x}": _fan_out(repo, range(n * 100, n * 100 + 20 + (n != 0)), f"{n:02x}") for n in range(40)}
+        if missing is not None:
+            fans[f"{missing:02x}"] = bytes.fromhex(_hex(missing)[:40])
+        runs = _tree(repo, {fan: ("40000", tree) for fan, tree in fans.items()})
+        return _commit(repo, _tree(repo, {"benchmark-runs": ("40000", runs)}))
+
+    before = _commit(
+        repo,
+        _tree(
+            repo,
+            {
+                "benchmark-runs": (
+                    "40000",
+                    _tree(
+                        repo,
+                        {
+                            f"{n:02x}": ("40000", _fan_out(repo, range(n * 100, n * 100 + 20), f"{n:02x}"))
+                            for n in range(40)
+                        },
+                    ),
+                )
+            },
+        ),
+    )
+    assert len(store.diff(before, root(None), absent=lambda digests: digests)) == 39
+    for missing in (1, 30):
+        with pytest.raises(StoreCorrupt, match="cannot read the tree"):
+            store.diff(before, root(missing), absent=lambda digests: digests)
+
+
 def test_fan_out_trees_from_those_of_another_commit(store: registry.GitStore, repo: pygit2.Repository) -> None:
     """A refresh reads again only the folders whose tree changed: the same map as reading them all."""
 
