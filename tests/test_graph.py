@@ -359,7 +359,7 @@ def test_the_records_order_is_known_without_replaying_any_ledger() -> None:
 
 def test_preparing_pauses_every_sixteen_cohorts(head: tuple[registry.GitStore, Publication, Graph]) -> None:
     """A server's background preparation hands over between slices of 16 cohorts (the pause waits
-    while requests run); every ranking is made once it ends."""
+    while requests run); every ranking, and every `runs_by` index, is made once it ends."""
     store, publication, _ = head
     commit = store.head()
     assert commit is not None
@@ -369,3 +369,4 @@ def test_preparing_pauses_every_sixteen_cohorts(head: tuple[registry.GitStore, P
     assert len(pauses) == len(graph.cohorts) // 16 and len(graph.cohorts) % 16 != 0
     assert pauses[:3] == [16, 32, 48]  # each pause after a whole slice, none before it
     assert all(cohort._ranked is not None for cohort in graph.cohorts.values())
+    assert all(graph.runs_by.built(name) is not None for name in graph.runs_by)  # type: ignore[attr-defined]
