@@ -33,7 +33,7 @@ from registry.cohorts import (
     trust_of,
 )
 from registry.errors import AmbiguousName
-from registry.members import LAYER_FROM, Layered, Members, layered_over
+from registry.members import LAYER_FROM, Layered, Members, add_member, layered_over
 from registry.nodes import (
     Attestation,
     Environment,
@@ -49,6 +49,7 @@ from registry.nodes import (
     Workload,
 )
 from registry.provenance import utc_instant
+from registry.run_indexes import RunIndexes
 from registry.validate import operation_mismatch_digests
 
 __all__ = [
@@ -91,19 +92,6 @@ SOURCE_NATIVE = "source_native"
 STRICT_EXACT = "strict_exact"
 
 Index = MutableMapping[str, Members]
-
-
-def _add_member(index: Index, key: str, value: str) -> None:
-    """Add `value` under `key` to an index of a graph being built (`take`, `derive`). A first member is kept
-    as a 1-tuple, a second makes the set (in the same order as adding both to an empty set would): ~7,000 of
-    the ~10,000 keys of the 1x registry have one member, 48 bytes as a tuple and 216 as a set (issue 24)."""
-    found = index.get(key)
-    if found is None:
-        index[key] = (value,)
-    elif isinstance(found, tuple):
-        index[key] = {*found, value}
-    else:
-        found.add(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,8 +274,6 @@ def gpu_keys(environment: Node | None) -> tuple[str, ...]:
     return tuple(sys.intern(k) for k in keys)
 
 
-_NODE_INDEXES = ("environment", "implementation", "workload")  # runs by a field of the node itself
-_FACT_INDEXES = ("operation", "source", "gpu")  # runs by a derived fact
 # (status, has a primary metric, source available, raw evidence) -> (eligibility reasons, trust) of
 # a run with every reference present, as if published with no overlay: a handful of combinations.
 _STANDING: dict[tuple[str, bool, bool, bool], tuple[tuple[str, ...], Trust]] = {}
@@ -312,7 +298,9 @@ class Graph:
     # metadata.name -> its digest, or a tuple of them when several manifests share it (any kind):
     # a million names cost a million tuples otherwise. Read it through `named`.
     names: MutableMapping[str, str | tuple[str, ...]] = field(default_factory=dict)
-    runs_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in _NODE_INDEXES + _FACT_INDEXES})
+    # Runs by environment, implementation, workload, operation, source and GPU: each built on first
+    # read (`RunIndexes`), not by the cold build; a plain dict of them in a graph from the warm cache.
+    runs_by: dict[str, Index] = field(default_factory=dict)
     cohorts_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in ("operation", "workload", "gpu")})
     children: dict[str, Index] = field(
         default_factory=lambda: {
@@ -332,6 +320,10 @@ class Graph:
     _record_order: list[tuple[int, str]] | None = field(default=None, repr=False)
     # What `take` derived of the runs while the stream was still arriving (`derive_runs`).
     _streamed: _Streamed | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.runs_by, RunIndexes):
+            self.runs_by = RunIndexes(self.nodes, self.facts, self.runs_by)
 
     # Building -------------------------------------------------------------------------------------
 
@@ -368,10 +360,7 @@ class Graph:
         for (unpublished, sourceless, overlaid).
         """
         by_digest, names = self.nodes, self.names
-        runs_by_environment = self.runs_by["environment"]
-        runs_by_implementation = self.runs_by["implementation"]
-        runs_by_workload = self.runs_by["workload"]
-        runs_by_gpu, runs_by_operation, runs_by_source = (self.runs_by[k] for k in ("gpu", "operation", "source"))
+        self.runs_by = RunIndexes(by_digest, self.facts)  # built on first read, from what is taken
         facts = self.facts
         streamed = self._streamed
         if derive_runs and streamed is None:
@@ -386,9 +375,6 @@ class Graph:
             found = names.get(name)
             names[name] = digest if found is None else (found, digest) if type(found) is str else (*found, digest)
             if type(node) is Run:
-                _add_member(runs_by_environment, node.environment, digest)
-                _add_member(runs_by_implementation, node.implementation, digest)
-                _add_member(runs_by_workload, node.workload, digest)
                 if streamed is None:
                     continue
                 derived = static_facts(node, complete=False)
@@ -396,13 +382,6 @@ class Graph:
                     streamed.underived = True
                     continue
                 facts[digest] = derived
-                # `_index_new_facts`, inlined (95k runs at 10x)
-                for gpu in derived.gpu:
-                    _add_member(runs_by_gpu, gpu, digest)
-                if derived.operation is not None:
-                    _add_member(runs_by_operation, derived.operation, digest)
-                if derived.source is not None:
-                    _add_member(runs_by_source, derived.source, digest)
                 if node.source is None:
                     streamed.sourceless.append(digest)
                 key = derived.cohort
@@ -424,7 +403,7 @@ class Graph:
                         best[key] = candidate
             elif type(node) is not Other:
                 for index, key in self._node_index_keys(node):
-                    _add_member(index, key, digest)
+                    add_member(index, key, digest)
 
     def derive(
         self,
@@ -446,18 +425,16 @@ class Graph:
         else:
             self.unpublished.update(d for d in nodes if d not in published_in)
         streamed, self._streamed = self._streamed, None
+        self.runs_by = RunIndexes(nodes, self.facts)  # built on first read, from the facts made here
         changed: set[str] = set()  # cohorts whose runs' standing differs from what `take` assumed
         if streamed is None or streamed.underived:
             if streamed is not None:  # some run was taken before a node it references: derive them all here
                 self.facts.clear()
-                for name in _FACT_INDEXES:
-                    self.runs_by[name].clear()
                 streamed = None
             members: dict[str, list[str]] = {}
             for run in [n for n in nodes.values() if type(n) is Run]:
                 facts = self._facts(run)
                 self.facts[run.digest] = facts
-                self._index_new_facts(run.digest, facts)
                 if facts.cohort is not None:
                     members.setdefault(facts.cohort, []).append(run.digest)
         else:
@@ -473,8 +450,6 @@ class Graph:
                 assert isinstance(node, Run)
                 old, new = self.facts[digest], self._facts(node)
                 if new != old:
-                    self._index_facts(digest, old, remove=True)
-                    self._index_new_facts(digest, new)
                     self.facts[digest] = new
                     if new.cohort is not None:
                         changed.add(new.cohort)
@@ -487,7 +462,7 @@ class Graph:
                 cohort = self._cohort(key, digests, (key in streamed.native, held, False))
             self.cohorts[key] = cohort
             for index, value in self._cohort_index_keys(cohort):
-                _add_member(index, value, key)
+                add_member(index, value, key)
         self._memo.clear()
         self._record_order = sorted(self._record_entries(self.cohorts.values()))
         # The ledger's keys in order, made here rather than by the first `records` query after a start
@@ -521,7 +496,7 @@ class Graph:
             facts=layered_over(self.facts),
             cohorts=layered_over(self.cohorts),
             names=layered_over(self.names),
-            runs_by={k: layered_over(v) for k, v in self.runs_by.items()},
+            runs_by={k: layered_over(v) for k, v in self._built_run_indexes()},
             cohorts_by={k: layered_over(v) for k, v in self.cohorts_by.items()},
             children={k: layered_over(v) for k, v in self.children.items()},
             overlays={k: layered_over(v) for k, v in self.overlays.items()},
@@ -650,11 +625,10 @@ class Graph:
         """The set-valued indexes a node belongs to, and under which key."""
         match node:
             case Run():
-                return [
-                    (self.runs_by["environment"], node.environment),
-                    (self.runs_by["implementation"], node.implementation),
-                    (self.runs_by["workload"], node.workload),
-                ]
+                # An index not built yet is left alone: it is built from the nodes when first read.
+                run_keys = (("environment", node.environment), ("implementation", node.implementation),
+                            ("workload", node.workload))  # fmt: skip
+                return [(index, key) for name, key in run_keys if (index := self._run_index(name)) is not None]
             case Workload():
                 return [(self.children["workloads"], node.operation)]
             case Implementation():
@@ -676,12 +650,25 @@ class Graph:
         return []
 
     def _fact_index_keys(self, facts: RunFacts) -> list[tuple[Index, str]]:
-        keys = [(self.runs_by["gpu"], gpu) for gpu in facts.gpu]
-        if facts.operation is not None:
-            keys.append((self.runs_by["operation"], facts.operation))
-        if facts.source is not None:
-            keys.append((self.runs_by["source"], facts.source))
+        """The fact indexes a run's facts put it in, of those built (the others are built from the
+        facts when first read)."""
+        keys: list[tuple[Index, str]] = []
+        if (gpus := self._run_index("gpu")) is not None:
+            keys.extend((gpus, gpu) for gpu in facts.gpu)
+        if facts.operation is not None and (operations := self._run_index("operation")) is not None:
+            keys.append((operations, facts.operation))
+        if facts.source is not None and (sources := self._run_index("source")) is not None:
+            keys.append((sources, facts.source))
         return keys
+
+    def _run_index(self, name: str) -> Index | None:
+        """`runs_by[name]` if it is built (a warm cache's are all there), else None."""
+        indexes = self.runs_by
+        return indexes.built(name) if isinstance(indexes, RunIndexes) else indexes[name]
+
+    def _built_run_indexes(self) -> list[tuple[str, Index]]:
+        indexes = self.runs_by
+        return indexes.built_items() if isinstance(indexes, RunIndexes) else list(indexes.items())
 
     def _cohort_index_keys(self, cohort: Cohort) -> list[tuple[Index, str]]:
         keys = [(self.cohorts_by["operation"], cohort.operation), (self.cohorts_by["workload"], cohort.workload)]
@@ -700,11 +687,6 @@ class Graph:
 
     def _unindex(self, node: Node) -> None:
         self._index(node, remove=True)
-
-    def _index_new_facts(self, run: str, facts: RunFacts) -> None:
-        """Add a run's facts to the fact indexes of a graph being built (every set is its own)."""
-        for index, key in self._fact_index_keys(facts):
-            _add_member(index, key, run)
 
     def _index_facts(self, run: str, facts: RunFacts, remove: bool = False) -> None:
         for index, key in self._fact_index_keys(facts):
@@ -1014,11 +996,14 @@ class Graph:
         return place.tied_with_previous if place else False
 
     def prepare(self, pause: Callable[[], object] | None = None) -> None:
-        """Compute every cohort's ranking and ledger now (they are otherwise computed on first use):
-        before saving a warm cache, or in the background after a server starts.
+        """Compute every cohort's ranking and ledger, and build the `runs_by` indexes, now (they are
+        otherwise made on first use): before saving a warm cache, or in the background after a
+        server starts.
 
         `pause`: called every 16 cohorts (default: let a waiting thread take the GIL now rather than
         after the switch interval); a server passes what waits while its requests run."""
+        for _ in self.runs_by.values():  # builds each index not built yet
+            pass
         for index, cohort in enumerate(list(self.cohorts.values())):
             cohort.place(self, "")
             cohort.events(self)

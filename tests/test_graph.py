@@ -297,6 +297,33 @@ def test_a_newer_faster_run_takes_the_record_and_rank(store: registry.GitStore, 
     assert [new.rank(digest_of(r)) for r in scenario.runs] == [3, 2, 4]
 
 
+@pytest.mark.parametrize("read_before", [(), ("workload", "gpu"), ("environment", "implementation", "workload",
+                                                                      "operation", "source", "gpu")])  # fmt: skip
+def test_run_indexes_read_before_a_change_or_after_equal_a_full_build(
+    store: registry.GitStore, read_before: tuple[str, ...]
+) -> None:
+    """A cold build leaves `runs_by` to be built on first read: a change to a graph whose indexes are
+    built (kept up to date) or not (built from the changed graph) gives a full build's indexes."""
+    scenario = basic_scenario()
+    first = commit_manifests(store, scenario.docs)
+    op2 = make_operation("softmax-2", family="softmax")
+    workload2 = make_workload(op2, tokens=128)
+    impl2 = make_implementation(op2, "soft-a")
+    env2 = make_environment("h100", product="NVIDIA H100", architecture="sm_90")
+    run = make_run(impl2, workload2, scenario.protocol, env2, 500, "2026-08-05T00:00:00Z", name="soft-1")
+    second = commit_manifests(store, [op2, workload2, impl2, env2, run], when=1_700_003_600)
+    publication = publication_of(store, second)
+    old = build_graph(store, first, publication)[0]
+    assert all(old.runs_by.built(name) is None for name in old.runs_by)  # type: ignore[attr-defined]
+    for name in read_before:
+        assert old.runs_by[name]
+    new = move_graph(store, old, second, publication)
+    full = build_graph(store, second, publication)[0]
+    assert _signature(new)["runs_by"] == _signature(full)["runs_by"]
+    assert set(new.runs_by["gpu"]["sm_90"]) == {digest_of(run)}  # members: a 1-tuple or a set
+    assert _signature(old)["runs_by"] == _signature(build_graph(store, first, publication)[0])["runs_by"]
+
+
 def test_runs_on_a_branch_are_unpublished(store: registry.GitStore, tmp_path: Path) -> None:
     scenario = basic_scenario()
     main = commit_manifests(store, scenario.docs)
@@ -347,7 +374,7 @@ def test_the_records_order_is_known_without_replaying_any_ledger() -> None:
 
 def test_preparing_pauses_every_sixteen_cohorts(head: tuple[registry.GitStore, Publication, Graph]) -> None:
     """A server's background preparation hands over between slices of 16 cohorts (the pause waits
-    while requests run); every ranking is made once it ends."""
+    while requests run); every ranking, and every `runs_by` index, is made once it ends."""
     store, publication, _ = head
     commit = store.head()
     assert commit is not None
@@ -357,6 +384,7 @@ def test_preparing_pauses_every_sixteen_cohorts(head: tuple[registry.GitStore, P
     assert len(pauses) == len(graph.cohorts) // 16 and len(graph.cohorts) % 16 != 0
     assert pauses[:3] == [16, 32, 48]  # each pause after a whole slice, none before it
     assert all(cohort._ranked is not None for cohort in graph.cohorts.values())
+    assert all(graph.runs_by.built(name) is not None for name in graph.runs_by)  # type: ignore[attr-defined]
 
 
 def test_a_built_graph_keeps_single_members_as_tuples_and_a_change_copies_them(store: registry.GitStore) -> None:
