@@ -265,7 +265,7 @@ def decode(kind: str, digest: str, oid: str, data: bytes, shared: dict[str, str]
 
     `shared`, given the same dict for every manifest of a build, makes equal titles and observation
     instants of runs and workloads one string (at 1x, 9,508 runs hold 6,124 titles and 6,344 instants:
-    ~0.9 MB of copies otherwise; issue 24). Unlike `sys.intern` it is dropped with the build: a value held
+    ~0.9 MB of copies otherwise). Unlike `sys.intern` it is dropped with the build: a value held
     once costs no table entry for the server's life.
 
     Raises:

@@ -96,7 +96,7 @@ them copies them first (`Graph._edit`)."""
 def add_member(index: MutableMapping[str, Members], key: str, value: str) -> None:
     """Add `value` under `key` to an index of a graph being built (`take`, `derive`, a `runs_by` index on first
     read). A first member is kept as a 1-tuple, a second makes the set (in the same order as adding both to an
-    empty set would): ~7,000 of the ~10,000 keys of the 1x registry have one member (issue 24)."""
+    empty set would): ~7,000 of the ~10,000 keys of the 1x registry have one member."""
     found = index.get(key)
     if found is None:
         index[key] = (value,)

@@ -205,7 +205,7 @@ def test_workloads_with_equal_policies_share_one_key_and_different_ones_do_not()
 
 def test_implementations_of_one_project_share_its_name() -> None:
     """A project's name is one string however many implementations carry it (the graph keeps every node:
-    issue 24), from the decoder and from `extract` alike; equal to the label either way."""
+    memory), from the decoder and from `extract` alike; equal to the label either way."""
     operation = basic_scenario().operation
     documents = [make_implementation(operation, name) for name in ("kernel-a", "kernel-b")]
     for document in documents:
@@ -222,7 +222,7 @@ def test_implementations_of_one_project_share_its_name() -> None:
 
 def test_a_build_keeps_one_string_for_equal_run_titles_and_instants(store: registry.GitStore) -> None:
     """A cold build's stream gives every decoder one `shared` table: two runs with the same title and
-    observation instant hold the same strings (issue 24); each node still equals what `extract` makes."""
+    observation instant hold the same strings; each node still equals what `extract` makes."""
     scenario = basic_scenario()
     runs = [
         make_run(

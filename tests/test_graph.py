@@ -388,7 +388,7 @@ def test_preparing_pauses_every_sixteen_cohorts(head: tuple[registry.GitStore, P
 
 
 def test_a_built_graph_keeps_single_members_as_tuples_and_a_change_copies_them(store: registry.GitStore) -> None:
-    """A key with one member is a 1-tuple in a built graph (issue 24: 48 bytes where a set takes 216); a later
+    """A key with one member is a 1-tuple in a built graph (48 bytes where a set takes 216); a later
     commit adding a second member makes the derived graph its own set, and leaves its parent's tuple as it was."""
     scenario = basic_scenario()
     first = commit_manifests(store, scenario.docs)

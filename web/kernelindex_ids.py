@@ -17,7 +17,7 @@ RUN_IDS = Path(__file__).resolve().parent / "data" / "kernelindex-run-ids.tsv.zs
 
 @functools.cache
 def _table() -> dict[str, str]:
-    import zstandard  # here: a server that never resolves a KernelIndex id keeps its library out (issue 24)
+    import zstandard  # here: a server that never resolves a KernelIndex id keeps its library out
 
     text = zstandard.ZstdDecompressor().decompress(RUN_IDS.read_bytes()).decode()
     table: dict[str, str] = {}

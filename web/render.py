@@ -81,7 +81,7 @@ copied citation carries an absolute permalink. A reserved name (RFC 2606): it ca
 @functools.cache
 def templates() -> Jinja2Templates:
     """The pages' template environment, made on the first page drawn: a server that only answers GraphQL
-    never imports jinja2 (its modules are resident for the process's life: ~2 MB, issue 24)."""
+    never imports jinja2 (its modules are resident for the process's life: ~2 MB)."""
     from markupsafe import Markup
     from starlette.templating import Jinja2Templates
 
