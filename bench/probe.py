@@ -5,8 +5,9 @@
 - `integrity`: the full integrity check of main's head, as a registry's first start runs it.
 - `integrity_remembered`: the same once an earlier check's fan-out trees are remembered.
 - `history`: the append-only check of main's whole first-parent history (a first start's other check).
-- `incremental`: a server's snapshots at head, then a commit adding 100 manifests to main and
-  the refresh that serves it (validation included); main is put back afterwards.
+- `incremental`: a server's snapshots at head, prepared as a server prepares them after its start, then a
+  commit adding 100 manifests to main and the refresh that serves it (validation included); main is put
+  back afterwards.
 """
 
 from __future__ import annotations
@@ -139,6 +140,10 @@ def incremental(repo: Path) -> dict[str, float]:
     snapshots = Snapshots(repo)
     snapshots.load()
     graph = snapshots.head
+    # What every server does in the background right after a start (api.server): rank every cohort and build
+    # the `runs_by` indexes, which a graph then keeps up to date. The refresh measured is a running server's,
+    # not one racing its start (that first refresh builds what it needs: 0.12-0.13 s at 10x rather than ~0.08).
+    graph.prepare()
     rng = random.Random(11)
     runs = [node for node in graph.nodes.values() if isinstance(node, Run) and node.primary is not None]
     files: dict[str, bytes] = {}
