@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -38,6 +38,24 @@ async def _refreshes_after(repo: Path, move: Callable[[], None]) -> int:
     following.cancel()
     with pytest.raises(asyncio.CancelledError):
         await following
+    return len(calls)
+
+
+def _refreshes_while(repo: Path, poll_seconds: float, during: Callable[[], Awaitable[object]]) -> int:
+    """How many refreshes a follower of `repo` (polling every `poll_seconds`) makes while `during` runs."""
+    calls: list[int] = []
+
+    async def refresh() -> None:
+        calls.append(1)
+
+    async def follow() -> None:
+        following = asyncio.create_task(follow_main(repo, refresh, poll_seconds=poll_seconds))
+        await during()
+        following.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await following
+
+    asyncio.run(follow())
     return len(calls)
 
 
@@ -86,21 +104,9 @@ def test_without_inotify_it_says_so_and_the_poll_carries_on(
         raise OSError(24, "Too many open files")
 
     monkeypatch.setattr(inotify_simple.INotify, "__init__", refuse)
-    calls: list[int] = []
-
-    async def refresh() -> None:
-        calls.append(1)
-
-    async def follow() -> None:
-        following = asyncio.create_task(follow_main(repo, refresh, poll_seconds=0.05))
-        await asyncio.sleep(0.3)
-        following.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await following
-
-    asyncio.run(follow())
+    refreshes = _refreshes_while(repo, 0.05, lambda: asyncio.sleep(0.3))
     assert "following main by polling only" in caplog.text and "Too many open files" in caplog.text
-    assert len(calls) >= 2
+    assert refreshes >= 2
 
 
 def test_a_descriptor_that_breaks_is_let_go_and_the_poll_carries_on(
@@ -116,21 +122,13 @@ def test_a_descriptor_that_breaks_is_let_go_and_the_poll_carries_on(
 
     monkeypatch.setattr(inotify_simple.INotify, "read", broken)
     new = _new_commit(store)
-    calls: list[int] = []
 
-    async def refresh() -> None:
-        calls.append(1)
-
-    async def follow() -> None:
-        following = asyncio.create_task(follow_main(repo, refresh, poll_seconds=0.1))
+    async def during() -> None:
         await asyncio.sleep(0.05)
         await asyncio.to_thread(_git, repo, "update-ref", "refs/heads/main", new)
         await asyncio.sleep(0.35)
-        following.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await following
 
-    asyncio.run(follow())
+    refreshes = _refreshes_while(repo, 0.1, during)
     assert reads == [1], "read once, then let go: not once per turn of the loop"
     assert "stopped watching" in caplog.text and "Input/output error" in caplog.text
-    assert len(calls) >= 2  # the poll
+    assert refreshes >= 2  # the poll
