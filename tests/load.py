@@ -57,6 +57,25 @@ class Server:
                 return int(line.split()[1]) * 1024
         raise RuntimeError(f"no VmRSS for process {self.pid}")
 
+    def cpu_seconds(self) -> float:
+        """User and system CPU time of the server process so far, from /proc."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def settle(self, quiet: float = 0.5, timeout: float = 120.0) -> None:
+        """Wait until the server has done what it does in the background after a start (ranking every cohort,
+        building the indexes it builds on first read, preparing search): its CPU time stops growing for `quiet`
+        seconds. What a test measures after this is what its own requests cost."""
+        deadline = time.monotonic() + timeout
+        last = self.cpu_seconds()
+        while time.monotonic() < deadline:
+            time.sleep(quiet)
+            now = self.cpu_seconds()
+            if now == last:
+                return
+            last = now
+        raise RuntimeError(f"the server kept busy for {timeout:.0f} s after its start")
+
 
 @contextmanager
 def server_process(
