@@ -151,14 +151,10 @@ def _entry_of(path: str, oid: str | None) -> Entry | None:
 def load_nodes(store: GitStore, entries: Sequence[Entry], blobs: Mapping[str, bytes] | None = None) -> list[Node]:
     """Read and extract some manifests (no validation: every file was validated when written,
     and its path names its digest); `blobs`: bytes already read, by blob id."""
-    if blobs:
-        unread = [e.oid for e in entries if e.oid not in blobs]
-        read = dict(zip(unread, store.read_blobs(unread), strict=True))
-        return [decode(e.kind, e.digest, e.oid, blobs[e.oid] if e.oid in blobs else read[e.oid]) for e in entries]
-    return [
-        decode(entry.kind, entry.digest, entry.oid, data)
-        for entry, data in zip(entries, store.read_blobs([e.oid for e in entries]), strict=True)
-    ]
+    known = blobs or {}
+    unread = [e.oid for e in entries if e.oid not in known]
+    read = dict(zip(unread, store.read_blobs(unread), strict=True))
+    return [decode(e.kind, e.digest, e.oid, known[e.oid] if e.oid in known else read[e.oid]) for e in entries]
 
 
 def stream_nodes(store: GitStore, commit: str) -> Iterator[Node]:
