@@ -10,6 +10,7 @@ process (called from Python, not as the command) serves in place with `run`, the
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -28,7 +29,12 @@ _PID_FILE = "--pid-file"
 
 def options(settings: Settings) -> dict[str, Any]:
     """uvicorn's options for a server of `settings` (one process or workers)."""
-    return {
+    found: dict[str, Any] = {}
+    with contextlib.suppress(ImportError):  # no httptools on this platform: uvicorn's own h11 protocol
+        from api.http.wire import HttpProtocol
+
+        found["http"] = HttpProtocol  # a response's head leaves with its body: one write, not two
+    return found | {
         "log_level": "info" if settings.debug else "warning",
         "access_log": settings.debug,
         "proxy_headers": True,

@@ -239,6 +239,9 @@ def _floor_server(body: bytes, workers: int = 1) -> Iterator[str]:
         "--log-level",
         "warning",
         "--no-access-log",
+        # The same HTTP protocol as `kernelindex serve` (api.process.options): the floor is the stack itself.
+        "--http",
+        "api.http.wire:HttpProtocol",
     ]
     process = subprocess.Popen(
         command,

@@ -1,6 +1,6 @@
 """The floor of the HTTP measurements: a bare Starlette route returning fixed bytes.
 
-Served by the same uvicorn (same loop, same HTTP parser, same worker count) as the registry, it
+Served by the same uvicorn (same loop, same HTTP parser and protocol, same worker count) as the registry, it
 answers GET and POST on every path with the bytes of the file named by $BENCH_FLOOR_BODY, so a
 ratio against it measures what the registry adds on top of the stack itself.
 """

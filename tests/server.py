@@ -16,6 +16,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from api.app import create_app
+from api.http.wire import HttpProtocol
 from api.server import Server
 from api.settings import Settings
 
@@ -65,7 +66,7 @@ def serve(
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", http=HttpProtocol))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 120
