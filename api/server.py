@@ -176,12 +176,16 @@ class Server:
     def _prepare(self) -> None:
         try:
             head = self.snapshots.head
+            publication = self.snapshots.publication
             if self.saved is None or self.saved != self.snapshots.status.serving:
-                # Started warm at the cached commit, its rankings and ledgers came with it, and a
-                # background pass over every cohort would only hold the GIL while requests wait (a
-                # long tail of latency). What is left (a cohort's places) is computed on first use.
                 head.prepare(self._behind_requests)
                 self.save()
+            elif publication is not None:
+                # Started warm at the cached commit: its rankings and ledgers came with it (a cohort's
+                # places are computed on first use), but decoded only as requests read them. Decoding the
+                # rest now, behind the requests, spares first-time answers a bucket each of nodes, facts
+                # and indexes to decode (~0.1 ms apiece, two or three an answer early after a start).
+                materialize(head, publication, self._behind_requests)
             if self.settings.prepare_search:
                 self._prepare_search(head)
             memory.release()

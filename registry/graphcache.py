@@ -24,6 +24,7 @@ import os
 import struct
 import tempfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -224,14 +225,17 @@ def _cohorts(rows: dict[str, tuple[Any, ...]]) -> dict[str, Cohort]:
     return found
 
 
-def materialize(graph: Graph, publication: Publication) -> None:
-    """Decode every bucket of a cached graph now (a process that replaces a serving one has the time:
-    its first requests then find everything decoded)."""
+def materialize(graph: Graph, publication: Publication, pause: Callable[[], object] | None = None) -> None:
+    """Decode every bucket of a cached graph now, so that first requests find everything decoded: at once in
+    a process that replaces a serving one (it has the time), or in the background after a warm start,
+    calling `pause` after each bucket (a server's: let the requests in flight go first).
+
+    Once every map is decoded the cache file is no longer mapped (`LazyMap.decode_all`)."""
     maps = [graph.nodes, graph.facts, graph.cohorts, graph.names, publication.first]
     maps += [index for group in (graph.runs_by, graph.cohorts_by, graph.children) for index in group.values()]
     for found in maps:
         if isinstance(found, LazyMap):
-            found.keys()
+            found.decode_all(pause)
 
 
 def save_cache(path: Path, graph: Graph, publication: Publication) -> bool:

@@ -31,6 +31,7 @@ V = TypeVar("V")
 _ENTRIES_PER_BUCKET = 48
 _MAX_BUCKETS = 1 << 16
 _MISSING: Any = object()
+_EMPTY = memoryview(b"")
 
 
 def bucket_count(size: int) -> int:
@@ -88,6 +89,26 @@ class LazyMap(MutableMapping[str, V]):
             self._data.update(rows if self._convert is None else self._convert(rows))
             self._loaded[index] = 1  # after the update: a reader that sees it loaded sees its keys
             self._missing -= 1
+            if not self._missing:
+                # Every bucket decoded: the file is not read again. Once every map over it lets go, the
+                # mapping is closed, and its pages are no longer counted in the process's resident memory.
+                self._buffer = _EMPTY
+
+    @property
+    def complete(self) -> bool:
+        """Whether every bucket is decoded (the file is no longer read)."""
+        return not self._missing
+
+    def decode_all(self, pause: Callable[[], object] | None = None) -> None:
+        """Decode every bucket not decoded yet, calling `pause` after each slice of 16 (a background pass
+        that lets requests go first: a slice is ~1-2 ms of work)."""
+        decoded = 0
+        for index in range(len(self._spans)):
+            if not self._loaded[index]:
+                self._load(index)
+                decoded += 1
+                if pause is not None and decoded % 16 == 0:
+                    pause()
 
     def _load_all(self) -> dict[str, V]:
         if self._missing:

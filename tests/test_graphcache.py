@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -187,5 +188,27 @@ def test_materialize_decodes_every_bucket(basic_store: registry.GitStore, tmp_pa
     lazy = [again.nodes, again.facts, again.cohorts, again.names, republished.first]
     assert all(isinstance(m, LazyMap) and not any(m._loaded) for m in lazy)
     graphcache.materialize(again, republished)
-    assert all(isinstance(m, LazyMap) and all(m._loaded) for m in lazy)
+    assert all(isinstance(m, LazyMap) and all(m._loaded) and m.complete for m in lazy)
+    assert_same_graph(graph, again)
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the process's mappings (Linux)")
+def test_a_materialized_graph_lets_go_of_its_cache_file(basic_store: registry.GitStore, tmp_path: Path) -> None:
+    """A server decodes a warm-started graph in the background; once every map is decoded, the cache file is
+    no longer mapped (its pages no longer resident)."""
+    graph, publication = _built(basic_store)
+    path = tmp_path / "manifests.git.graphcache"
+    assert graphcache.save_cache(path, graph, publication)
+    loaded = graphcache.load_cache(path, basic_store)
+    assert loaded is not None
+    again, republished = loaded
+    assert str(path) in Path("/proc/self/maps").read_text()
+    maps = [again.nodes, again.facts, again.cohorts, again.names, republished.first]
+    maps += [m for group in (again.runs_by, again.cohorts_by, again.children) for m in group.values()]
+    lazy = [m for m in maps if isinstance(m, LazyMap)]
+    assert lazy and not any(m.complete for m in lazy)
+    graphcache.materialize(again, republished, lambda: None)
+    assert all(m.complete for m in lazy)
+    gc.collect()
+    assert str(path) not in Path("/proc/self/maps").read_text()
     assert_same_graph(graph, again)
