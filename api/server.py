@@ -182,6 +182,8 @@ class Server:
                 # long tail of latency). What is left (a cohort's places) is computed on first use.
                 head.prepare(self._behind_requests)
                 self.save()
+            else:
+                head.index_fan_out()  # what a refresh's tree diff bisects (the warm cache does not keep it)
             if self.settings.prepare_search:
                 self._prepare_search(head)
             memory.release()

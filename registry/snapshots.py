@@ -504,7 +504,7 @@ class Snapshots:
                 )
                 return self.status
             started = time.perf_counter()
-            changes = store.diff(current.commit, main, absent=_absent_from(current))
+            changes = store.diff(current.commit, main, absent=_absent_from(current), held=current.fan_out)
             blobs: dict[str, bytes] = {}  # the new files, read once: validated, then loaded
             reason = self._rejection(store, current.commit, main, changes, blobs)
             if reason is not None:
