@@ -666,5 +666,9 @@ class _Served:
             found = self._read[digest] = orjson.loads(self._store.read_blob(node.oid))
         return found
 
+    def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
+        node = self._graph.nodes.get(digest)
+        return node is not None and node.kind in kinds
+
     def find_named(self, kind: str, name: str) -> str | None:
         return next((d for d in self._graph.named(name) if self._graph.nodes[d].kind == kind), None)

@@ -1193,6 +1193,9 @@ class _TreeLookup:
                 return orjson.loads(self._store.read_blob(str(entry.id)))  # type: ignore[no-any-return]
         return None
 
+    def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
+        return self.find_document(kinds, digest) is not None
+
 
 _PIPE_BYTES = 1 << 20
 
