@@ -655,6 +655,7 @@ class GitStore:
         *,
         absent: Callable[[list[str]], Collection[str]] | None = None,
         held: Callable[[str], Sequence[str] | None] | None = None,
+        arrived: Callable[[list[TreeChange]], object] | None = None,
     ) -> list[TreeChange]:
         """Every path that differs between two commits' trees, descending only into subtrees
         whose ids differ: the cost grows with the change, not with the registry.
@@ -676,6 +677,10 @@ class GitStore:
         rather than by asking `absent` about every name until the additions are found; it is
         proven the same way.
 
+        `arrived`, with `absent`: called with the changes in each changed fan-out folder as soon as
+        they are known, while git still reads the next folders' trees (a server validates the new
+        files meanwhile); what it raises stops the diff.
+
         Raises:
             StoreCorrupt: a tree the commits name cannot be read.
         """
@@ -692,6 +697,8 @@ class GitStore:
                     added = []
                     self._diff_trees(before, after, prefix, added, None)
                 compared.append(added)
+                if arrived is not None:
+                    arrived([change for change in added if not isinstance(change, int)])
         changes: list[TreeChange] = []
         for item in found:
             for change in compared[item] if isinstance(item, int) else (item,):
@@ -724,6 +731,7 @@ class GitStore:
         stdin, out = process.stdin, process.stdout
         assert stdin is not None
         assert out is not None
+        _widen_pipe(out.fileno())  # ~28 trees ahead of the caller, rather than one or two
         asked = "".join(t + "\n" for t in trees).encode()
 
         def ask() -> None:  # in a thread: git answers while it is still asked, and pipes are small

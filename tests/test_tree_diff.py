@@ -18,6 +18,7 @@ import pytest
 
 import registry
 from registry.errors import StoreCorrupt
+from registry.kinds import KIND_BY_FOLDER
 from registry.store import TreeChange
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -118,7 +119,29 @@ def _both(store: registry.GitStore, old: str | None, new: str) -> list[TreeChang
     for held in helds:
         assert store.diff(old, new, absent=guesses[0], held=held) == expected
         assert store.diff(old, new, absent=guesses[1], held=held) == expected
+    # Told of each changed fan-out folder's changes as they are known: those of both sides' folders.
+    arrived: list[TreeChange] = []
+    assert store.diff(old, new, absent=guesses[0], held=helds[0], arrived=arrived.extend) == expected
+    in_both = _folders(store, old) & _folders(store, new)
+    assert arrived == [c for c in expected if c.path.count("/") >= 2 and _folder(c.path) in in_both]
     return expected
+
+
+def _folder(path: str) -> str:
+    return "/".join(path.split("/")[:2])
+
+
+def _folders(store: registry.GitStore, commit: str | None) -> set[str]:
+    """`<kind-folder>/<hh>` of every tree two levels down in a manifest folder at `commit`."""
+    if commit is None:
+        return set()
+    names = subprocess.run(
+        ["git", "--git-dir", str(store.git_dir), "ls-tree", "-r", "-d", "-z", "--name-only", commit],
+        capture_output=True,
+        check=True,
+    ).stdout
+    paths = names.decode(errors="surrogateescape").split("\0")
+    return {path for path in paths if path.count("/") == 1 and path.split("/")[0] in KIND_BY_FOLDER}
 
 
 def _listed(store: registry.GitStore, commit: str | None) -> dict[str, list[str]]:
