@@ -698,10 +698,6 @@ class Graph:
         for index, key in self._fact_index_keys(facts):
             self._edit(index, key, run, remove)
 
-    def _index_cohort(self, cohort: Cohort, remove: bool = False) -> None:
-        for index, key in self._cohort_index_keys(cohort):
-            self._edit(index, key, cohort.key, remove)
-
     # Derivation -----------------------------------------------------------------------------------
 
     def honoured(self, node: Node) -> bool:
@@ -729,8 +725,8 @@ class Graph:
                     joining.setdefault(new.cohort, []).append(digest)
         for key in cohorts:
             old_cohort = self.cohorts.pop(key, None)
+            cohort = None
             if old_cohort is not None:
-                self._index_cohort(old_cohort, remove=True)
                 joined = joining.get(key)
                 if joined and old_cohort._holder_ns != -1 and runs.isdisjoint(old_cohort.members):
                     # Only gains runs (the usual commit): no member's facts changed, so its summary
@@ -739,16 +735,26 @@ class Graph:
                     gained = self._summary(joined, old_cohort.profile == SOURCE_NATIVE, old_cohort._best)
                     if not gained[2]:
                         cohort = self._cohort(key, sorted((*old_cohort.members, *joined)), gained)
-                        self.cohorts[key] = cohort
-                        self._index_cohort(cohort)
-                        continue
-            members = {d for d in old_cohort.members if d not in runs} if old_cohort else set()
-            members.update(joining.get(key, ()))
-            if members:
-                cohort = self._cohort(key, sorted(members))
+            if cohort is None:
+                members = {d for d in old_cohort.members if d not in runs} if old_cohort else set()
+                members.update(joining.get(key, ()))
+                cohort = self._cohort(key, sorted(members)) if members else None
+            if cohort is not None:
                 self.cohorts[key] = cohort
-                self._index_cohort(cohort)
+            self._reindex_cohort(key, old_cohort, cohort)
         return cohorts
+
+    def _reindex_cohort(self, key: str, old: Cohort | None, new: Cohort | None) -> None:
+        """Move a recomputed cohort in `cohorts_by`: nothing to do when its operation, workload and
+        GPUs are the same (the usual case: each edit copies or layers a set of the parent's)."""
+        before = self._cohort_index_keys(old) if old is not None else []
+        after = self._cohort_index_keys(new) if new is not None else []
+        if [value for _, value in before] == [value for _, value in after]:
+            return
+        for index, value in before:
+            self._edit(index, value, key, remove=True)
+        for index, value in after:
+            self._edit(index, value, key, remove=False)
 
     def _earliest(self, overlays: Iterable[str]) -> list[str]:
         """Overlays in the order main published them (then by digest): when two retractions or two
