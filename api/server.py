@@ -183,7 +183,7 @@ class Server:
                 head.prepare(self._behind_requests)
                 self.save()
             else:
-                head.index_fan_out()  # what a refresh's tree diff bisects (the warm cache does not keep it)
+                head.index_fan_out(self._behind_requests)  # what a refresh's diff bisects (not in the cache)
             if self.settings.prepare_search:
                 self._prepare_search(head)
             memory.release()

@@ -1025,13 +1025,15 @@ class Graph:
                 else:
                     pause()
         _ = self.records
-        self.index_fan_out()
+        self.index_fan_out(pause)
 
-    def index_fan_out(self) -> None:
+    def index_fan_out(self, pause: Callable[[], object] | None = None) -> None:
         """Index the digests by fan-out folder now (`fan_out`): after a start, before the first
-        refresh needs it (~80 ms at 215k manifests); a graph derived by `apply` keeps it."""
+        refresh needs it (~80 ms at 215k manifests); a graph derived by `apply` keeps it.
+
+        `pause`: called every 4096 manifests (as by `prepare`)."""
         if self._fan_out is None:
-            self._fan_out = _fan_out_index(self.nodes)
+            self._fan_out = _fan_out_index(self.nodes, pause or _yield)
 
     def fan_out(self, folder: str) -> Sequence[str] | None:
         """The digests of the manifests this graph holds in one fan-out folder (`benchmark-runs/ab`),
@@ -1118,11 +1120,17 @@ def _fan_out_key(node: Node) -> str | None:
     return None if folder is None else folder + node.digest[7:9]
 
 
-def _fan_out_index(nodes: Mapping[str, Node]) -> dict[str, list[str]]:
+def _yield() -> None:
+    time.sleep(0)  # let a waiting thread take the GIL now rather than after the switch interval
+
+
+def _fan_out_index(nodes: Mapping[str, Node], pause: Callable[[], object]) -> dict[str, list[str]]:
     """Digests by fan-out folder, sorted: a manifest's file is `<hex>.json`, all of one length, and
     git orders a folder's files by name, so the order of the names is that of the digests."""
     found: dict[str, list[str]] = {}
-    for digest, node in nodes.items():
+    for index, (digest, node) in enumerate(nodes.items()):
+        if index % 4096 == 4095:
+            pause()
         key = _fan_out_key(node)
         if key is None:
             continue

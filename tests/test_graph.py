@@ -408,15 +408,19 @@ def test_the_records_order_is_known_without_replaying_any_ledger() -> None:
 
 def test_preparing_pauses_every_sixteen_cohorts(head: tuple[registry.GitStore, Publication, Graph]) -> None:
     """A server's background preparation hands over between slices of 16 cohorts (the pause waits
-    while requests run); every ranking, and every `runs_by` index, is made once it ends."""
+    while requests run), then between slices of 4096 manifests of the fan-out index; every ranking,
+    every `runs_by` index and the fan-out index are made once it ends."""
     store, publication, _ = head
     commit = store.head()
     assert commit is not None
     graph = build_graph(store, commit, publication)[0]
     pauses: list[int] = []
     graph.prepare(lambda: pauses.append(sum(1 for c in graph.cohorts.values() if c._ranked is not None)))
-    assert len(pauses) == len(graph.cohorts) // 16 and len(graph.cohorts) % 16 != 0
+    ranking, indexing = len(graph.cohorts) // 16, len(graph.nodes) // 4096
+    assert len(pauses) == ranking + indexing and len(graph.cohorts) % 16 != 0 and indexing > 0
     assert pauses[:3] == [16, 32, 48]  # each pause after a whole slice, none before it
+    assert pauses[ranking:] == [len(graph.cohorts)] * indexing
+    assert graph.fan_out("benchmark-runs/00")
     assert all(cohort._ranked is not None for cohort in graph.cohorts.values())
     assert all(graph.runs_by.built(name) is not None for name in graph.runs_by)  # type: ignore[attr-defined]
 
