@@ -1010,10 +1010,12 @@ class Graph:
     def prepare(self, pause: Callable[[], object] | None = None) -> None:
         """Compute every cohort's ranking and ledger, and build the `runs_by` indexes, now (they are
         otherwise made on first use): before saving a warm cache, or in the background after a
-        server starts.
+        server starts. The fan-out index first (`index_fan_out`): a graph `apply` derives before it
+        is made has none (its refreshes then ask about each name), and the rest takes seconds.
 
         `pause`: called every 16 cohorts (default: let a waiting thread take the GIL now rather than
         after the switch interval); a server passes what waits while its requests run."""
+        self.index_fan_out(pause)
         for _ in self.runs_by.values():  # builds each index not built yet
             pass
         for index, cohort in enumerate(list(self.cohorts.values())):
@@ -1025,7 +1027,6 @@ class Graph:
                 else:
                     pause()
         _ = self.records
-        self.index_fan_out(pause)
 
     def index_fan_out(self, pause: Callable[[], object] | None = None) -> None:
         """Index the digests by fan-out folder now (`fan_out`): after a start, before the first

@@ -407,9 +407,9 @@ def test_the_records_order_is_known_without_replaying_any_ledger() -> None:
 
 
 def test_preparing_pauses_every_sixteen_cohorts(head: tuple[registry.GitStore, Publication, Graph]) -> None:
-    """A server's background preparation hands over between slices of 16 cohorts (the pause waits
-    while requests run), then between slices of 4096 manifests of the fan-out index; every ranking,
-    every `runs_by` index and the fan-out index are made once it ends."""
+    """A server's background preparation hands over between slices of 4096 manifests of the fan-out
+    index, then of 16 cohorts (the pause waits while requests run); every ranking, every `runs_by`
+    index and the fan-out index are made once it ends."""
     store, publication, _ = head
     commit = store.head()
     assert commit is not None
@@ -418,8 +418,8 @@ def test_preparing_pauses_every_sixteen_cohorts(head: tuple[registry.GitStore, P
     graph.prepare(lambda: pauses.append(sum(1 for c in graph.cohorts.values() if c._ranked is not None)))
     ranking, indexing = len(graph.cohorts) // 16, len(graph.nodes) // 4096
     assert len(pauses) == ranking + indexing and len(graph.cohorts) % 16 != 0 and indexing > 0
-    assert pauses[:3] == [16, 32, 48]  # each pause after a whole slice, none before it
-    assert pauses[ranking:] == [len(graph.cohorts)] * indexing
+    assert pauses[:indexing] == [0] * indexing  # the index first: nothing ranked yet
+    assert pauses[indexing : indexing + 3] == [16, 32, 48]  # each pause after a whole slice, none before it
     assert graph.fan_out("benchmark-runs/00")
     assert all(cohort._ranked is not None for cohort in graph.cohorts.values())
     assert all(graph.runs_by.built(name) is not None for name in graph.runs_by)  # type: ignore[attr-defined]
