@@ -186,6 +186,7 @@ class Server:
                 # rest now, behind the requests, spares first-time answers a bucket each of nodes, facts
                 # and indexes to decode (~0.1 ms apiece, two or three an answer early after a start).
                 materialize(head, publication, self._behind_requests)
+                head.index_fan_out(self._behind_requests)  # what a refresh's diff bisects (not in the cache)
             if self.settings.prepare_search:
                 self._prepare_search(head)
             memory.release()

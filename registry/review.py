@@ -21,6 +21,7 @@ Everything wrong is reported at once, each problem with the path it concerns:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from registry.errors import InvalidManifest, Problem, RegistryError
@@ -85,6 +86,7 @@ def check_range(
     trust_root: bytes | None = None,
     chain: TrustChain | None = None,
     blobs: dict[str, bytes] | None = None,
+    stored: Mapping[str, Manifest | None] | None = None,
 ) -> RangeReport:
     """Every problem with moving a registry from `base` to `head` (commit ids).
 
@@ -93,7 +95,9 @@ def check_range(
     operator's pinned policy, or the registry's initial commit: see `registry.trust`); without,
     they are accepted as they stand (a local registry).
     `changes` is `store.diff(base, head)` and `existing` a view of base, when the caller has them;
-    `blobs`, when given, gets the bytes of each file read, by blob id (for a caller that reads them next).
+    `blobs`, when given, gets the bytes of each file read, by blob id (for a caller that reads them next),
+    and may hold some already; `stored`: what `stored_manifest` made of some of those bytes, by blob id
+    (a server makes it while the diff still reads trees: `GitStore.diff(arrived=)`).
     """
     changes = store.diff(base, head) if changes is None else changes
     problems: list[Problem] = []
@@ -116,15 +120,19 @@ def check_range(
                 problems.extend(_policy_file_problems(store.read_blob(change.new)))
             continue
         assert change.new is not None
-        data = store.read_blob(change.new)
-        if blobs is not None:
-            blobs[change.new] = data
+        data = blobs.get(change.new) if blobs is not None else None
+        if data is None:
+            data = store.read_blob(change.new)
+            if blobs is not None:
+                blobs[change.new] = data
         if len(data) > MAX_DOCUMENT_BYTES:
             problems.append(Problem(change.path, "", f"{len(data):,} bytes; the limit is {MAX_DOCUMENT_BYTES:,}"))
             continue
         # Most additions are in the stored form, which proves much of what load_manifest checks.
-        manifest = stored_manifest(data, change.path)
-        stored = manifest is not None
+        manifest = (
+            stored[change.new] if stored is not None and change.new in stored else stored_manifest(data, change.path)
+        )
+        in_stored_form = manifest is not None
         if manifest is None:
             try:
                 manifest = load_manifest(data, change.path, "json")
@@ -136,7 +144,7 @@ def check_range(
                 Problem(change.path, "", f"a {manifest.kind} with digest {manifest.digest} belongs at {manifest.path}")
             )
             continue
-        if not stored and manifest.stored_bytes() != data:
+        if not in_stored_form and manifest.stored_bytes() != data:
             problems.append(
                 Problem(
                     change.path,
@@ -309,6 +317,9 @@ class _AtCommit:
         if self._commit is None:
             return None
         return self._store.read_document(self._commit, digest, kinds)
+
+    def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
+        return self.find_document(kinds, digest) is not None
 
     def find_named(self, kind: str, name: str) -> str | None:
         return self._store.names_of_kind(self._commit, kind).get(name) if self._commit else None

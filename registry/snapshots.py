@@ -34,6 +34,7 @@ from registry.integrity import (
     verify_commit,
 )
 from registry.kinds import KIND_BY_FOLDER, KINDS
+from registry.manifest import Manifest, stored_manifest
 from registry.members import LayeredMap, layered_over
 from registry.nodes import Node, Retraction, Supersession, Verification
 from registry.provenance import SignatureCheck
@@ -58,6 +59,7 @@ Honour = Callable[[Iterable[str]], frozenset[str]]
 """Given commits that introduce overlays, the ones whose overlays count (signed by a maintainer)."""
 
 _OVERLAYS = (Retraction, Supersession, Verification)
+_REGULAR = 0o100644
 
 
 @contextmanager
@@ -504,9 +506,16 @@ class Snapshots:
                 )
                 return self.status
             started = time.perf_counter()
-            changes = store.diff(current.commit, main, absent=_absent_from(current))
             blobs: dict[str, bytes] = {}  # the new files, read once: validated, then loaded
-            reason = self._rejection(store, current.commit, main, changes, blobs)
+            stored: dict[str, Manifest | None] = {}  # what validation makes of them, while git reads trees
+            changes = store.diff(
+                current.commit,
+                main,
+                absent=_absent_from(current),
+                held=current.fan_out,
+                arrived=_stored_as_they_arrive(store, blobs, stored) if self._validate else None,
+            )
+            reason = self._rejection(store, current.commit, main, changes, blobs, stored)
             if reason is not None:
                 self.status = HeadStatus(
                     current.commit, main, reason, time.time(), self.status.build_seconds, *self._verification()
@@ -541,9 +550,16 @@ class Snapshots:
         return self._verified, self._verify_seconds
 
     def _rejection(
-        self, store: GitStore, served: str, main: str, changes: list[TreeChange], blobs: dict[str, bytes]
+        self,
+        store: GitStore,
+        served: str,
+        main: str,
+        changes: list[TreeChange],
+        blobs: dict[str, bytes],
+        stored: Mapping[str, Manifest | None],
     ) -> str | None:
-        """Why the new head of main may not be served, or None (`blobs` gets the new files' bytes)."""
+        """Why the new head of main may not be served, or None (`blobs` gets the new files' bytes;
+        `stored`, what `stored_manifest` made of some already)."""
         if not store.is_ancestor(served, main):
             return f"main {main[:12]} does not descend from the served commit {served[:12]} (history was rewritten)"
         if not self._validate:
@@ -559,6 +575,7 @@ class Snapshots:
             existing=_Served(self, store),
             max_files=max(len(changes), 1),
             blobs=blobs,
+            stored=stored,
         )
         if report.ok:
             # The range's diff shows what main holds now; a commit inside it may still have edited a
@@ -645,6 +662,27 @@ def _absent_from(graph: Graph) -> Callable[[list[str]], list[str]]:
     return lambda digests: list(filterfalse(holds, digests))
 
 
+def _stored_as_they_arrive(
+    store: GitStore, blobs: dict[str, bytes], stored: dict[str, Manifest | None]
+) -> Callable[[list[TreeChange]], None]:
+    """For `GitStore.diff(arrived=)`: each new manifest file's bytes and what `stored_manifest` makes
+    of them, while git reads the next trees (`check_range` takes both, and judges each file as if it
+    had read it itself). A file that cannot be read is left to `check_range`, which says why."""
+
+    def arrived(changes: list[TreeChange]) -> None:
+        for change in changes:
+            if change.old is not None or change.new is None or change.mode != _REGULAR or change.new in stored:
+                continue
+            try:
+                data = store.read_blob(change.new)
+            except RegistryError:
+                continue
+            blobs[change.new] = data
+            stored[change.new] = stored_manifest(data, change.path)
+
+    return arrived
+
+
 def _why(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, RegistryError) else f"{type(exc).__name__}: {exc}"
 
@@ -665,6 +703,10 @@ class _Served:
         if found is None:
             found = self._read[digest] = orjson.loads(self._store.read_blob(node.oid))
         return found
+
+    def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
+        node = self._graph.nodes.get(digest)
+        return node is not None and node.kind in kinds
 
     def find_named(self, kind: str, name: str) -> str | None:
         return next((d for d in self._graph.named(name) if self._graph.nodes[d].kind == kind), None)

@@ -649,7 +649,13 @@ class GitStore:
     # Diffs ----------------------------------------------------------------------------------------
 
     def diff(
-        self, old: str | None, new: str, *, absent: Callable[[list[str]], Collection[str]] | None = None
+        self,
+        old: str | None,
+        new: str,
+        *,
+        absent: Callable[[list[str]], Collection[str]] | None = None,
+        held: Callable[[str], Sequence[str] | None] | None = None,
+        arrived: Callable[[list[TreeChange]], object] | None = None,
     ) -> list[TreeChange]:
         """Every path that differs between two commits' trees, descending only into subtrees
         whose ids differ: the cost grows with the change, not with the registry.
@@ -665,6 +671,16 @@ class GitStore:
         its entries). A wrong guess costs the full comparison, never a wrong answer. Without it,
         a 100-manifest change at 10x read ~200 trees of ~36 KB each.
 
+        `held`, with `absent`: for a fan-out folder (`<kind-folder>/<hh>`), the digests the old commit
+        probably holds there, sorted, or None when not known (a server's graph: `Graph.fan_out`).
+        Then the guess is made by bisection, comparing a few names of the new tree with that list,
+        rather than by asking `absent` about every name until the additions are found; it is
+        proven the same way.
+
+        `arrived`, with `absent`: called with the changes in each changed fan-out folder as soon as
+        they are known, while git still reads the next folders' trees (a server validates the new
+        files meanwhile); what it raises stops the diff.
+
         Raises:
             StoreCorrupt: a tree the commits name cannot be read.
         """
@@ -676,11 +692,13 @@ class GitStore:
         compared: list[list[TreeChange | int]] = []
         if absent is not None:
             for (before, after, prefix), data in zip(pending, self._read_trees([p[1] for p in pending]), strict=True):
-                added = self._added_to_fan_out(before, data, prefix, absent)
+                added = self._added_to_fan_out(before, data, prefix, absent, held)
                 if added is None:
                     added = []
                     self._diff_trees(before, after, prefix, added, None)
                 compared.append(added)
+                if arrived is not None:
+                    arrived([change for change in added if not isinstance(change, int)])
         changes: list[TreeChange] = []
         for item in found:
             for change in compared[item] if isinstance(item, int) else (item,):
@@ -713,6 +731,7 @@ class GitStore:
         stdin, out = process.stdin, process.stdout
         assert stdin is not None
         assert out is not None
+        _widen_pipe(out.fileno())  # ~28 trees ahead of the caller, rather than one or two
         asked = "".join(t + "\n" for t in trees).encode()
 
         def ask() -> None:  # in a thread: git answers while it is still asked, and pipes are small
@@ -799,10 +818,15 @@ class GitStore:
                 )
 
     def _added_to_fan_out(
-        self, old: str, data: bytes, prefix: str, absent: Callable[[list[str]], Collection[str]]
+        self,
+        old: str,
+        data: bytes,
+        prefix: str,
+        absent: Callable[[list[str]], Collection[str]],
+        held: Callable[[str], Sequence[str] | None] | None = None,
     ) -> list[TreeChange | int] | None:
         """The changes from the fan-out tree `old` to one whose raw object is `data`, when that is
-        `old` plus the entries `absent` names (None when that cannot be proven)."""
+        `old` plus the entries `held` or `absent` point at (None when that cannot be proven)."""
         count, rest = divmod(len(data), _FAN_ITEM)
         try:
             before = self._repo.odb.read_header(old)[1]
@@ -815,15 +839,12 @@ class GitStore:
         if wanted <= 0 or extra:
             return None
         text = data.decode("latin-1")
-        starts = range(0, len(data), _FAN_ITEM)
-        added: list[int] = []
-        chunk = 64  # ask `absent` about a few entries at a time, and stop once the additions are found
-        for first in range(0, count, chunk):
-            digests = ["sha256:" + text[i + 7 : i + 71] for i in starts[first : first + chunk]]
-            missing = set(absent(digests))
-            added.extend(start for start, digest in zip(starts[first:], digests, strict=False) if digest in missing)
-            if len(added) >= wanted:
-                break
+        listed = None if held is None else held(prefix[:-1])
+        added = (
+            _absent_by_asking(text, count, wanted, absent)
+            if listed is None
+            else _absent_by_bisection(text, count, wanted, listed)
+        )
         if len(added) != wanted:
             return None
         kept = []
@@ -1180,6 +1201,9 @@ class _TreeLookup:
                 return orjson.loads(self._store.read_blob(str(entry.id)))  # type: ignore[no-any-return]
         return None
 
+    def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
+        return self.find_document(kinds, digest) is not None
+
 
 _PIPE_BYTES = 1 << 20
 
@@ -1224,6 +1248,50 @@ def _fan_out_shaped(data: bytes, count: int) -> bool:
             return False
     in_ids = sum(data[offset::size].count(0) for offset in range(77, 97))
     return data.count(0) == count + in_ids
+
+
+def _absent_by_asking(text: str, count: int, wanted: int, absent: Callable[[list[str]], Collection[str]]) -> list[int]:
+    """Where the entries of a fan-out tree (its raw object as latin-1) that `absent` names start,
+    asking about a few at a time and stopping once `wanted` are found."""
+    starts = range(0, count * _FAN_ITEM, _FAN_ITEM)
+    added: list[int] = []
+    chunk = 64
+    for first in range(0, count, chunk):
+        digests = ["sha256:" + text[i + 7 : i + 71] for i in starts[first : first + chunk]]
+        missing = set(absent(digests))
+        added.extend(start for start, digest in zip(starts[first:], digests, strict=False) if digest in missing)
+        if len(added) >= wanted:
+            break
+    return added
+
+
+def _absent_by_bisection(text: str, count: int, wanted: int, held: Sequence[str]) -> list[int]:
+    """Where the entries of a fan-out tree (its raw object as latin-1) that are not in `held` (the
+    sorted digests of the tree it was made from) start, up to `wanted` of them.
+
+    Were the tree `held` plus some entries, its first `i` names would be `held`'s first `i` up to
+    the first addition, and after the `k`-th addition each name would be `held`'s `k` places
+    earlier: each addition is the first place where that stops, found by bisection (a dozen
+    names compared, where asking about each name took hundreds of lookups in a big dict). Were
+    it not, the places found are wrong, and the caller's proof says so.
+    """
+    added: list[int] = []
+    start, known = 0, len(held)
+    while len(added) < wanted:
+        shift = len(added)
+        low, high = start, count
+        while low < high:
+            middle = (low + high) // 2
+            at = middle * _FAN_ITEM
+            if middle - shift < known and held[middle - shift] == "sha256:" + text[at + 7 : at + 71]:
+                low = middle + 1
+            else:
+                high = middle
+        if low == count:
+            break
+        added.append(low * _FAN_ITEM)
+        start = low + 1
+    return added
 
 
 def _tree_items(data: bytes) -> frozenset[bytes]:

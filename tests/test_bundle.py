@@ -44,6 +44,9 @@ class _Empty:
     def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, Any] | None:
         return None
 
+    def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
+        return False
+
     def find_named(self, kind: str, name: str) -> str | None:
         return None
 

@@ -272,6 +272,40 @@ def test_incremental_updates_equal_full_builds(store: registry.GitStore, layerin
         )
 
 
+def _fan_out_of(store: registry.GitStore, commit: str) -> dict[str, list[str]]:
+    """The digests in each fan-out folder of a commit, in the order of its files (git's)."""
+    found: dict[str, list[str]] = {}
+    for entry in store.entries(commit):
+        found.setdefault(entry.path.rpartition("/")[0], []).append(entry.digest)
+    return found
+
+
+def test_the_fan_out_index_follows_each_change(store: registry.GitStore, layering: str) -> None:
+    """A refresh's tree diff bisects the served graph's folders (`Graph.fan_out`): after any change,
+    forwards (additions) or backwards (removals), they list what the commit's folders hold, in order."""
+    scenario = basic_scenario()
+    commits = [commit_manifests(store, scenario.docs)]
+    op2 = make_operation("softmax-2", family="softmax")
+    workload2 = make_workload(op2, tokens=128)
+    impl2 = make_implementation(op2, "soft-a")
+    env2 = make_environment("h100", product="NVIDIA H100", architecture="sm_90")
+    batches = [
+        [op2, workload2, impl2, env2],
+        [make_run(impl2, workload2, scenario.protocol, env2, 500 - n, f"2026-08-0{n}T00:00:00Z") for n in range(1, 8)],
+    ]
+    for when, batch in enumerate(batches, start=1):
+        commits.append(commit_manifests(store, batch, when=1_700_000_000 + when * 3600))
+    publication = publication_of(store, commits[-1])
+    graph = build_graph(store, commits[0], publication)[0]
+    assert graph.fan_out("benchmark-runs/00") is None  # not indexed until asked (or prepared)
+    graph.index_fan_out()
+    for commit in [*commits[1:], commits[0], commits[-1]]:
+        graph = move_graph(store, graph, commit, publication)
+        expected = _fan_out_of(store, commit)
+        for folder in expected.keys() | {f"benchmark-runs/{n:02x}" for n in range(256)}:
+            assert list(graph.fan_out(folder) or ()) == expected.get(folder, []), folder
+
+
 def test_a_newer_faster_run_takes_the_record_and_rank(store: registry.GitStore, layering: str) -> None:
     scenario = basic_scenario()
     first = commit_manifests(store, scenario.docs)
@@ -373,16 +407,20 @@ def test_the_records_order_is_known_without_replaying_any_ledger() -> None:
 
 
 def test_preparing_pauses_every_sixteen_cohorts(head: tuple[registry.GitStore, Publication, Graph]) -> None:
-    """A server's background preparation hands over between slices of 16 cohorts (the pause waits
-    while requests run); every ranking, and every `runs_by` index, is made once it ends."""
+    """A server's background preparation hands over between slices of 4096 manifests of the fan-out
+    index, then of 16 cohorts (the pause waits while requests run); every ranking, every `runs_by`
+    index and the fan-out index are made once it ends."""
     store, publication, _ = head
     commit = store.head()
     assert commit is not None
     graph = build_graph(store, commit, publication)[0]
     pauses: list[int] = []
     graph.prepare(lambda: pauses.append(sum(1 for c in graph.cohorts.values() if c._ranked is not None)))
-    assert len(pauses) == len(graph.cohorts) // 16 and len(graph.cohorts) % 16 != 0
-    assert pauses[:3] == [16, 32, 48]  # each pause after a whole slice, none before it
+    ranking, indexing = len(graph.cohorts) // 16, len(graph.nodes) // 4096
+    assert len(pauses) == ranking + indexing and len(graph.cohorts) % 16 != 0 and indexing > 0
+    assert pauses[:indexing] == [0] * indexing  # the index first: nothing ranked yet
+    assert pauses[indexing : indexing + 3] == [16, 32, 48]  # each pause after a whole slice, none before it
+    assert graph.fan_out("benchmark-runs/00")
     assert all(cohort._ranked is not None for cohort in graph.cohorts.values())
     assert all(graph.runs_by.built(name) is not None for name in graph.runs_by)  # type: ignore[attr-defined]
 

@@ -54,8 +54,10 @@ def test_a_refresh_serves_what_a_cold_build_of_the_same_commit_makes(corpus: Pat
     assert snapshots.head.commit == head
     assert_same_graph(build_graph(store, head, None, snapshots.honour)[0], snapshots.head)
 
-    # A contributor's commit: new runs in existing cohorts, each with a new implementation.
+    # A contributor's commit: new runs in existing cohorts, each with a new implementation, served
+    # from a prepared graph (its fan-out folders indexed: the diff finds the additions by bisection).
     graph = snapshots.head
+    graph.index_fan_out()
     runs = sorted(d for d, node in graph.nodes.items() if isinstance(node, Run) and node.primary is not None)
     manifests = []
     for index, digest in enumerate(runs[:: len(runs) // 30][:30]):
@@ -92,5 +94,10 @@ def test_a_refresh_serves_what_a_cold_build_of_the_same_commit_makes(corpus: Pat
     new_files = {entry.oid for entry in store.entries(added)} - {entry.oid for entry in store.entries(head)}
     assert len(new_files) == 60
     assert sorted(oid for oid in read if oid in new_files) == sorted(new_files)
-    assert_same_graph(build_graph(store, added, None, snapshots.honour)[0], snapshots.head)
+    cold = build_graph(store, added, None, snapshots.honour)[0]
+    assert_same_graph(cold, snapshots.head)
     assert len(snapshots.head.nodes) == len(graph.nodes) + 60
+    cold.index_fan_out()
+    for entry in store.entries(added):
+        folder = entry.path.rpartition("/")[0]
+        assert snapshots.head.fan_out(folder) == cold.fan_out(folder), folder

@@ -8,13 +8,24 @@ from typing import Any
 
 import pygit2
 import pytest
-from helpers import basic_scenario, commit_manifests, commit_meta, digest_of, make_retraction, make_run, to_manifest
+from helpers import (
+    basic_scenario,
+    commit_manifests,
+    commit_meta,
+    digest_of,
+    make_environment,
+    make_retraction,
+    make_run,
+    to_manifest,
+)
 from signing import T0, Key, commit_raw, merge_into_main, stored
 
 import registry
 from registry.errors import Problem
 from registry.review import MAX_FILES, check_range
 from registry.signatures import POLICY_PATH, ssh_signer
+from registry.snapshots import Snapshots
+from registry.store import MAIN
 
 NOT_STORED_REASON = (  # docs/contributing.md's stored form, and the command that writes it
     "not in the stored form (sorted keys, 2-space indent, normalized values, trailing newline); "
@@ -268,6 +279,48 @@ def test_a_reference_to_a_manifest_of_another_kind_does_not_resolve(basic_store:
         )
         in problems
     ), problems
+
+
+def test_a_server_resolves_references_from_its_graph_as_the_pull_request_check_does(
+    basic_store: registry.GitStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server checks a new head's references against the graph it serves: a missing manifest or
+    one of another kind is refused in the pull request check's words, and of what a reference names
+    only the documents a check reads (a run's implementation and workload) are read."""
+    scenario = basic_scenario()
+    base = basic_store.head()
+    assert base is not None
+    snapshots = Snapshots(basic_store.path)
+    snapshots.load()
+    assert snapshots.status.serving == base
+    nowhere = make_environment("nowhere", product="NVIDIA Nowhere", architecture="sm_0")
+    runs = [
+        make_run(scenario.implementations[0], scenario.workload, scenario.environment, nowhere, 7000, name="bad-refs"),
+        make_run(scenario.implementations[1], scenario.workload, scenario.protocol, scenario.environment, 7100),
+    ]
+    head = commit_raw(basic_store, base, dict(map(stored, runs)), ref=MAIN)
+    expected = [p for p in check_range(basic_store, base, head).problems if p.path.startswith("$.spec.")]
+    assert {(p.path, p.reason) for p in expected} == {
+        ("$.spec.protocolDigest", f"{digest_of(scenario.environment)} does not resolve to a BenchmarkProtocol"),
+        ("$.spec.environmentDigest", f"{digest_of(nowhere)} does not resolve to a ExecutionEnvironment"),
+    }
+    read: list[str] = []
+    served = snapshots.store()
+    original = served.read_blob
+
+    def read_blob(oid: str) -> bytes:
+        read.append(oid)
+        return original(oid)
+
+    monkeypatch.setattr(served, "read_blob", read_blob)
+    status = snapshots.refresh()
+    assert status.serving == base and status.reason is not None
+    assert status.reason.startswith(f"main {head[:12]} fails validation: ")
+    assert all(str(problem) in status.reason for problem in expected), status.reason
+    nodes = snapshots.head.nodes
+    assert nodes[digest_of(scenario.workload)].oid in read
+    assert nodes[digest_of(scenario.implementations[0])].oid in read
+    assert not {nodes[digest_of(d)].oid for d in (scenario.protocol, scenario.environment)} & set(read)
 
 
 def test_a_signed_act_does_not_vouch_for_the_next(store: registry.GitStore, keys: dict[str, Key]) -> None:

@@ -1,7 +1,8 @@
 """`GitStore.diff` reads trees in process: it must say what `git diff-tree -r --no-renames` says, in
 the same order, for every shape of change (files, links, submodules, subtrees, a file that becomes a
-folder, modes git reads as another), and a guess of what was added (`absent`) may only ever make it
-faster: a wrong or partial guess gives the same answer as none.
+folder, modes git reads as another), and a guess of what was added (`absent`, or the old commit's
+fan-out folders as listed by `held`) may only ever make it faster: a wrong or partial guess gives the
+same answer as none.
 
 The expected answers come from git itself, run on the same two trees."""
 
@@ -10,13 +11,14 @@ from __future__ import annotations
 import hashlib
 import random
 import subprocess
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 
 import pygit2
 import pytest
 
 import registry
 from registry.errors import StoreCorrupt
+from registry.kinds import KIND_BY_FOLDER
 from registry.store import TreeChange
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -102,7 +104,61 @@ def _both(store: registry.GitStore, old: str | None, new: str) -> list[TreeChang
     ]
     for guess in guesses:
         assert store.diff(old, new, absent=guess) == expected
+    listed = _listed(store, old)
+    extra = sorted("sha256:" + _hex(n) for n in range(1000, 1040))
+    helds: list[Callable[[str], Sequence[str] | None]] = [
+        lambda folder: listed.get(folder, []),  # right
+        lambda folder: None,  # not known: `absent` is asked
+        lambda folder: [],  # nothing held
+        lambda folder: sorted([*listed.get(folder, []), *(d for d in extra if d[7:9] == folder[-2:])]),  # too much
+        lambda folder: sorted([*listed.get(folder, []), *extra]),  # too much, in no fan-out of theirs
+        lambda folder: [d for d in listed.get(folder, []) if rng.random() < 0.7],  # too little
+        lambda folder: listed.get(folder, [])[::-1],  # out of order
+        lambda folder: sorted(added),  # the new ones
+    ]
+    for held in helds:
+        assert store.diff(old, new, absent=guesses[0], held=held) == expected
+        assert store.diff(old, new, absent=guesses[1], held=held) == expected
+    # Told of each changed fan-out folder's changes as they are known: those of both sides' folders.
+    arrived: list[TreeChange] = []
+    assert store.diff(old, new, absent=guesses[0], held=helds[0], arrived=arrived.extend) == expected
+    in_both = _folders(store, old) & _folders(store, new)
+    assert arrived == [c for c in expected if c.path.count("/") >= 2 and _folder(c.path) in in_both]
     return expected
+
+
+def _folder(path: str) -> str:
+    return "/".join(path.split("/")[:2])
+
+
+def _folders(store: registry.GitStore, commit: str | None) -> set[str]:
+    """`<kind-folder>/<hh>` of every tree two levels down in a manifest folder at `commit`."""
+    if commit is None:
+        return set()
+    names = subprocess.run(
+        ["git", "--git-dir", str(store.git_dir), "ls-tree", "-r", "-d", "-z", "--name-only", commit],
+        capture_output=True,
+        check=True,
+    ).stdout
+    paths = names.decode(errors="surrogateescape").split("\0")
+    return {path for path in paths if path.count("/") == 1 and path.split("/")[0] in KIND_BY_FOLDER}
+
+
+def _listed(store: registry.GitStore, commit: str | None) -> dict[str, list[str]]:
+    """`<folder>/<hh>` -> the sorted digests of the `.json` files in it at `commit` (what a graph holds)."""
+    if commit is None:
+        return {}
+    names = subprocess.run(
+        ["git", "--git-dir", str(store.git_dir), "ls-tree", "-r", "-z", "--name-only", commit],
+        capture_output=True,
+        check=True,
+    ).stdout
+    found: dict[str, list[str]] = {}
+    for path in names.decode(errors="surrogateescape").split("\0"):
+        parts = path.split("/")
+        if len(parts) == 3 and parts[2].endswith(".json") and len(parts[2]) == 69:
+            found.setdefault(parts[0] + "/" + parts[1], []).append("sha256:" + parts[2][:-5])
+    return {folder: sorted(digests) for folder, digests in found.items()}
 
 
 @pytest.fixture
@@ -231,6 +287,14 @@ def test_with_a_right_guess_the_old_fan_out_trees_are_not_read(
     expected = _git_diff(store, before, after)
     added = {"sha256:" + c.path.rsplit("/", 1)[1][:-5] for c in expected}
     assert store.diff(before, after, absent=lambda digests: [d for d in digests if d in added]) == expected
+    assert not {tree.hex() for tree in old_fans.values()} & set(read)
+    read.clear()
+
+    def unasked(digests: list[str]) -> list[str]:
+        raise AssertionError("with the old folders listed, no digest is asked about")
+
+    listed = _listed(store, before)
+    assert store.diff(before, after, absent=unasked, held=lambda folder: listed[folder]) == expected
     assert not {tree.hex() for tree in old_fans.values()} & set(read)
     read.clear()
     assert store.diff(before, after) == expected  # without a guess, both sides are read

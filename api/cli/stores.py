@@ -188,5 +188,8 @@ class StoreView:
     def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, Any] | None:
         return self._store.read_document(self._commit, digest, kinds) if self._commit else None
 
+    def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
+        return self.find_document(kinds, digest) is not None
+
     def find_named(self, kind: str, name: str) -> str | None:
         return self._store.names_of_kind(self._commit, kind).get(name) if self._commit else None
