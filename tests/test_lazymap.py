@@ -11,7 +11,12 @@ from registry.lazymap import LazyMap, bucket_count, write_buckets
 def _lazy(size: int) -> tuple[LazyMap[int], dict[str, int]]:
     rows = {f"key-{i}": i for i in range(size)}
     body = bytearray()
-    count, spans = write_buckets(rows, lambda blob: body.extend(blob) or len(blob))
+
+    def write(blob: bytes) -> int:
+        body.extend(blob)
+        return len(blob)
+
+    count, spans = write_buckets(rows, write)
     return LazyMap(bytes(body), spans, count), rows
 
 
