@@ -74,6 +74,7 @@ _WRITER_LOCK = "kernelindex-writer.lock"
 _WRITER_WAIT_SECONDS = 120.0  # a bulk import holds the lock for seconds; past this, report who holds it
 _STALE_GIT_LOCKS = ("HEAD.lock", "packed-refs.lock", "index.lock", "config.lock")
 _STALE_LOCK_SECONDS = 2.0  # git's own commands hold a ref lock for milliseconds
+_SLASH = ord("/")
 _PULL_HEAD = re.compile(r"refs/pull/[0-9]+/head")  # a forge's pull request (registry/mirror.py fetches them)
 # A manifest file in `git log -z --name-only` output: `<kind-folder>/<fan>/<64 characters>.json`, each
 # path after a NUL (and the first after a newline), as the publication replay reads fan-out trees.
@@ -550,12 +551,17 @@ class GitStore:
                 space = header.index(b" ", 46)
                 data = read(int(header[46:space]))
                 read(1)
-                path = header[space + 8 : -1]  # after "<size> <6-digit mode> "
-                slash = path.find(b"/")
-                kind = kinds.get(path[:slash])
-                rest = path[slash + 1 :]
-                if kind is not None and len(rest) == 72 and rest[68:] == b"json" and rest[:2] == rest[3:5]:
-                    yield kind, "sha256:" + rest[3:67].decode(), header[:40].decode(), data
+                # The path (after "<size> <6-digit mode> ") is a manifest's when it ends in "/<hh>/<64>.json"
+                # (72 bytes after the folder's slash) and what comes before that slash is a kind's folder:
+                # sliced from the end, with no copy of the path first.
+                kind = kinds.get(header[space + 8 : -74])
+                if (
+                    kind is not None
+                    and header[-74] == _SLASH
+                    and header[-5:-1] == b"json"
+                    and header[-73:-71] == header[-70:-68]
+                ):
+                    yield kind, "sha256:" + header[-70:-6].decode(), header[:40].decode(), data
         finally:
             for process in (lister, reader):
                 if process.poll() is None:
