@@ -78,8 +78,10 @@ _SLASH = ord("/")
 _PULL_HEAD = re.compile(r"refs/pull/[0-9]+/head")  # a forge's pull request (registry/mirror.py fetches them)
 # A manifest file in `git log -z --name-only` output: `<kind-folder>/<fan>/<64 characters>.json`, each
 # path after a NUL (and the first after a newline), as the publication replay reads fan-out trees.
+# The pattern opens with that NUL (the text searched starts at the one after the commit id): a literal
+# first character lets the regex engine jump from path to path rather than try every position.
 _KIND_FOLDERS = "|".join(map(re.escape, sorted(KIND_BY_FOLDER)))
-_ADDED_NAME = re.compile(rf"(?:^|\0)\n?(?:{_KIND_FOLDERS})/[^/\0]+/([^/\0]{{64}})\.json(?=\0|\n|$)")
+_ADDED_NAME = re.compile(rf"\0\n?(?:{_KIND_FOLDERS})/[^/\0]+/([^/\0]{{64}})\.json(?=\0|\n|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,8 +314,8 @@ class GitStore:
         text = result.stdout.decode("utf-8", errors="surrogateescape")
         found: dict[str, list[str]] = {}
         for section in text.split("\x01")[1:]:
-            commit_id, _, paths = section.partition("\0")
-            found[commit_id] = _ADDED_NAME.findall(paths)
+            end = section.find("\0")
+            found[section if end < 0 else section[:end]] = [] if end < 0 else _ADDED_NAME.findall(section, end)
         return found
 
     def commit_info(self, commit: str) -> CommitInfo:

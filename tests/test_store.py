@@ -589,3 +589,27 @@ def test_a_stale_ref_lock_is_reported_not_called_a_lost_race(
     assert store.head() == head
     lock.unlink()
     assert commit_manifests(store, batch, TEST_TIME + 1) != head
+
+
+def test_added_manifest_names_are_each_commits_new_manifest_files(basic_store: registry.GitStore) -> None:
+    store = basic_store
+    root = store.head() or ""
+    name, other = "ab" + "1" * 62, "cd" + "2" * 62
+    second = _commit_tree(
+        store,
+        root,
+        {
+            f"benchmark-runs/ab/{name}.json": b"{}",
+            f"workload-cases/cd/{other}.json": b"{}",
+            "README.md": b"hello\n",  # not a manifest
+            f"benchmark-runs/ab/{name[:-1]}.json": b"{}",  # a name of 63 characters
+            f"not-a-kind/ab/{name}.json": b"{}",
+        },
+        "main",
+    )
+    third = _commit_tree(store, second, {f"benchmark-runs/ab/{name}.json": None}, "main")
+    found = store.added_manifest_names(third)
+    assert sorted(found[second]) == [name, other]
+    assert not found.get(third)  # it only removed one
+    assert sorted(found[root]) == sorted(e.digest.removeprefix("sha256:") for e in store.entries(root))
+    assert store.added_manifest_names(third, stop=second) in ({}, {third: []})
