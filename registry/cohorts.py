@@ -171,8 +171,8 @@ def comparison_key(
     JCS prints verbatim, so the canonical bytes are written directly (1 us instead of 40);
     anything else takes the general path. The implementation is never part of the key.
     """
-    values = (correctness, environment, metric, operation, protocol, workload)
-    if all(_PLAIN.fullmatch(v) for v in values):
+    # One match of the six together: a concatenation is of identifier characters exactly when each part is.
+    if _PLAIN.fullmatch(correctness + environment + metric + operation + protocol + workload):
         # JCS key order: correctness, environment, metric, operation, protocol, v, workload.
         text = (
             f'{{"correctness":"{correctness}","environment":"{environment}","metric":"{metric}",'

@@ -372,12 +372,17 @@ class Graph:
         if streamed is not None:
             members, native, best = streamed.members, streamed.native, streamed.best
         static_facts = self._static_facts
+        # The two most frequent kinds after runs, indexed here without `_node_index_keys`'s dispatch.
+        workloads, implementations = self.children["workloads"], self.children["implementations"]
+        projects = self.children["project_implementations"]
         for node in nodes:
             digest = node.digest
             by_digest[digest] = node
             name = node.name
-            found = names.get(name)
-            names[name] = digest if found is None else (found, digest) if type(found) is str else (*found, digest)
+            size = len(names)
+            found = names.setdefault(name, digest)  # one lookup for a new name (most of them)
+            if len(names) == size:
+                names[name] = (found, digest) if type(found) is str else (*found, digest)
             if type(node) is Run:
                 if streamed is None:
                     continue
@@ -405,6 +410,12 @@ class Graph:
                     held = best.get(key)
                     if held is None or candidate < held:
                         best[key] = candidate
+            elif type(node) is Workload:
+                add_member(workloads, node.operation, digest)
+            elif type(node) is Implementation:
+                add_member(implementations, node.operation, digest)
+                if node.project:
+                    add_member(projects, node.project, digest)
             elif type(node) is not Other:
                 for index, key in self._node_index_keys(node):
                     add_member(index, key, digest)
@@ -457,6 +468,7 @@ class Graph:
                     self.facts[digest] = new
                     if new.cohort is not None:
                         changed.add(new.cohort)
+        by_operation, by_workload, by_gpu = (self.cohorts_by[k] for k in ("operation", "workload", "gpu"))
         for key, digests in members.items():
             digests.sort()
             if streamed is None or key in changed:
@@ -465,8 +477,10 @@ class Graph:
                 held = streamed.best.get(key)
                 cohort = self._cohort(key, digests, (key in streamed.native, held, False))
             self.cohorts[key] = cohort
-            for index, value in self._cohort_index_keys(cohort):
-                add_member(index, value, key)
+            add_member(by_operation, cohort.operation, key)  # `_cohort_index_keys`, without a list a cohort
+            add_member(by_workload, cohort.workload, key)
+            for gpu in cohort.gpu:
+                add_member(by_gpu, gpu, key)
         self._memo.clear()
         self._record_order = sorted(self._record_entries(self.cohorts.values()))
         # The ledger's keys in order, made here rather than by the first `records` query after a start
@@ -790,7 +804,8 @@ class Graph:
             if standing is not None:
                 key, operation, gpu = shared
                 warnings: tuple[str, ...] = (primary.note,) if primary is not None and primary.note else ()
-                mismatch = operation_mismatch_digests(implementation.operation, operation)
+                mismatch = None if implementation.operation == operation else (
+                    operation_mismatch_digests(implementation.operation, operation))  # fmt: skip
                 if mismatch:
                     warnings = (
                         *warnings,

@@ -74,11 +74,14 @@ _WRITER_LOCK = "kernelindex-writer.lock"
 _WRITER_WAIT_SECONDS = 120.0  # a bulk import holds the lock for seconds; past this, report who holds it
 _STALE_GIT_LOCKS = ("HEAD.lock", "packed-refs.lock", "index.lock", "config.lock")
 _STALE_LOCK_SECONDS = 2.0  # git's own commands hold a ref lock for milliseconds
+_SLASH = ord("/")
 _PULL_HEAD = re.compile(r"refs/pull/[0-9]+/head")  # a forge's pull request (registry/mirror.py fetches them)
 # A manifest file in `git log -z --name-only` output: `<kind-folder>/<fan>/<64 characters>.json`, each
 # path after a NUL (and the first after a newline), as the publication replay reads fan-out trees.
+# The pattern opens with that NUL (the text searched starts at the one after the commit id): a literal
+# first character lets the regex engine jump from path to path rather than try every position.
 _KIND_FOLDERS = "|".join(map(re.escape, sorted(KIND_BY_FOLDER)))
-_ADDED_NAME = re.compile(rf"(?:^|\0)\n?(?:{_KIND_FOLDERS})/[^/\0]+/([^/\0]{{64}})\.json(?=\0|\n|$)")
+_ADDED_NAME = re.compile(rf"\0\n?(?:{_KIND_FOLDERS})/[^/\0]+/([^/\0]{{64}})\.json(?=\0|\n|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,8 +314,8 @@ class GitStore:
         text = result.stdout.decode("utf-8", errors="surrogateescape")
         found: dict[str, list[str]] = {}
         for section in text.split("\x01")[1:]:
-            commit_id, _, paths = section.partition("\0")
-            found[commit_id] = _ADDED_NAME.findall(paths)
+            end = section.find("\0")
+            found[section if end < 0 else section[:end]] = [] if end < 0 else _ADDED_NAME.findall(section, end)
         return found
 
     def commit_info(self, commit: str) -> CommitInfo:
@@ -550,12 +553,17 @@ class GitStore:
                 space = header.index(b" ", 46)
                 data = read(int(header[46:space]))
                 read(1)
-                path = header[space + 8 : -1]  # after "<size> <6-digit mode> "
-                slash = path.find(b"/")
-                kind = kinds.get(path[:slash])
-                rest = path[slash + 1 :]
-                if kind is not None and len(rest) == 72 and rest[68:] == b"json" and rest[:2] == rest[3:5]:
-                    yield kind, "sha256:" + rest[3:67].decode(), header[:40].decode(), data
+                # The path (after "<size> <6-digit mode> ") is a manifest's when it ends in "/<hh>/<64>.json"
+                # (72 bytes after the folder's slash) and what comes before that slash is a kind's folder:
+                # sliced from the end, with no copy of the path first.
+                kind = kinds.get(header[space + 8 : -74])
+                if (
+                    kind is not None
+                    and header[-74] == _SLASH
+                    and header[-5:-1] == b"json"
+                    and header[-73:-71] == header[-70:-68]
+                ):
+                    yield kind, "sha256:" + header[-70:-6].decode(), header[:40].decode(), data
         finally:
             for process in (lister, reader):
                 if process.poll() is None:

@@ -427,6 +427,31 @@ def test_a_cold_load_skips_a_submodule_entry(basic_store: registry.GitStore) -> 
     assert after == before and len(after) == len(basic_scenario().docs)
 
 
+def test_a_cold_load_yields_only_manifest_paths(basic_store: registry.GitStore) -> None:
+    before = sorted((kind, digest) for kind, digest, _, _ in basic_store.manifests_with_bytes(basic_store.head() or ""))
+    oid = next(oid for _, _, oid, _ in basic_store.manifests_with_bytes(basic_store.head() or ""))
+    name = "ab" + "0" * 62
+    near_misses = [
+        f"benchmark-runs/ac/{name}.json",  # the fan is not the name's first two characters
+        f"benchmark-runs/abc/{name}.json",
+        f"benchmark-runs/ab/{name}0.json",
+        f"benchmark-runs/ab/{name[:-1]}.json",
+        f"benchmark-runs/ab/{name}.jsonl",
+        f"benchmark-runs/ab/{name}.yaml",
+        f"benchmark-runs/ab/cd/{name}.json",
+        f"benchmark-run/ab/{name}.json",
+        f"benchmark-runsx/ab/{name}.json",
+        f"benchmark-runs_ab/{name}.json",
+        f"x/benchmark-runs/ab/{name}.json",
+        f"{name}.json",
+    ]
+    commit = _main_with_entries(basic_store, [("100644", oid, path) for path in near_misses])
+    after = sorted((kind, digest) for kind, digest, _, _ in basic_store.manifests_with_bytes(commit))
+    assert after == before
+    found = _main_with_entries(basic_store, [("100644", oid, f"benchmark-runs/ab/{name}.json")])
+    assert ("BenchmarkRun", "sha256:" + name) in {(k, d) for k, d, _, _ in basic_store.manifests_with_bytes(found)}
+
+
 def test_a_cold_load_of_a_tree_missing_a_blob_is_corruption(basic_store: registry.GitStore) -> None:
     path = f"benchmark-runs/11/{'1' * 64}.json"
     commit = _main_with_entries(basic_store, [("100644", "1" * 40, path)])
@@ -564,3 +589,27 @@ def test_a_stale_ref_lock_is_reported_not_called_a_lost_race(
     assert store.head() == head
     lock.unlink()
     assert commit_manifests(store, batch, TEST_TIME + 1) != head
+
+
+def test_added_manifest_names_are_each_commits_new_manifest_files(basic_store: registry.GitStore) -> None:
+    store = basic_store
+    root = store.head() or ""
+    name, other = "ab" + "1" * 62, "cd" + "2" * 62
+    second = _commit_tree(
+        store,
+        root,
+        {
+            f"benchmark-runs/ab/{name}.json": b"{}",
+            f"workload-cases/cd/{other}.json": b"{}",
+            "README.md": b"hello\n",  # not a manifest
+            f"benchmark-runs/ab/{name[:-1]}.json": b"{}",  # a name of 63 characters
+            f"not-a-kind/ab/{name}.json": b"{}",
+        },
+        "main",
+    )
+    third = _commit_tree(store, second, {f"benchmark-runs/ab/{name}.json": None}, "main")
+    found = store.added_manifest_names(third)
+    assert sorted(found[second]) == [name, other]
+    assert not found.get(third)  # it only removed one
+    assert sorted(found[root]) == sorted(e.digest.removeprefix("sha256:") for e in store.entries(root))
+    assert store.added_manifest_names(third, stop=second) in ({}, {third: []})
