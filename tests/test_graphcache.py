@@ -178,13 +178,17 @@ def test_damage_anywhere_in_the_buckets_is_found_before_serving(basic_store: reg
     assert graphcache.load_cache(path, basic_store) is None
 
 
-def test_materialize_decodes_every_bucket(basic_store: registry.GitStore, tmp_path: Path) -> None:
-    graph, publication = _built(basic_store)
-    path = tmp_path / "manifests.git.graphcache"
+def _saved_and_loaded(store: registry.GitStore, path: Path) -> tuple[Graph, Graph, Publication]:
+    """A graph built from `store`, and the same graph saved to `path` and loaded back (still undecoded)."""
+    graph, publication = _built(store)
     assert graphcache.save_cache(path, graph, publication)
-    loaded = graphcache.load_cache(path, basic_store)
+    loaded = graphcache.load_cache(path, store)
     assert loaded is not None
-    again, republished = loaded
+    return graph, *loaded
+
+
+def test_materialize_decodes_every_bucket(basic_store: registry.GitStore, tmp_path: Path) -> None:
+    graph, again, republished = _saved_and_loaded(basic_store, tmp_path / "manifests.git.graphcache")
     lazy = [again.nodes, again.facts, again.cohorts, again.names, republished.first]
     assert all(isinstance(m, LazyMap) and not any(m._loaded) for m in lazy)
     graphcache.materialize(again, republished)
@@ -196,12 +200,8 @@ def test_materialize_decodes_every_bucket(basic_store: registry.GitStore, tmp_pa
 def test_a_materialized_graph_lets_go_of_its_cache_file(basic_store: registry.GitStore, tmp_path: Path) -> None:
     """A server decodes a warm-started graph in the background; once every map is decoded, the cache file is
     no longer mapped (its pages no longer resident)."""
-    graph, publication = _built(basic_store)
     path = tmp_path / "manifests.git.graphcache"
-    assert graphcache.save_cache(path, graph, publication)
-    loaded = graphcache.load_cache(path, basic_store)
-    assert loaded is not None
-    again, republished = loaded
+    graph, again, republished = _saved_and_loaded(basic_store, path)
     assert str(path) in Path("/proc/self/maps").read_text()
     maps = [again.nodes, again.facts, again.cohorts, again.names, republished.first]
     maps += [m for group in (again.runs_by, again.cohorts_by, again.children) for m in group.values()]
