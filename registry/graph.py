@@ -300,8 +300,9 @@ class Graph:
     # a million names cost a million tuples otherwise. Read it through `named`.
     names: MutableMapping[str, str | tuple[str, ...]] = field(default_factory=dict)
     # Runs by environment, implementation, workload, operation, source and GPU: each built on first
-    # read (`RunIndexes`), not by the cold build; a plain dict of them in a graph from the warm cache.
-    runs_by: dict[str, Index] = field(default_factory=dict)
+    # read from this graph's nodes and facts (`RunIndexes`), not by the cold build. A graph derived by
+    # `apply`, or read from the warm cache, is given the ones already built.
+    runs_by: RunIndexes = field(init=False, repr=False)
     cohorts_by: dict[str, Index] = field(default_factory=lambda: {k: {} for k in ("operation", "workload", "gpu")})
     children: dict[str, Index] = field(
         default_factory=lambda: {
@@ -326,8 +327,7 @@ class Graph:
     _fan_out: dict[str, list[str]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.runs_by, RunIndexes):
-            self.runs_by = RunIndexes(self.nodes, self.facts, self.runs_by)
+        self.runs_by = RunIndexes(self.nodes, self.facts)
 
     # Building -------------------------------------------------------------------------------------
 
@@ -514,12 +514,14 @@ class Graph:
             facts=layered_over(self.facts),
             cohorts=layered_over(self.cohorts),
             names=layered_over(self.names),
-            runs_by={k: layered_over(v) for k, v in self._built_run_indexes()},
             cohorts_by={k: layered_over(v) for k, v in self.cohorts_by.items()},
             children={k: layered_over(v) for k, v in self.children.items()},
             overlays={k: layered_over(v) for k, v in self.overlays.items()},
             unpublished=set(self.unpublished),
             _record_order=self._record_order,
+        )
+        graph.runs_by = RunIndexes(
+            graph.nodes, graph.facts, {k: layered_over(v) for k, v in self.runs_by.built_items()}
         )
         if self._fan_out is not None:
             graph._fan_out = _edited_fan_out(self._fan_out, self.nodes, added, removed)
@@ -648,7 +650,7 @@ class Graph:
                 # An index not built yet is left alone: it is built from the nodes when first read.
                 run_keys = (("environment", node.environment), ("implementation", node.implementation),
                             ("workload", node.workload))  # fmt: skip
-                return [(index, key) for name, key in run_keys if (index := self._run_index(name)) is not None]
+                return [(index, key) for name, key in run_keys if (index := self.runs_by.built(name)) is not None]
             case Workload():
                 return [(self.children["workloads"], node.operation)]
             case Implementation():
@@ -673,22 +675,13 @@ class Graph:
         """The fact indexes a run's facts put it in, of those built (the others are built from the
         facts when first read)."""
         keys: list[tuple[Index, str]] = []
-        if (gpus := self._run_index("gpu")) is not None:
+        if (gpus := self.runs_by.built("gpu")) is not None:
             keys.extend((gpus, gpu) for gpu in facts.gpu)
-        if facts.operation is not None and (operations := self._run_index("operation")) is not None:
+        if facts.operation is not None and (operations := self.runs_by.built("operation")) is not None:
             keys.append((operations, facts.operation))
-        if facts.source is not None and (sources := self._run_index("source")) is not None:
+        if facts.source is not None and (sources := self.runs_by.built("source")) is not None:
             keys.append((sources, facts.source))
         return keys
-
-    def _run_index(self, name: str) -> Index | None:
-        """`runs_by[name]` if it is built (a warm cache's are all there), else None."""
-        indexes = self.runs_by
-        return indexes.built(name) if isinstance(indexes, RunIndexes) else indexes[name]
-
-    def _built_run_indexes(self) -> list[tuple[str, Index]]:
-        indexes = self.runs_by
-        return indexes.built_items() if isinstance(indexes, RunIndexes) else list(indexes.items())
 
     def _cohort_index_keys(self, cohort: Cohort) -> list[tuple[Index, str]]:
         keys = [(self.cohorts_by["operation"], cohort.operation), (self.cohorts_by["workload"], cohort.workload)]

@@ -30,8 +30,9 @@ from typing import Any
 
 from registry import nodes as n
 from registry.cohorts import Primary, Ranked, RecordEvent, Trust
-from registry.graph import Cohort, Graph, Mainline, RunFacts
+from registry.graph import Cohort, Graph, Index, Mainline, RunFacts
 from registry.lazymap import LazyMap, write_buckets
+from registry.run_indexes import RunIndexes
 from registry.snapshots import Publication, gc_paused
 from registry.store import GitStore
 
@@ -189,9 +190,13 @@ def _decode(data: bytes | mmap.mmap, start: int, payload: dict[str, Any]) -> tup
     graph.names = lazy("names")
     graph.unpublished = set(saved["unpublished"])
     graph.__dict__["records"] = tuple(saved["records"])  # what the cached property would compute
-    for index in _INDEXES:
-        setattr(graph, index, {name.partition("/")[2]: lazy(name) for name in payload["layout"]
-                               if name.startswith(index + "/")})  # fmt: skip
+    indexes: dict[str, dict[str, Index]] = {index: {} for index in _INDEXES}
+    for name in payload["layout"]:
+        group, slash, key = name.partition("/")
+        if slash and group in indexes:
+            indexes[group][key] = lazy(name)
+    graph.runs_by = RunIndexes(graph.nodes, graph.facts, indexes["runs_by"])
+    graph.cohorts_by, graph.children = indexes["cohorts_by"], indexes["children"]
     graph.overlays = {name: {key: set(members) for key, members in keys.items()}
                       for name, keys in saved["overlays"].items()}  # fmt: skip
     if graph.commit != payload["commit"]:

@@ -348,7 +348,7 @@ def test_run_indexes_read_before_a_change_or_after_equal_a_full_build(
     second = commit_manifests(store, [op2, workload2, impl2, env2, run], when=1_700_003_600)
     publication = publication_of(store, second)
     old = build_graph(store, first, publication)[0]
-    assert all(old.runs_by.built(name) is None for name in old.runs_by)  # type: ignore[attr-defined]
+    assert all(old.runs_by.built(name) is None for name in old.runs_by)
     for name in read_before:
         assert old.runs_by[name]
     new = move_graph(store, old, second, publication)
@@ -422,7 +422,7 @@ def test_preparing_pauses_every_sixteen_cohorts(head: tuple[registry.GitStore, P
     assert pauses[indexing : indexing + 3] == [16, 32, 48]  # each pause after a whole slice, none before it
     assert graph.fan_out("benchmark-runs/00")
     assert all(cohort._ranked is not None for cohort in graph.cohorts.values())
-    assert all(graph.runs_by.built(name) is not None for name in graph.runs_by)  # type: ignore[attr-defined]
+    assert all(graph.runs_by.built(name) is not None for name in graph.runs_by)
 
 
 def test_a_built_graph_keeps_single_members_as_tuples_and_a_change_copies_them(store: registry.GitStore) -> None:
