@@ -588,43 +588,57 @@ class GitStore:
             if kind == b"blob" and oid.decode() in wanted
         )
 
-    def _cat_file(self, oids: Sequence[str]) -> Iterator[bytes]:
+    def _cat_file(self, oids: Sequence[str], kind: bytes = b"blob") -> Iterator[bytes]:
+        """The bytes of many objects of `kind`, in order, each given as soon as one `git cat-file
+        --batch` has read it: a thread feeds git the ids while git answers (pipes are small), and
+        the caller works on one object while git inflates the next.
+
+        Raises:
+            StoreCorrupt: an object is missing or of another type, or git's answer ends early.
+        """
+        env = {**os.environ, "GIT_DIR": str(self.git_dir), "GIT_TERMINAL_PROMPT": "0"}
         process = subprocess.Popen(
             ["git", "cat-file", "--batch"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env={**os.environ, "GIT_DIR": str(self.git_dir)},
+            stderr=subprocess.DEVNULL,
+            env=env,
             bufsize=1 << 20,
         )
-        assert process.stdin is not None
-        assert process.stdout is not None
         stdin, out = process.stdin, process.stdout
+        assert stdin is not None
+        assert out is not None
         _widen_pipe(out.fileno())
+        what = kind.decode()
 
-        def feed() -> None:  # a thread: git answers while we still ask, and pipes hold 64 KB
-            try:
+        def feed() -> None:
+            with contextlib.suppress(OSError):  # git gone: the reader says why
                 for start in range(0, len(oids), 4096):
                     stdin.write("".join(oid + "\n" for oid in oids[start : start + 4096]).encode())
+            with contextlib.suppress(OSError):
                 stdin.close()
-            except BrokenPipeError:
-                pass
 
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
+        done = False
         try:
             for oid in oids:
-                header = out.readline()
-                parts = header.split()
-                if len(parts) != 3 or parts[1] != b"blob":
-                    raise StoreCorrupt(oid, f"not a blob: {header.decode(errors='replace').strip()}")
-                data = out.read(int(parts[2]))
-                out.read(1)
+                header = out.readline().rstrip(b"\n").split(b" ")
+                if len(header) != 3 or header[1] != kind:
+                    shown = b" ".join(header[1:]).decode(errors="replace") or "git gave no answer"
+                    raise StoreCorrupt(oid, f"cannot read the {what}: {shown}")
+                size = int(header[2])
+                data = out.read(size)
+                if len(data) != size or out.read(1) != b"\n":
+                    raise StoreCorrupt(oid, f"cannot read the {what}: git's answer ends early")
                 yield data
+            done = True
         finally:
-            process.kill() if process.poll() is None and writer.is_alive() else None
-            writer.join()
-            process.stdout.close()
+            if not done:
+                process.kill()  # left early (a problem, or the caller stopped): git need not answer the rest
+            out.close()
             process.wait()
+            writer.join()
 
     def find_entry(self, commit: str, digest: str, kinds: Collection[str] | None = None) -> Entry | None:
         """The file of `digest` at `commit` if one of `kinds` (default: all) holds it."""
@@ -728,49 +742,10 @@ class GitStore:
             for tree in trees:
                 yield self._tree_data(tree)
             return
-        env = {**os.environ, "GIT_DIR": str(self.git_dir), "GIT_TERMINAL_PROMPT": "0"}
-        process = subprocess.Popen(
-            ["git", "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        stdin, out = process.stdin, process.stdout
-        assert stdin is not None
-        assert out is not None
-        _widen_pipe(out.fileno())  # ~28 trees ahead of the caller, rather than one or two
-        asked = "".join(t + "\n" for t in trees).encode()
-
-        def ask() -> None:  # in a thread: git answers while it is still asked, and pipes are small
-            with contextlib.suppress(OSError):  # git gone: the reader says why
-                stdin.write(asked)
-            with contextlib.suppress(OSError):
-                stdin.close()
-
-        writer = threading.Thread(target=ask, daemon=True)
-        writer.start()
-        done = False
-        try:
-            for tree in trees:
-                header = out.readline().rstrip(b"\n").split(b" ")
-                if len(header) != 3 or header[1] != b"tree":
-                    shown = b" ".join(header[1:]).decode(errors="replace") or "git gave no answer"
-                    raise StoreCorrupt(tree, "cannot read the tree: " + shown)
-                size = int(header[2])
-                data = out.read(size)
-                if len(data) != size or out.read(1) != b"\n":
-                    raise StoreCorrupt(tree, "cannot read the tree: git's answer ends early")
-                if hashlib.sha1(b"tree %d\0" % size + data).hexdigest() != tree:
-                    raise StoreCorrupt(tree, "the tree does not hash to its id")
-                yield data
-            done = True
-        finally:
-            if not done:
-                process.kill()  # left early (a problem, or the caller stopped): git need not answer the rest
-            out.close()
-            process.wait()
-            writer.join()
+        for tree, data in zip(trees, self._cat_file(trees, b"tree"), strict=True):
+            if hashlib.sha1(b"tree %d\0" % len(data) + data).hexdigest() != tree:
+                raise StoreCorrupt(tree, "the tree does not hash to its id")
+            yield data
 
     def _tree_data(self, tree: str) -> bytes:
         try:
