@@ -492,14 +492,18 @@ def _measure_pages(client: httpx.Client, url: str, ids: dict[str, Any], plan: Pl
     repeated (both served from their caches), and first asked (different runs and cohorts each time)."""
     from web import documents
     from web.cohort_pages import LEADERBOARD_PAGE
+    from web.render import ORIGIN
 
     head = client.get(url + "/healthz").json()["serving"]
+    # The page's own variables: a server without a base URL (as this one) has its pages ask for the
+    # citations to copy too (`web.render.copy_citations`), three more citations a run.
+    copy = {"copy": True, "copyBase": ORIGIN}
 
     def run_doc(run: str) -> dict[str, Any]:
-        return {"query": documents.RUN, "variables": {"at": head, "id": run}}
+        return {"query": documents.RUN, "variables": {"at": head, "id": run, **copy}}
 
     def board_doc(key: str) -> dict[str, Any]:
-        variables = {"at": None, "key": key, "first": LEADERBOARD_PAGE, "after": None, "minTrust": None}
+        variables = {"at": None, "key": key, "first": LEADERBOARD_PAGE, "after": None, "minTrust": None, **copy}
         return {"query": documents.LEADERBOARD, "variables": variables}
 
     results = []
