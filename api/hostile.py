@@ -95,5 +95,7 @@ def shown(value: Any) -> Any:
     N\\x08VIDIA 42 \\U0001fffe 𠀀
     """
     if isinstance(value, str):
+        if value.isascii() and value.isprintable():
+            return value  # U+0020 to U+007E only: none of them is escaped (half the time of the search)
         return _unshown().sub(_escaped, value)
     return value

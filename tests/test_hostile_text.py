@@ -26,6 +26,8 @@ def test_every_code_point_is_shown_as_itself_exactly_when_a_page_and_a_feed_may_
     every = "".join(map(chr, range(0x110000)))  # one string: each character is judged alone
     escapes = {code: repr(chr(code))[1:-1] for code in unfit}
     assert shown(every) == "".join(escapes.get(code, chr(code)) for code in range(0x110000))
+    # Alone, an ASCII character takes the short way (printable ones are never searched): the same verdicts.
+    assert [code for code in range(0x80) if shown(chr(code)) != chr(code)] == [code for code in unfit if code < 0x80]
 
 
 def test_an_escaped_character_is_written_as_python_writes_it_and_text_around_it_stays() -> None:
