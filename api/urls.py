@@ -11,6 +11,7 @@ every URL here is relative to the server's root.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -95,8 +96,24 @@ _PUBLISHED_PAGES = {
 }
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_.~:@-]*")
+"""What `quote(value, safe=":@")` leaves as it is: told by one match instead (a digest or a key, most parts)."""
+
+
 def _part(value: str) -> str:
-    return quote(value, safe=":@")
+    return value if _PLAIN.fullmatch(value) else quote(value, safe=":@")
+
+
+@functools.cache
+def _pieces(route: str) -> tuple[tuple[str, str | None], ...]:
+    """A route's path as (text, the parameter after it or None) pairs: `/cohorts/{key}` gives
+    `("/cohorts/", "key"), ("", None)`."""
+    template, pieces, last = PATHS[route], [], 0
+    for match in _PARAM.finditer(template):
+        pieces.append((template[last : match.start()], match.group(1)))
+        last = match.end()
+    pieces.append((template[last:], None))
+    return tuple(pieces)
 
 
 def twin(path: str, format: str = "json") -> str:
@@ -152,7 +169,7 @@ class Urls:
         return self._path(route, params, at, format)
 
     def _path(self, route: str, params: Mapping[str, str], at: str | None, format: str | None = None) -> str:
-        path = _PARAM.sub(lambda match: _part(params[match.group(1)]), PATHS[route])
+        path = "".join(text if name is None else text + _part(params[name]) for text, name in _pieces(route))
         if at is not None:
             path = f"/at/{at}{path}"
         if format is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import uuid
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from starlette.routing import Match, Route
@@ -100,6 +101,16 @@ def test_the_builder_quotes_what_it_is_given() -> None:
     assert urls.published(COMMIT, "Model", "sha256:ab") == f"https://r.example/at/{COMMIT}/manifests/sha256:ab"
     assert Urls.of("https://r.example/").graphql() == "https://r.example/graphql"
     assert Urls.of(None).absolute is False
+
+
+@pytest.mark.parametrize("route", sorted(PATHS))
+def test_each_parameter_is_quoted_as_one_path_segment(route: str) -> None:
+    # Every character up to U+02FF and a few beyond, each as a whole parameter, against urllib's own quoting;
+    # `quote(safe=":@")` keeps RFC 3986's unreserved characters and `:@`, and writes `/` as `%2F`.
+    names = re.findall(r"\{(\w+)(?::\w+)?\}", PATHS[route])
+    for value in [*map(chr, range(0x300)), "", "..", "sha256:ab", "a b/c", "\U0001f600", "%41", "x?y#z"]:
+        expected = re.sub(r"\{(\w+)(?::\w+)?\}", quote(value, safe=":@").replace("\\", "\\\\"), PATHS[route])
+        assert Urls()._path(route, dict.fromkeys(names, value), None) == expected
 
 
 SOURCES = [p for tree in ("api", "web") for p in sorted((Path(__file__).parent.parent / tree).rglob("*.py"))]
