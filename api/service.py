@@ -254,8 +254,10 @@ class QueryService:
             registry.RevisionNotFound: no such commit, branch or tag.
             NotPublished: a commit main's served history does not hold.
         """
-        commit: str = await anyio.to_thread.run_sync(self.snapshots.store().resolve, rev)
         head = self.snapshots.head.commit
+        if rev == head:
+            return rev  # the served head (what pages link to): nothing to look up, no thread to wait for
+        commit: str = await anyio.to_thread.run_sync(self.snapshots.store().resolve, rev)
         if not await anyio.to_thread.run_sync(self._published, commit, head):
             raise NotPublished(commit)
         return commit

@@ -63,7 +63,8 @@ async def _resolve(request: Request, kind: str) -> tuple[Graph, str] | Response:
         return error(404, message, REVISION_NOT_FOUND)
     if rev != commit:
         return RedirectResponse(server.urls.url_path_for(kind, at=commit, digest=digest), status_code=307)
-    graph = await anyio.to_thread.run_sync(server.snapshots.at, commit)
+    head = server.snapshots.head
+    graph = head if commit == head.commit else await anyio.to_thread.run_sync(server.snapshots.at, commit)
     return graph, digest
 
 
