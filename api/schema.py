@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
+from itertools import takewhile
 from typing import Annotated, Any
 
 import strawberry
@@ -309,7 +310,7 @@ def _all_runs(graph: Graph) -> list[str]:
     return cached
 
 
-def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) -> list[str]:
+def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) -> Sequence[str]:
     keys: set[str] | None = None
 
     def narrow(found: Collection[str]) -> None:
@@ -326,6 +327,12 @@ def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) 
         if f.workload is not None:
             node = _lookup(graph, ("WorkloadCase", "WorkloadSuite"), f.workload)
             narrow(graph.cohorts_by["workload"].get(node.digest, set()) if node else set())
+    if keys is None and order == CohortOrder.LARGEST:  # every cohort, or the largest: the graph's own order
+        everything = graph.cohorts_largest_first
+        if f is None or not f.min_size:
+            return everything
+        cohorts, least = graph.cohorts, f.min_size
+        return list(takewhile(lambda key: len(cohorts[key].members) >= least, everything))
     pool = set(graph.cohorts) if keys is None else keys
     if f is not None and f.min_size:
         pool = {k for k in pool if len(graph.cohorts[k].members) >= f.min_size}

@@ -1035,6 +1035,7 @@ class Graph:
                 else:
                     pause()
         _ = self.records
+        _ = self.cohorts_largest_first
 
     def index_fan_out(self, pause: Callable[[], object] | None = None) -> None:
         """Index the digests by fan-out folder now (`fan_out`): after a start, before the first
@@ -1112,6 +1113,13 @@ class Graph:
         found = [nodes[d] for d, at in self.published_in.items() if at == position and d in nodes]
         found.sort(key=lambda node: (node.kind, node.name, node.digest))
         return tuple(node.digest for node in found)
+
+    @cached_property
+    def cohorts_largest_first(self) -> tuple[str, ...]:
+        """Every cohort key, most members first, then by key: the default order of cohort lists, made once
+        a graph (sorting 26,270 cohorts took ~25 ms of every first-asked `cohorts` page at 10x)."""
+        cohorts = self.cohorts
+        return tuple(sorted(cohorts, key=lambda key: (-len(cohorts[key].members), key)))
 
     @cached_property
     def records(self) -> tuple[str, ...]:

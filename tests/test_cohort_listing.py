@@ -103,6 +103,10 @@ def test_each_order_of_the_cohorts(listing: tuple[Snapshots, dict[str, str]]) ->
     assert _cohorts(snapshots, "first: 20") == by_size
     assert _cohorts(snapshots, "order: LARGEST") == by_size
     assert _cohorts(snapshots, "order: KEY") == sorted(keys.values())
+    # At least n runs: a prefix of the largest-first order, cut exactly at n (sizes 3, 2, 2, 1).
+    for least, kept in ((0, 4), (1, 4), (2, 3), (3, 1), (4, 0), (-1, 4)):
+        assert _cohorts(snapshots, f"filter: {{minSize: {least}}}") == by_size[:kept], least
+    assert _cohorts(snapshots, 'filter: {minSize: 2, gpu: "b200"}') == [keys["b200"]]
     newest = [keys["h100"], keys["suite"], keys["b200"], keys["a100"]]  # the records, newest first
     assert _cohorts(snapshots, "order: NEWEST_RECORD") == newest
     assert _cohorts(snapshots, 'order: NEWEST_RECORD, filter: {gpu: "b200"}') == [keys["suite"], keys["b200"]]
