@@ -486,6 +486,7 @@ class Graph:
         # The ledger's keys in order, made here rather than by the first `records` query after a start
         # (0.1 s for 127k cohorts at 50x on a busy machine); `records` is a cached property.
         self.__dict__["records"] = tuple(key for _, key in self._record_order)
+        self.__dict__.pop("cohorts_largest_first", None)
 
     def apply(
         self,
@@ -561,6 +562,7 @@ class Graph:
         if self._record_order is not None and recomputed:
             self._record_order = self._edited_order(self._record_order, recomputed, parent)
         self.__dict__.pop("records", None)
+        self.__dict__.pop("cohorts_largest_first", None)  # made again when asked: the cohorts changed
 
     def _edited_order(
         self, order: list[tuple[int, str]], recomputed: set[str], parent: Graph | None

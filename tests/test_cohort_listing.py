@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -179,3 +180,23 @@ def test_runs_of_one_cohort(listing: tuple[Snapshots, dict[str, str]]) -> None:
         query = f'{{ runs(filter: {{cohort: "{keys[group]}"}}, first: 100) {{ edges {{ node {{ name }} }} }} }}'
         names = sorted(edge["node"]["name"] for edge in _execute(snapshots, query)["runs"]["edges"])
         assert names == sorted(run["metadata"]["name"] for run in runs), group
+
+
+def test_the_largest_first_order_follows_a_refresh(tmp_path: Path) -> None:
+    """A commit that makes the smallest cohort the largest: the refreshed head lists it first (an order
+    kept from the graph before would not), and the graph before still lists as it did."""
+    store = registry.GitStore.init(tmp_path / "manifests.git")
+    base = [OPERATION, CASE, SUITE, KERNEL, PROTOCOL, B200, A100]
+    store.add([to_manifest(d) for d in [*base, *RUNS["a100"], *RUNS["suite"]]], commit_meta(T0, subject="two"))
+    snapshots = Snapshots(store.path)
+    snapshots.load()
+    facts = snapshots.head.facts
+    a100, suite = (facts[digest_of(RUNS[group][0])].cohort for group in ("a100", "suite"))
+    before = snapshots.head
+    assert _cohorts(snapshots, "first: 20") == [a100, suite]  # 2 runs, then 1
+    more = [_run(B200, 4100 + i, 6, f"suite-more-{i}", SUITE) for i in range(2)]
+    store.add([to_manifest(d) for d in more], commit_meta(T0 + 3600, subject="more"))
+    snapshots.refresh()
+    assert snapshots.head is not before
+    assert _cohorts(snapshots, "first: 20") == [suite, a100]  # 3 runs, then 2
+    assert before.cohorts_largest_first == (a100, suite)
