@@ -105,15 +105,16 @@ def _part(value: str) -> str:
 
 
 @functools.cache
-def _pieces(route: str) -> tuple[tuple[str, str | None], ...]:
-    """A route's path as (text, the parameter after it or None) pairs: `/cohorts/{key}` gives
-    `("/cohorts/", "key"), ("", None)`."""
-    template, pieces, last = PATHS[route], [], 0
-    for match in _PARAM.finditer(template):
-        pieces.append((template[last : match.start()], match.group(1)))
-        last = match.end()
-    pieces.append((template[last:], None))
-    return tuple(pieces)
+def _template(route: str) -> tuple[str, tuple[str, ...]]:
+    """A route's path as a format string and the names of its parameters, in order: `/cohorts/{key}` gives
+    `("/cohorts/{}", ("key",))` (no path holds a brace but its parameters')."""
+    names: list[str] = []
+
+    def blank(match: re.Match[str]) -> str:
+        names.append(match.group(1))
+        return "{}"
+
+    return _PARAM.sub(blank, PATHS[route]), tuple(names)
 
 
 def twin(path: str, format: str = "json") -> str:
@@ -169,7 +170,8 @@ class Urls:
         return self._path(route, params, at, format)
 
     def _path(self, route: str, params: Mapping[str, str], at: str | None, format: str | None = None) -> str:
-        path = "".join(text if name is None else text + _part(params[name]) for text, name in _pieces(route))
+        template, names = _template(route)
+        path = template.format(*[_part(params[name]) for name in names]) if names else template
         if at is not None:
             path = f"/at/{at}{path}"
         if format is not None:
