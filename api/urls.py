@@ -117,6 +117,13 @@ def _template(route: str) -> tuple[str, tuple[str, ...]]:
     return _PARAM.sub(blank, PATHS[route]), tuple(names)
 
 
+@functools.lru_cache(maxsize=256)
+def _document_parameter(document: str) -> str:
+    """`query=<document>`, form-encoded, made once per document: pages link to their own fixed documents, and
+    urllib quotes byte by byte in Python (~100 µs for a run page's 2.3 KB document, 4% of a first-time page)."""
+    return urlencode({"query": document.strip()})
+
+
 def twin(path: str, format: str = "json") -> str:
     """A page's path in another format: `/records` -> `/records.json`, a home page -> `.../index.json`.
 
@@ -312,10 +319,10 @@ class Urls:
         """The GraphQL endpoint; with a document, that document opened there ("the query behind this page")."""
         if document is None:
             return self.url_path_for("graphql")
-        query = {"query": document.strip()}
+        query = _document_parameter(document)
         if variables:
-            query["variables"] = orjson.dumps(variables).decode()
-        return f"{self.url_path_for('graphql')}?{urlencode(query)}"
+            query += "&" + urlencode({"variables": orjson.dumps(variables).decode()})
+        return f"{self.url_path_for('graphql')}?{query}"
 
     def mcp(self) -> str:
         return self.url_path_for("mcp")

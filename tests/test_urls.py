@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 import uuid
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
+import orjson
 import pytest
 from starlette.routing import Match, Route
 
@@ -111,6 +112,14 @@ def test_each_parameter_is_quoted_as_one_path_segment(route: str) -> None:
     for value in [*map(chr, range(0x300)), "", "..", "sha256:ab", "a b/c", "\U0001f600", "%41", "x?y#z"]:
         expected = re.sub(r"\{(\w+)(?::\w+)?\}", quote(value, safe=":@").replace("\\", "\\\\"), PATHS[route])
         assert Urls()._path(route, dict.fromkeys(names, value), None) == expected
+
+
+@pytest.mark.parametrize("variables", [None, {}, {"at": None, "key": "sha256:ab", "first": 50, "q": "a&b=c d"}])
+def test_a_document_opened_at_the_endpoint_is_form_encoded_whole(variables: dict[str, object] | None) -> None:
+    document = "  query Page($key: String!) { cohort(key: $key) { key label: size } } # é&=+?\n"
+    query = {"query": document.strip(), **({"variables": orjson.dumps(variables).decode()} if variables else {})}
+    for _ in range(2):  # the second time from what was kept of the first
+        assert Urls("https://r.example").graphql(document, variables) == f"https://r.example/graphql?{urlencode(query)}"
 
 
 SOURCES = [p for tree in ("api", "web") for p in sorted((Path(__file__).parent.parent / tree).rglob("*.py"))]
