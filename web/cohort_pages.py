@@ -64,9 +64,22 @@ def _leaderboard_extra(data: dict[str, Any], links: Urls, after: str | None, min
             )
         )
     page_info = cohort["entries"]["pageInfo"]
+    commit, unit = data["commit"]["id"], cohort["metricKey"].split(":")[-1]
+    # Each row's links and interval made here, in Python: in the template, each call went through Jinja2's
+    # Context.call and each step through its attribute lookup (~0.1 ms of a 50-row page).
+    board = [
+        (
+            entry,
+            links.implementation(run["implementation"]["digest"]) if run["implementation"] else None,
+            links.run(commit, run["digest"]),
+            f"{interval['low']:,.6g} to {interval['high']:,.6g} {unit}" if interval else None,
+        )
+        for entry in entries
+        for run, interval in [(entry["run"], entry["run"]["primary"]["interval"])]
+    ]
     return {
         "cohort": cohort,
-        "entries": entries,
+        "board": board,
         "operation_name": _operation_name(cohort["operation"]),
         "chart": interval_chart(
             rows,
