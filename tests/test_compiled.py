@@ -332,3 +332,62 @@ def test_resolvers_called_straight_answer_as_strawberrys_wrapper_calls_them() ->
 def test_which_arguments_are_passed_as_graphql_core_coerces_them(annotation: Any, expected: bool | None) -> None:
     kind = StrawberryAnnotation(annotation).resolve()
     assert compiled._plain_argument(kind, DEFAULT_SCALAR_REGISTRY) is expected
+
+
+class _Text(str):
+    """A `str` subclass: graphql-core's `serialize_string` returns it as it is (no exact `str`)."""
+
+
+@strawberry.type
+class _Leaves:
+    """Scalars read straight, each of a value its type coerces otherwise than by returning it."""
+
+    text: str
+    flag: bool
+    maybe: str | None
+
+    @strawberry.field
+    def subclassed(self) -> str:
+        return _Text("sub")
+
+    @strawberry.field
+    def number_as_text(self) -> str:
+        return cast(str, 12)
+
+    @strawberry.field
+    def flag_as_text(self) -> str:
+        return cast(str, True)
+
+    @strawberry.field
+    def number_as_flag(self) -> bool:
+        return cast(bool, 0)
+
+    @strawberry.field
+    def shade(self) -> _Shade:
+        return _Shade.LIGHT
+
+
+@strawberry.type
+class _LeavesQuery:
+    @strawberry.field
+    def leaves(self, text: str) -> list[_Leaves]:
+        return [_Leaves(text=text, flag=True, maybe=None), _Leaves(text=text * 2, flag=False, maybe="m")]
+
+
+def test_scalars_read_straight_are_coerced_as_graphql_core_coerces_them() -> None:
+    fast = strawberry.Schema(query=_LeavesQuery, execution_context_class=compiled.CompiledExecutor)
+    plain = strawberry.Schema(query=_LeavesQuery, execution_context_class=StrawberryGraphQLCoreExecutionContext)
+    query = """query($t: String!) { leaves(text: $t) { text flag maybe subclassed numberAsText flagAsText
+      numberAsFlag shade } }"""
+    row = {"subclassed": "sub", "numberAsText": "12", "flagAsText": "true", "numberAsFlag": False, "shade": "LIGHT"}
+    expected = {
+        "leaves": [
+            {"text": "a", "flag": True, "maybe": None, **row},
+            {"text": "aa", "flag": False, "maybe": "m", **row},
+        ]
+    }
+    before = compiled.COUNTS["compiled"]
+    for schema in (fast, plain):
+        result = schema.execute_sync(query, variable_values={"t": "a"})
+        assert not result.errors and result.data == expected
+    assert compiled.COUNTS["compiled"] == before + 1
