@@ -344,21 +344,17 @@ class _Compiler:
             info_class=config.info_class,
         )
 
-    def _complete(self, kind: GraphQLOutputType, details: FieldDetailsList) -> _Complete:
+    def _complete(self, kind: GraphQLOutputType, details: FieldDetailsList, required: bool = False) -> _Complete:
+        """The completion of a value of `kind`; `required` (a non-null type's): a null gives way to graphql-core."""
         if isinstance(kind, GraphQLNonNull):
-            inner = self._complete(kind.of_type, details)
-
-            def non_null(executor: Any, value: Any, path: Path | None) -> Any:
-                if value is None:
-                    raise Fallback
-                return inner(executor, value, path)
-
-            return non_null
+            return self._complete(kind.of_type, details, required=True)
         if isinstance(kind, GraphQLList):
             item = self._complete(kind.of_type, details)
 
             def listed(executor: Any, value: Any, path: Path | None) -> Any:
                 if value is None:
+                    if required:
+                        raise Fallback
                     return None
                 if not is_iterable(value):  # graphql-core's own test (no strings, no mappings)
                     raise Fallback
@@ -372,6 +368,8 @@ class _Compiler:
 
             def leaf(_executor: Any, value: Any, _path: Path | None) -> Any:
                 if value is None:
+                    if required:
+                        raise Fallback
                     return None
                 if isinstance(value, Exception):
                     raise Fallback
@@ -395,10 +393,16 @@ class _Compiler:
 
             def obj(executor: Any, value: Any, path: Path | None) -> Any:
                 if value is None:
+                    if required:
+                        raise Fallback
                     return None
                 if isinstance(value, Exception) or (check is not None and not check(value, None)):
                     raise Fallback
-                return {key: step(executor, value, path) for key, step in steps}
+                # A loop, not a comprehension: in Python 3.11 that is one call (and frame) less an object.
+                data = {}
+                for key, step in steps:
+                    data[key] = step(executor, value, path)
+                return data
 
             return obj
         raise _NotCompilable  # an interface or a union: its runtime type is resolved per value
