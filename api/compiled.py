@@ -24,6 +24,7 @@ are pure, so executing again is harmless.
 
 from __future__ import annotations
 
+import enum
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -285,7 +286,8 @@ class _Compiler:
         if direct is not None:
             # The field's path is made only when its resolver or one below it reads it (in a resolve info).
             needs_path = direct.info_name is not None or self._resolvers > resolvers + 1
-            return _direct_step(direct, field, nodes, parent, key, complete, needs_path)
+            constant = _constant_arguments(self._executor, field, node, direct) if direct.arguments else None
+            return _direct_step(direct, field, nodes, parent, key, complete, needs_path, constant)
 
         def resolved(executor: Any, source: Any, path: Path | None) -> Any:
             here = Path(path, key, type_name)
@@ -497,10 +499,12 @@ def _direct_step(
     key: str,
     complete: _Complete,
     needs_path: bool,
+    constant: dict[str, Any] | None,
 ) -> _Step:
     """Call a resolver as strawberry's wrapper would (`_Compiler._direct`): the object, the `Info` as
     strawberry makes it, the coerced arguments under their Python names (lists copied, as strawberry copies
-    them: graphql-core gives every request that omits one the same default)."""
+    them: graphql-core gives every request that omits one the same default); `constant`, when given, those
+    arguments as every request has them (`_constant_arguments`)."""
     definition = field.extensions["strawberry-definition"]
     type_name = parent.name
     method, info_name, info_class = direct.method, direct.info_name, direct.info_class
@@ -512,7 +516,11 @@ def _direct_step(
         here = Path(path, key, type_name) if needs_path else None
         kwargs: dict[str, Any] = {}
         if arguments:
-            given = get_argument_values(field, node, executor.variable_values, None, executor.hide_suggestions)
+            given = (
+                constant
+                if constant is not None
+                else get_argument_values(field, node, executor.variable_values, None, executor.hide_suggestions)
+            )
             for name, python_name, copied in arguments:
                 if name in given:
                     value = given[name]
@@ -526,6 +534,33 @@ def _direct_step(
         return complete(executor, _settled(executor, value), here)
 
     return step
+
+
+def _constant_arguments(executor: Any, field: GraphQLField, node: FieldNode, direct: _Direct) -> dict[str, Any] | None:
+    """A field's coerced arguments when every request has the same (literals and defaults, no variable), each
+    a value nobody can change (lists are copied per call anyway); None otherwise (coerced per call, ~3 µs:
+    a dossier's `citation` takes its three defaults)."""
+    variables: list[VariableNode] = []
+
+    class Scan(Visitor):
+        def enter_variable(self, variable: VariableNode, *_: Any) -> None:
+            variables.append(variable)
+
+    for argument in node.arguments or ():
+        visit(argument, Scan())
+    if variables:
+        return None
+    try:
+        given: dict[str, Any] = get_argument_values(
+            field, node, executor.variable_values, None, executor.hide_suggestions
+        )
+    except Exception:  # a request meets it, and gives way to graphql-core
+        return None
+    copied = {name for name, _, copy in direct.arguments if copy}
+    for name, value in given.items():
+        if not (name in copied or value is None or isinstance(value, (str, int, float, enum.Enum))):
+            return None
+    return given
 
 
 def _plain_argument(kind: Any, registry: Any) -> bool | None:
