@@ -6,8 +6,9 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import orjson
 
@@ -19,6 +20,9 @@ from registry.snapshots import Snapshots
 
 __all__ = ["Context", "StoredObjects"]
 
+T = TypeVar("T")
+_MISSING: Any = object()
+
 
 class StoredObjects:
     """Stored git objects a request reads: manifests by blob id (raw bytes, parsed JSON kept in a small
@@ -27,10 +31,12 @@ class StoredObjects:
     Object ids name immutable bytes, so one cache serves every snapshot.
     """
 
-    def __init__(self, snapshots: Snapshots, capacity: int = 4096) -> None:
+    def __init__(self, snapshots: Snapshots, capacity: int = 4096, facts: int = 65536) -> None:
         self._snapshots = snapshots
         self._capacity = capacity
         self._parsed: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._facts: dict[tuple[str, Callable[[dict[str, Any]], Any]], Any] = {}
+        self._facts_capacity = facts
         self._commits: OrderedDict[str, registry.CommitInfo] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -49,6 +55,26 @@ class StoredObjects:
             if len(self._parsed) > self._capacity:
                 self._parsed.popitem(last=False)
         return document
+
+    def fact(self, oid: str, derive: Callable[[dict[str, Any]], T]) -> T:
+        """What `derive` makes of a manifest's document (a workload's label, an implementation's revision),
+        made once per blob: the document of a workload or an implementation many runs share need not stay
+        among the parsed ones (runs' documents push it out), nor its fact be made again (a dossier asks for
+        its workload's label twice). Kept while there are fewer than `facts` (the oldest half dropped then).
+
+        Raises:
+            whatever `derive` or reading the document raises (nothing is kept then).
+        """
+        key = (oid, derive)
+        found = self._facts.get(key, _MISSING)
+        if found is _MISSING:
+            found = derive(self.get(oid))
+            with self._lock:
+                if len(self._facts) >= self._facts_capacity:
+                    for old in list(self._facts)[: self._facts_capacity // 2]:
+                        del self._facts[old]
+                self._facts[key] = found
+        return cast(T, found)
 
     def commit(self, commit: str) -> registry.CommitInfo:
         with self._lock:

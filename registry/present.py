@@ -39,7 +39,29 @@ NO_PERMALINK = "No permalink: this registry has no public base URL configured."
 
 
 def _fixed(value: float, places: int) -> str:
-    """JavaScript's toFixed (half away from zero on the decimal expansion of the double)."""
+    """JavaScript's toFixed (half away from zero on the decimal expansion of the double).
+
+    Python's `%.Nf` rounds the exact value of the double correctly, half to even: it can differ only on an
+    exact tie, and a double is one only if it is a multiple of 2**-(places + 1) (`_HALVES`). Ties, and values
+    `Decimal`'s context cannot quantize (infinities, NaN, too many digits), go to `_fixed_decimal`: the same
+    text, a negative zero's sign included, at a third of the cost (a leaderboard formats 20 values).
+
+    >>> [_fixed(v, 2) for v in (0.125, 2.675, -0.004, -0.0, 9.995, 1e14)]
+    ['0.13', '2.67', '-0.00', '-0.00', '9.99', '100000000000000.00']
+    """
+    if 0 <= places <= _MAX_PLACES and -1e15 < value < 1e15:  # false for NaN too
+        number = float(value)  # exact: an int here has fewer than 2**53
+        if not (number * _HALVES[places]).is_integer():
+            return f"{number:.{places}f}"
+    return _fixed_decimal(value, places)
+
+
+_MAX_PLACES = 6
+_HALVES = [float(2 ** (places + 1)) for places in range(_MAX_PLACES + 1)]
+"""Per number of places, what a tie at that many places is a whole multiple of the inverse of."""
+
+
+def _fixed_decimal(value: float, places: int) -> str:
     return str(Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
 
 

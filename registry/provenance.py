@@ -128,6 +128,14 @@ class CommitInfo:
         """The first value of a trailer, keys compared case-insensitively as git does."""
         return next((value for k, value in self.trailers if k.lower() == key.lower()), None)
 
+    def first_trailers(self) -> dict[str, str]:
+        """Each trailer's first value by its key in lower case, in one pass: `trailer(key)` is
+        `first_trailers().get(key.lower())` (a run's provenance reads five of them)."""
+        found: dict[str, str] = {}
+        for key, value in self.trailers:
+            found.setdefault(key.lower(), value)
+        return found
+
     def trailer_values(self, key: str) -> list[str]:
         return [value for k, value in self.trailers if k.lower() == key.lower()]
 

@@ -5,14 +5,17 @@ the program cannot answer (an error to report) is answered by graphql-core, erro
 
 from __future__ import annotations
 
+import enum
 import itertools
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import strawberry
 from helpers import EMBEDDED_REPO
+from strawberry.annotation import StrawberryAnnotation
 from strawberry.schema.config import StrawberryConfig
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.schema.types.scalar import DEFAULT_SCALAR_REGISTRY
 from test_docs_examples import EXAMPLES
 
 from api import compiled
@@ -239,3 +242,152 @@ def test_a_document_heavier_than_a_program_may_be_is_never_compiled(snapshots: S
         answer, by_program = _compiled(snapshots, query, {})
         assert by_program is compiles and not answer["errors"]
         assert answer == _answer(PLAIN, snapshots, query, {})
+
+
+@strawberry.enum
+class _Shade(enum.Enum):
+    LIGHT = "light"
+    DARK = "dark"
+
+
+@strawberry.input
+class _Box:
+    side: int
+
+
+@strawberry.type
+class _Args:
+    """Resolvers a program calls straight (scalars, enums, lists of them, the object by any name) and one it
+    leaves to strawberry's wrapper (an input type)."""
+
+    base: int
+
+    @strawberry.field
+    def plain(self, word: str, times: int = 2, shade: _Shade = _Shade.DARK, note: str | None = None) -> str:
+        return f"{word * times} {shade.value} {note!r} {self.base}"
+
+    @strawberry.field
+    def grown(self, numbers: list[int] = [1, 2], shades: list[_Shade] | None = None) -> list[str]:  # noqa: B006
+        numbers.append(len(numbers))  # a resolver that changes its list: the next request must not see it
+        return [str(n) for n in numbers] + [s.value for s in shades or ()]
+
+    @strawberry.field
+    def rooted(self, root: Any, info: strawberry.Info, extra: int = 0) -> str:
+        return f"{root.base + extra} at {info.path.as_list()}"
+
+    @strawberry.field
+    def boxed(self, box: _Box) -> int:
+        return box.side * self.base
+
+
+@strawberry.type
+class _ArgsQuery:
+    @strawberry.field
+    def args(self, base: int) -> _Args:
+        return _Args(base=base)
+
+
+def test_resolvers_called_straight_answer_as_strawberrys_wrapper_calls_them() -> None:
+    fast = strawberry.Schema(query=_ArgsQuery, execution_context_class=compiled.CompiledExecutor)
+    plain = strawberry.Schema(query=_ArgsQuery, execution_context_class=StrawberryGraphQLCoreExecutionContext)
+    query = """query($b: Int!, $w: String!, $n: [Int!], $s: [_Shade!]) { args(base: $b) {
+      a: plain(word: $w) b: plain(word: $w, times: 3, shade: LIGHT, note: "n") grown g2: grown(numbers: $n, shades: $s)
+      rooted r2: rooted(extra: 5) boxed(box: {side: 4}) } }"""
+    variables = {"b": 7, "w": "ab", "n": [5], "s": ["DARK", "LIGHT"]}
+    expected = {
+        "args": {
+            "a": "abab dark None 7",
+            "b": "ababab light 'n' 7",
+            "grown": ["1", "2", "2"],
+            "g2": ["5", "1", "dark", "light"],
+            "rooted": "7 at ['args', 'rooted']",
+            "r2": "12 at ['args', 'r2']",
+            "boxed": 28,
+        }
+    }
+    for _ in range(2):  # the second time from the kept program, with the defaults as they were
+        before = compiled.COUNTS["compiled"]
+        for schema in (fast, plain):
+            result = schema.execute_sync(query, variable_values=variables)
+            assert not result.errors and result.data == expected
+        assert compiled.COUNTS["compiled"] == before + 1
+
+
+@pytest.mark.parametrize(
+    ("annotation", "expected"),
+    [
+        (str, False),
+        (str | None, False),
+        (int, False),
+        (_Shade, False),
+        (_Shade | None, False),
+        (list[int], True),
+        (list[_Shade | None] | None, True),
+        (list[list[int]], None),
+        (_Box, None),
+        (strawberry.relay.GlobalID, None),
+        (cast(Any, strawberry.Maybe)[str], None),
+    ],
+)
+def test_which_arguments_are_passed_as_graphql_core_coerces_them(annotation: Any, expected: bool | None) -> None:
+    kind = StrawberryAnnotation(annotation).resolve()
+    assert compiled._plain_argument(kind, DEFAULT_SCALAR_REGISTRY) is expected
+
+
+class _Text(str):
+    """A `str` subclass: graphql-core's `serialize_string` returns it as it is (no exact `str`)."""
+
+
+@strawberry.type
+class _Leaves:
+    """Scalars read straight, each of a value its type coerces otherwise than by returning it."""
+
+    text: str
+    flag: bool
+    maybe: str | None
+
+    @strawberry.field
+    def subclassed(self) -> str:
+        return _Text("sub")
+
+    @strawberry.field
+    def number_as_text(self) -> str:
+        return cast(str, 12)
+
+    @strawberry.field
+    def flag_as_text(self) -> str:
+        return cast(str, True)
+
+    @strawberry.field
+    def number_as_flag(self) -> bool:
+        return cast(bool, 0)
+
+    @strawberry.field
+    def shade(self) -> _Shade:
+        return _Shade.LIGHT
+
+
+@strawberry.type
+class _LeavesQuery:
+    @strawberry.field
+    def leaves(self, text: str) -> list[_Leaves]:
+        return [_Leaves(text=text, flag=True, maybe=None), _Leaves(text=text * 2, flag=False, maybe="m")]
+
+
+def test_scalars_read_straight_are_coerced_as_graphql_core_coerces_them() -> None:
+    fast = strawberry.Schema(query=_LeavesQuery, execution_context_class=compiled.CompiledExecutor)
+    plain = strawberry.Schema(query=_LeavesQuery, execution_context_class=StrawberryGraphQLCoreExecutionContext)
+    query = """query($t: String!) { leaves(text: $t) { text flag maybe subclassed numberAsText flagAsText
+      numberAsFlag shade } }"""
+    row = {"subclassed": "sub", "numberAsText": "12", "flagAsText": "true", "numberAsFlag": False, "shade": "LIGHT"}
+    expected = {
+        "leaves": [
+            {"text": "a", "flag": True, "maybe": None, **row},
+            {"text": "aa", "flag": False, "maybe": "m", **row},
+        ]
+    }
+    before = compiled.COUNTS["compiled"]
+    for schema in (fast, plain):
+        result = schema.execute_sync(query, variable_values={"t": "a"})
+        assert not result.errors and result.data == expected
+    assert compiled.COUNTS["compiled"] == before + 1

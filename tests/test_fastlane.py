@@ -190,3 +190,24 @@ def test_a_burst_of_the_same_new_request_executes_it_once(basic_store: registry.
         answers = asyncio.run(burst())
         assert len(set(answers)) == 1 and b'"records"' in answers[0]
         assert api.service.queries.executions == before + 1
+
+
+@pytest.mark.parametrize("coding", ["identity", "br", "gzip"])
+def test_answers_of_one_shape_get_their_own_entity_tags_and_lengths(embedded_api: Running, coding: str) -> None:
+    # Each answer after the first of its shape (status, media type, coding, cache headers) has its header list
+    # made from that first one's: its own tag and length put in, everything else as the normal path sends it.
+    lane = _lane(embedded_api)
+    lane._shapes.clear()
+    wires = []
+    for first in (1, 2, 7, 30):
+        query = f"{{ runs(first: {first}) {{ totalCount edges {{ node {{ digest name }} }} }} }}"
+        request = _post(query, **{"accept-encoding": coding})
+        normal, _ = _twice(embedded_api, request)
+        assert _executed_in_the_lane(embedded_api, request) == normal
+        wires.append(normal)
+    assert len(lane._shapes) == (1 if coding == "identity" else 2)  # small answers go out uncompressed
+    tags = [dict(headers)[b"etag"] for _, headers, _ in wires]
+    lengths = [int(dict(headers)[b"content-length"]) for _, headers, _ in wires]
+    assert len(set(tags)) == 4 and len(set(lengths)) == 4
+    if coding == "identity":
+        assert lengths == [len(body) for _, _, body in wires]

@@ -11,7 +11,7 @@ from typing import cast
 
 import pytest
 
-from api.types.pages import CursorError, PageSizeError, Window, paginate
+from api.types.pages import CursorError, PageSizeError, Window, follows_cursor, paginate
 from registry.graph import Graph
 
 COMMIT = "c" * 40
@@ -130,3 +130,27 @@ def test_cursors_of_another_commit_or_form_are_refused() -> None:
         with pytest.raises(CursorError) as caught:
             paginate(GRAPH, ITEMS, Window(after=junk), str.upper)
         assert str(caught.value) == f"invalid cursor {junk!r}"
+
+
+class _Listing:
+    """A list's object as the types have one: its snapshot's graph, and a resolver that follows cursors."""
+
+    _graph = GRAPH
+
+    @follows_cursor
+    def items(self, info: object, first: int | None = None, after: str | None = None) -> str:
+        return f"{first} after {after}"
+
+
+@pytest.mark.parametrize("by_name", [True, False])
+def test_a_cursor_of_another_commit_is_refused_whether_arguments_come_by_name_or_by_position(by_name: bool) -> None:
+    listing, other, own = _Listing(), cursor(2, OTHER), cursor(2)
+
+    def ask(after: str | None) -> str:
+        # strawberry passes every argument by name; a direct caller may pass them by position
+        return listing.items(info=None, first=3, after=after) if by_name else listing.items(None, 3, after)
+
+    assert ask(own) == f"3 after {own}" and ask(None) == "3 after None"
+    with pytest.raises(CursorError) as caught:
+        ask(other)
+    assert str(caught.value).startswith(f"cursor {other!r} was cut from commit {OTHER}, and this list answers for ")

@@ -119,3 +119,12 @@ def test_identity_problem_refuses_exactly_what_git_cannot_record(name: str, emai
 def test_identity_problem_also_refuses_line_breaks_git_would_write_into_the_header() -> None:
     assert identity_problem("A\nB", "a@b") == "the name holds a line break"
     assert identity_problem("A", "a@b\r") == "the email holds a line break"
+
+
+def test_first_trailers_are_what_trailer_reads_key_by_key() -> None:
+    person = registry.Person("A", "a@example.com", 0)
+    trailers = (("Source", "x"), ("LICENSE", "MIT"), ("source", "y"), ("License", "Apache-2.0"), ("Source-URL", "u"))
+    info = registry.CommitInfo("c" * 40, (), person, person, "Add\n", trailers)
+    assert info.first_trailers() == {"source": "x", "license": "MIT", "source-url": "u"}
+    for key in ("Source", "source", "SOURCE", "License", "Source-URL", "Attribution", "Source-Snapshot"):
+        assert info.first_trailers().get(key.lower()) == info.trailer(key)

@@ -137,3 +137,31 @@ def test_the_readers_date_is_the_services(registry_of_three: tuple[QueryService,
     document = "query($id: String!) { run(id: $id) { citation } }"
     assert str(_answer(dated, document, {"id": run}).data).endswith("Accessed 2026-11-30.'}}")
     assert "Accessed" not in str(_answer(served, document, {"id": run}).data)  # a server has no date of its own
+
+
+def test_a_manifests_fact_is_made_once_from_its_stored_document(store: registry.GitStore) -> None:
+    s = basic_scenario()
+    commit_manifests(store, s.docs)
+    snapshots = Snapshots(store.path)
+    snapshots.load()
+    objects = StoredObjects(snapshots, capacity=1, facts=4)
+    oids = sorted({node.oid for node in snapshots.head.nodes.values()})[:6]
+    made: list[str] = []
+
+    def name(document: dict[str, object]) -> str:
+        made.append(str(document["kind"]))
+        return str(document["metadata"]["name"])  # type: ignore[index]
+
+    def refused(document: dict[str, object]) -> str:
+        raise KeyError("spec")
+
+    expected = [json.loads(store.read_blob(oid))["metadata"]["name"] for oid in oids]
+    assert [objects.fact(oid, name) for oid in oids[:2]] * 2 == expected[:2] * 2
+    assert len(made) == 2  # once a blob, though only one parsed document is kept
+    assert [objects.fact(oid, name) for oid in oids] == expected
+    assert len(made) == 6
+    assert objects.fact(oids[5], name) == expected[5] and len(made) == 6  # kept: the newest
+    assert objects.fact(oids[0], name) == expected[0] and len(made) == 7  # dropped with the oldest half
+    for _ in range(2):
+        with pytest.raises(KeyError):
+            objects.fact(oids[1], refused)  # nothing is kept of a fact that could not be made

@@ -38,6 +38,8 @@ from api.urls import PATHS
 __all__ = ["FastLane"]
 
 _GRAPHQL = PATHS["graphql"]
+_SHAPES = 64
+"""Header-list shapes kept (`FastLane._from_shape`): status, media type, coding and cache headers per commit."""
 
 
 async def _nothing(scope: Scope, receive: Receive, send: Send) -> None:
@@ -61,6 +63,9 @@ class FastLane:
         self.hits = 0
         self.executed = 0
         self.executes = True
+        # Finished header lists of answers without `Origin`, by shape (`_shape`): (list, where the entity
+        # tag is, where the length is).
+        self._shapes: dict[tuple[Any, ...], tuple[tuple[tuple[bytes, bytes], ...], int, int | None]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -152,11 +157,50 @@ class FastLane:
         memo = (status, media, coding) if origin is None else None
         raw = item.wire.get(memo) if memo is not None else None
         if raw is None:
-            raw = await self._headers(headers, item, status, media, coding, len(content))
+            raw = self._from_shape(item, status, media, coding, len(content)) if memo is not None else None
+            if raw is None:
+                raw = await self._headers(headers, item, status, media, coding, len(content))
+                if memo is not None:
+                    self._learn_shape(item, status, media, coding, raw)
             if memo is not None:
                 item.wire[memo] = raw
         await send({"type": "http.response.start", "status": status, "headers": list(raw)})
         await send({"type": "http.response.body", "body": content})
+
+    def _shape(self, item: Representation, status: int, media: str, coding: str | None) -> tuple[Any, ...]:
+        """What a finished header list (without `Origin`) depends on but its entity tag and length."""
+        return (status, media, coding, *((k, v) for k, v in item.headers.items() if k != "etag"))
+
+    def _from_shape(
+        self, item: Representation, status: int, media: str, coding: str | None, length: int
+    ) -> tuple[tuple[bytes, bytes], ...] | None:
+        """The finished header list of an answer without `Origin`, from one of the same shape (`_learn_shape`):
+        its entity tag and length put in. Each first-time answer otherwise builds its list and has the CORS
+        middleware finish it (~20 µs of a first-time dossier's ~700 µs of server CPU)."""
+        found = self._shapes.get(self._shape(item, status, media, coding))
+        if found is None:
+            return None
+        template, tag_at, length_at = found
+        raw = list(template)
+        raw[tag_at] = (b"etag", compression.tag_for(item.etag, coding).encode("latin-1"))
+        if length_at is not None:
+            raw[length_at] = (b"content-length", str(length).encode("latin-1"))
+        return tuple(raw)
+
+    def _learn_shape(
+        self, item: Representation, status: int, media: str, coding: str | None, raw: tuple[tuple[bytes, bytes], ...]
+    ) -> None:
+        """Keep `raw` as the template of its shape, with where its entity tag and length are: the only headers
+        that differ between answers of one shape (nothing else reads them)."""
+        names = [name for name, _ in raw]
+        if names.count(b"etag") != 1 or names.count(b"content-length") > (0 if status == 304 else 1):
+            return
+        length_at = names.index(b"content-length") if b"content-length" in names else None
+        if (length_at is None) is (status != 304):
+            return
+        if len(self._shapes) >= _SHAPES:
+            self._shapes.clear()  # a handful per served commit: a new commit's replace the old
+        self._shapes[self._shape(item, status, media, coding)] = (raw, names.index(b"etag"), length_at)
 
     async def _headers(
         self, headers: Headers, item: Representation, status: int, media: str, coding: str | None, length: int

@@ -13,7 +13,7 @@ import enum
 import functools
 import importlib
 import typing
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import strawberry
@@ -35,6 +35,7 @@ __all__ = [
     "as_json",
     "build",
     "document",
+    "fact",
     "implementation_name",
     "ordered_cohorts",
     "ordered_runs",
@@ -47,6 +48,7 @@ __all__ = [
 Info = strawberry.Info[Context, None]
 
 W = TypeVar("W")
+T = TypeVar("T")
 E = TypeVar("E", bound=enum.Enum)
 
 
@@ -59,6 +61,11 @@ def published_at(graph: Graph, node: n.Node) -> str | None:
 def document(info: Info, node: n.Node) -> dict[str, Any]:
     """The node's stored manifest, parsed (kept in the request's stored objects)."""
     return info.context.objects.get(node.oid)
+
+
+def fact(info: Info, node: n.Node, derive: Callable[[dict[str, Any]], T]) -> T:
+    """What `derive` makes of the node's stored manifest, made once per manifest (`StoredObjects.fact`)."""
+    return info.context.objects.fact(node.oid, derive)
 
 
 def as_json(value: Any) -> JSON:

@@ -9,7 +9,7 @@ import strawberry
 
 import registry
 from api.leaderboard import LeaderboardRow, leaderboard_rows
-from api.types.base import Info, document, ordered_runs, typed
+from api.types.base import Info, fact, ordered_runs, typed
 from api.types.citing import Accessed, BaseUrl, Format, accessed_day, citation_urls
 from api.types.enums import _DOMAIN_TRUST, CitationFormat, CohortProfile, EntryOrder, RecordCause, RunOrder, Trust
 from api.types.identity import Node
@@ -272,7 +272,7 @@ class Cohort(Node):
         environment = graph.nodes.get(cohort.environment)
         parts = [
             (operation.title or operation.name) if operation is not None else None,
-            workload_label(document(info, workload)) if workload is not None else None,
+            fact(info, workload, workload_label) if workload is not None else None,
             environment.product if isinstance(environment, n.Environment) else None,
         ]
         return " · ".join(p for p in parts if p) or cohort.key

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -15,6 +15,7 @@ from api.types.base import (
     as_json,
     build,
     document,
+    fact,
     implementation_name,
     ordered_cohorts,
     ordered_runs,
@@ -196,7 +197,7 @@ class Workload(Named):
 
     @strawberry.field(description="e.g. suite of 16 cases · mean latency")
     def label(self, info: Info) -> str:
-        return workload_label(document(info, self._node))
+        return fact(info, self._node, workload_label)
 
     @strawberry.field(
         description="A case's named axes as published (`m = 4096`, `batch_size = 12383`), by name; empty for a "
@@ -317,6 +318,12 @@ class ProjectStanding:
         return self._standing.implementations
 
 
+def _revision(document: dict[str, Any]) -> str | None:
+    """An implementation's `projectRevision.version`, or the commit it was built from."""
+    revision = document["spec"]["projectRevision"]
+    return text(revision.get("version") or revision.get("commit"))
+
+
 def standing_order(standing: catalog.Standing) -> tuple[int, int, int, int]:
     """The sort key of `projects(order: STANDING)` (Python's sort is stable: ties keep the name order)."""
     return (-standing.led, -standing.records, -standing.entered, -standing.runs)
@@ -336,8 +343,7 @@ class Implementation(Named):
 
     @strawberry.field(description="projectRevision.version, or the commit it was built from.")
     def revision(self, info: Info) -> str | None:
-        revision = document(info, self._node)["spec"]["projectRevision"]
-        return text(revision.get("version") or revision.get("commit"))
+        return fact(info, self._node, _revision)
 
     @strawberry.field(description="The language it is written in, as the manifest says (cuda, triton, cute_dsl...).")
     def language(self) -> str:

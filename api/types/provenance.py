@@ -193,13 +193,14 @@ def provenance_of(context: Context, graph: Graph, node: n.Node, source: str | No
     if commit is None:
         return None
     info = context.objects.commit(commit)
+    trailers = info.first_trailers()
     return Provenance(
         commit=Commit(_info=info, _verified=False),
-        source=source_type(context, graph, source or info.trailer("Source")),
-        license=info.trailer("License"),
-        attribution=info.trailer("Attribution"),
-        source_url=info.trailer("Source-URL"),
-        snapshot=info.trailer("Source-Snapshot"),
+        source=source_type(context, graph, source or trailers.get("source")),
+        license=trailers.get("license"),
+        attribution=trailers.get("attribution"),
+        source_url=trailers.get("source-url"),
+        snapshot=trailers.get("source-snapshot"),
     )
 
 

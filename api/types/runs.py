@@ -9,7 +9,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 import registry
-from api.types.base import Info, Observed, as_json, build, document, published_at
+from api.types.base import Info, Observed, as_json, build, document, fact, published_at
 from api.types.citing import Accessed, BaseUrl, Format, accessed_day, citation_urls
 from api.types.enums import _TRUST, ArtifactRole, CitationFormat, IneligibilityReason, RunStatus, Trust
 from api.types.kinds import Environment, Implementation, Operation, Protocol, Workload, operation_of
@@ -339,7 +339,7 @@ class Run(Observed[RunStatus]):
         published = published_at(graph, run)
         return CitationFacts(
             implementation=(implementation.title or implementation.name) if implementation else run.implementation,
-            workload=workload_label(document(info, workload)) if workload else run.workload,
+            workload=fact(info, workload, workload_label) if workload else run.workload,
             value=format_value(primary.value, primary.unit) if primary else "no primary value",
             statistic=primary.statistic if primary else "n/a",
             source=source_name or slug or "an unknown source",

@@ -1,0 +1,74 @@
+"""registry.present's fixed-point formatting: `_fixed` words a double as `Decimal(value).quantize(...)` with
+ROUND_HALF_UP words it (the exact decimal expansion of the double, ties away from zero), on a table of known
+vectors (ties, doubles just below a tie, negative zero, the limits) and on any double or integer."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from registry.present import _fixed, format_value, source_native_summary
+
+
+def _quantized(value: float, places: int) -> str:
+    """The reference: the decimal module's own rounding of the double's exact value."""
+    return str(Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+
+
+@pytest.mark.parametrize(
+    ("value", "places", "expected"),
+    [
+        (0.125, 2, "0.13"),  # an exact tie: away from zero (Python's %.2f says 0.12)
+        (-0.125, 2, "-0.13"),
+        (0.375, 2, "0.38"),
+        (2.5, 0, "3"),
+        (-2.5, 0, "-3"),
+        (2.675, 2, "2.67"),  # the double is 2.67499999...
+        (9.995, 2, "9.99"),  # the double is 9.99499999...
+        (999.95, 1, "1000.0"),  # the double is 999.95000000000004547...: above the tie, and a digit more
+        (0.694123, 4, "0.6941"),
+        (-0.004, 2, "-0.00"),  # the sign of a negative value rounded to zero stays
+        (-0.0, 2, "-0.00"),
+        (0.0, 1, "0.0"),
+        (7, 2, "7.00"),
+        (-(10**14), 1, "-100000000000000.0"),
+        (999999999999999.9, 1, "999999999999999.9"),
+        (5e-324, 6, "0.000000"),
+    ],
+)
+def test_known_values(value: float, places: int, expected: str) -> None:
+    assert _fixed(value, places) == _quantized(value, places) == expected
+
+
+@given(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-(10**20), 10**20)), st.integers(0, 8))
+def test_any_number_is_worded_as_decimal_words_it(value: float, places: int) -> None:
+    try:
+        expected = _quantized(value, places)
+    except InvalidOperation:  # too many digits for the decimal context: refused the same way
+        with pytest.raises(InvalidOperation):
+            _fixed(value, places)
+        return
+    assert _fixed(value, places) == expected
+
+
+@given(st.floats(-1e6, 1e6).map(lambda x: round(x * 8) / 8), st.integers(0, 3))
+def test_ties_are_rounded_away_from_zero(value: float, places: int) -> None:
+    assert _fixed(value, places) == _quantized(value, places)
+
+
+def test_the_formatted_measurements_are_upstreams() -> None:
+    assert [format_value(v, "ns") for v in (144571, 7810, 984, 1_420_000, 9995, 0.5e9)] == [
+        "144.6 µs",
+        "7.81 µs",
+        "984 ns",
+        "1.42 ms",
+        "9.99 µs",
+        "500.0 ms",
+    ]
+    summary = source_native_summary(
+        {"sol_score": 0.694123, "avg_speedup": 1.9338, "fast_1_count": 16, "fast_1_total": 16}
+    )
+    assert summary == "SOL 0.6941 · 1.93× reference · 16/16 cases faster"
