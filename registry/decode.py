@@ -15,7 +15,7 @@ manifest fails exactly as it did.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -24,9 +24,10 @@ import orjson
 from registry.cohorts import correctness_key, primary_from
 from registry.nodes import Implementation, Node, Operation, Project, Run, Workload, extract, first_author, instant_ns
 
-__all__ = ["decode"]
+__all__ = ["decode", "decode_stream"]
 
 _intern = sys.intern
+_new = tuple.__new__
 _UNSET = msgspec.UNSET
 _Present = msgspec.Raw | msgspec.UnsetType  # a field only tested for presence (any value, even null)
 
@@ -157,22 +158,28 @@ def _run(digest: str, oid: str, data: bytes, shared: dict[str, str]) -> Node:
     metadata, spec = document.metadata, document.spec
     timing, evidence, native = spec.timing, spec.evidence, spec.source_native
     observed = shared.setdefault(spec.observed_at, spec.observed_at)
-    return Run(
-        digest,
-        oid,
-        metadata.name,
-        _shared_title(metadata.title, shared),
-        _intern(spec.status),
-        observed,
-        instant_ns(observed),
-        _intern(spec.implementation_digest),
-        _intern(spec.workload_digest),
-        _intern(spec.protocol_digest),
-        _intern(spec.environment_digest),
-        _intern(native.source) if native is not None else None,
-        primary_from(None if timing is None else (timing.primary_statistic, timing.latency_ns), spec.measurements),
-        (timing is not None and timing.raw_samples is not _UNSET)
-        or (evidence is not None and (evidence.raw_samples is not _UNSET or evidence.logs is not _UNSET)),
+    title = metadata.title
+    # `tuple.__new__` rather than `Run(...)`: the named tuple's own `__new__` is a Python function
+    # around the same call (0.29 -> 0.16 us a run), and `_shared_title` inlined.
+    return _new(
+        Run,
+        (
+            digest,
+            oid,
+            metadata.name,
+            title if title is None else shared.setdefault(title, title),
+            _intern(spec.status),
+            observed,
+            instant_ns(observed),
+            _intern(spec.implementation_digest),
+            _intern(spec.workload_digest),
+            _intern(spec.protocol_digest),
+            _intern(spec.environment_digest),
+            _intern(native.source) if native is not None else None,
+            primary_from(None if timing is None else (timing.primary_statistic, timing.latency_ns), spec.measurements),
+            (timing is not None and timing.raw_samples is not _UNSET)
+            or (evidence is not None and (evidence.raw_samples is not _UNSET or evidence.logs is not _UNSET)),
+        ),
     )
 
 
@@ -257,6 +264,26 @@ _DECODERS: dict[str, Callable[[str, str, bytes, dict[str, str]], Node]] = {
     "OperationSpec": _operation,
     "SoftwareProject": _project,
 }
+
+
+def decode_stream(manifests: Iterable[tuple[str, str, str, bytes]]) -> Iterator[Node]:
+    """`decode` of each (kind, digest, blob id, bytes) of a stream, one `shared` dict for them all:
+    the same nodes, with the dispatch made here rather than in a call of `decode` a manifest (a
+    Python call and its arguments, ~0.1 us a manifest, 215k at 10x)."""
+    shared: dict[str, str] = {}
+    decoders = _DECODERS
+    for kind, digest, oid, data in manifests:
+        digest = _intern(digest)
+        decoder = decoders.get(kind)
+        if decoder is not None:
+            try:
+                node = decoder(digest, oid, data, shared)
+            except (msgspec.DecodeError, AttributeError, TypeError):
+                pass  # as in `decode`: `extract` fails (or not) as it always did
+            else:
+                yield node
+                continue
+        yield extract(kind, digest, oid, orjson.loads(data))
 
 
 def decode(kind: str, digest: str, oid: str, data: bytes, shared: dict[str, str] | None = None) -> Node:
