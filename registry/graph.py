@@ -35,6 +35,7 @@ from registry.cohorts import (
 from registry.errors import AmbiguousName
 from registry.kinds import KINDS
 from registry.members import LAYER_FROM, Layered, Members, add_member, layered_over
+from registry.name_index import NameIndex, names_of
 from registry.nodes import (
     Attestation,
     Environment,
@@ -366,6 +367,12 @@ class Graph:
         """
         by_digest, names = self.nodes, self.names
         self.runs_by = RunIndexes(by_digest, self.facts)  # built on first read, from what is taken
+        # The name index is made from the nodes on first read (`NameIndex`) while no digest comes twice.
+        if isinstance(names, NameIndex) and names.made:  # read already: kept up to date from here on
+            names = self.names = names.built()
+        lazy = isinstance(names, NameIndex) or not (names or by_digest)
+        if lazy and not isinstance(names, NameIndex):
+            self.names = NameIndex(by_digest)
         facts = self.facts
         streamed = self._streamed
         if derive_runs and streamed is None:
@@ -378,12 +385,23 @@ class Graph:
         projects = self.children["project_implementations"]
         for node in nodes:
             digest = node.digest
-            by_digest[digest] = node
-            name = node.name
-            size = len(names)
-            found = names.setdefault(name, digest)  # one lookup for a new name (most of them)
-            if len(names) == size:
-                names[name] = (found, digest) if type(found) is str else (*found, digest)
+            if lazy:
+                size = len(by_digest)
+                by_digest.setdefault(digest, node)
+                if len(by_digest) == size:
+                    # Taken before: the index as `take` always made it, from the nodes so far (each
+                    # the first of its digest, in the order they came), then this one.
+                    names = self.names = names_of(by_digest)
+                    by_digest[digest] = node
+                    lazy = False
+            else:
+                by_digest[digest] = node
+            if not lazy:
+                name = node.name
+                size = len(names)
+                found = names.setdefault(name, digest)  # one lookup for a new name (most of them)
+                if len(names) == size:
+                    names[name] = (found, digest) if type(found) is str else (*found, digest)
             if type(node) is Run:
                 if streamed is None:
                     continue
@@ -514,7 +532,7 @@ class Graph:
             nodes=layered_over(self.nodes),
             facts=layered_over(self.facts),
             cohorts=layered_over(self.cohorts),
-            names=layered_over(self.names),
+            names=layered_over(self.names.built() if isinstance(self.names, NameIndex) else self.names),
             cohorts_by={k: layered_over(v) for k, v in self.cohorts_by.items()},
             children={k: layered_over(v) for k, v in self.children.items()},
             overlays={k: layered_over(v) for k, v in self.overlays.items()},
@@ -1039,6 +1057,8 @@ class Graph:
         self.index_fan_out(pause)
         for _ in self.runs_by.values():  # builds each index not built yet
             pass
+        if isinstance(self.names, NameIndex):
+            self.names.built()
         for index, cohort in enumerate(list(self.cohorts.values())):
             cohort.place(self, "")
             cohort.events(self)
