@@ -15,7 +15,7 @@ manifest fails exactly as it did.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -24,9 +24,10 @@ import orjson
 from registry.cohorts import correctness_key, primary_from
 from registry.nodes import Implementation, Node, Operation, Project, Run, Workload, extract, first_author, instant_ns
 
-__all__ = ["decode"]
+__all__ = ["decode", "decode_stream"]
 
 _intern = sys.intern
+_new = tuple.__new__
 _UNSET = msgspec.UNSET
 _Present = msgspec.Raw | msgspec.UnsetType  # a field only tested for presence (any value, even null)
 
@@ -157,22 +158,28 @@ def _run(digest: str, oid: str, data: bytes, shared: dict[str, str]) -> Node:
     metadata, spec = document.metadata, document.spec
     timing, evidence, native = spec.timing, spec.evidence, spec.source_native
     observed = shared.setdefault(spec.observed_at, spec.observed_at)
-    return Run(
-        digest,
-        oid,
-        metadata.name,
-        _shared_title(metadata.title, shared),
-        _intern(spec.status),
-        observed,
-        instant_ns(observed),
-        _intern(spec.implementation_digest),
-        _intern(spec.workload_digest),
-        _intern(spec.protocol_digest),
-        _intern(spec.environment_digest),
-        _intern(native.source) if native is not None else None,
-        primary_from(None if timing is None else (timing.primary_statistic, timing.latency_ns), spec.measurements),
-        (timing is not None and timing.raw_samples is not _UNSET)
-        or (evidence is not None and (evidence.raw_samples is not _UNSET or evidence.logs is not _UNSET)),
+    title = metadata.title
+    # `tuple.__new__` rather than `Run(...)`: the named tuple's own `__new__` is a Python function
+    # around the same call (0.29 -> 0.16 us a run), and `_shared_title` inlined.
+    return _new(
+        Run,
+        (
+            digest,
+            oid,
+            metadata.name,
+            title if title is None else shared.setdefault(title, title),
+            _intern(spec.status),
+            observed,
+            instant_ns(observed),
+            _intern(spec.implementation_digest),
+            _intern(spec.workload_digest),
+            _intern(spec.protocol_digest),
+            _intern(spec.environment_digest),
+            _intern(native.source) if native is not None else None,
+            primary_from(None if timing is None else (timing.primary_statistic, timing.latency_ns), spec.measurements),
+            (timing is not None and timing.raw_samples is not _UNSET)
+            or (evidence is not None and (evidence.raw_samples is not _UNSET or evidence.logs is not _UNSET)),
+        ),
     )
 
 
@@ -182,16 +189,20 @@ def _shared_title(title: str | None, shared: dict[str, str]) -> str | None:
 
 def _workload(digest: str, oid: str, data: bytes, shared: dict[str, str]) -> Node:
     document = _WORKLOAD(data)
-    spec = document.spec
-    return Workload(
-        digest,
-        oid,
-        document.metadata.name,
-        _shared_title(document.metadata.title, shared),
-        False,
-        _intern(spec.operation_spec_digest),
-        _correctness(spec.correctness),
-        1,
+    spec, title = document.spec, document.metadata.title
+    # As `_run`: `tuple.__new__` and the title shared inline (56k workloads at 10x).
+    return _new(
+        Workload,
+        (
+            digest,
+            oid,
+            document.metadata.name,
+            title if title is None else shared.setdefault(title, title),
+            False,
+            _intern(spec.operation_spec_digest),
+            _correctness(spec.correctness),
+            1,
+        ),
     )
 
 
@@ -213,23 +224,23 @@ def _suite(digest: str, oid: str, data: bytes, shared: dict[str, str]) -> Node:
 def _implementation(digest: str, oid: str, data: bytes, shared: dict[str, str]) -> Node:
     document = _IMPLEMENTATION(data)
     metadata, spec = document.metadata, document.spec
-    labels = metadata.labels or {}
-    return Implementation(
-        digest,
-        oid,
-        metadata.name,
-        metadata.title,
-        _intern(spec.operation.spec_digest),
-        _project_label(labels.get("project")),
-        spec.project_revision.repository is not _UNSET or spec.source is not _UNSET,
-        _intern(spec.callable.language),
-        first_author(metadata.authors),
+    # A project's name is shared by its implementations (592 projects for 4,315 at 1x): one string each.
+    project = (metadata.labels or {}).get("project")
+    # As `_run`: `tuple.__new__` (43k implementations at 10x).
+    return _new(
+        Implementation,
+        (
+            digest,
+            oid,
+            metadata.name,
+            metadata.title,
+            _intern(spec.operation.spec_digest),
+            None if project is None else _intern(project),
+            spec.project_revision.repository is not _UNSET or spec.source is not _UNSET,
+            _intern(spec.callable.language),
+            first_author(metadata.authors),
+        ),
     )
-
-
-def _project_label(project: str | None) -> str | None:
-    """A project's name is shared by its implementations (592 projects for 4,315 at 1x): one string each."""
-    return None if project is None else _intern(project)
 
 
 def _operation(digest: str, oid: str, data: bytes, shared: dict[str, str]) -> Node:
@@ -257,6 +268,26 @@ _DECODERS: dict[str, Callable[[str, str, bytes, dict[str, str]], Node]] = {
     "OperationSpec": _operation,
     "SoftwareProject": _project,
 }
+
+
+def decode_stream(manifests: Iterable[tuple[str, str, str, bytes]]) -> Iterator[Node]:
+    """`decode` of each (kind, digest, blob id, bytes) of a stream, one `shared` dict for them all:
+    the same nodes, with the dispatch made here rather than in a call of `decode` a manifest (a
+    Python call and its arguments, ~0.1 us a manifest, 215k at 10x)."""
+    shared: dict[str, str] = {}
+    decoders = _DECODERS
+    for kind, digest, oid, data in manifests:
+        digest = _intern(digest)
+        decoder = decoders.get(kind)
+        if decoder is not None:
+            try:
+                node = decoder(digest, oid, data, shared)
+            except (msgspec.DecodeError, AttributeError, TypeError):
+                pass  # as in `decode`: `extract` fails (or not) as it always did
+            else:
+                yield node
+                continue
+        yield extract(kind, digest, oid, orjson.loads(data))
 
 
 def decode(kind: str, digest: str, oid: str, data: bytes, shared: dict[str, str] | None = None) -> Node:

@@ -35,6 +35,7 @@ from registry.cohorts import (
 from registry.errors import AmbiguousName
 from registry.kinds import KINDS
 from registry.members import LAYER_FROM, Layered, Members, add_member, layered_over
+from registry.name_index import NameIndex, names_of
 from registry.nodes import (
     Attestation,
     Environment,
@@ -68,6 +69,7 @@ __all__ = [
 MIN_PREFIX = 12
 """The shortest digest prefix accepted as an id: at a million manifests 12 hex digits rarely collide."""
 _HEX = re.compile(r"[0-9a-f]+")
+_new = tuple.__new__
 _V = TypeVar("_V")
 
 
@@ -365,6 +367,12 @@ class Graph:
         """
         by_digest, names = self.nodes, self.names
         self.runs_by = RunIndexes(by_digest, self.facts)  # built on first read, from what is taken
+        # The name index is made from the nodes on first read (`NameIndex`) while no digest comes twice.
+        if isinstance(names, NameIndex) and names.made:  # read already: kept up to date from here on
+            names = self.names = names.built()
+        lazy = isinstance(names, NameIndex) or not (names or by_digest)
+        if lazy and not isinstance(names, NameIndex):
+            self.names = NameIndex(by_digest)
         facts = self.facts
         streamed = self._streamed
         if derive_runs and streamed is None:
@@ -377,12 +385,23 @@ class Graph:
         projects = self.children["project_implementations"]
         for node in nodes:
             digest = node.digest
-            by_digest[digest] = node
-            name = node.name
-            size = len(names)
-            found = names.setdefault(name, digest)  # one lookup for a new name (most of them)
-            if len(names) == size:
-                names[name] = (found, digest) if type(found) is str else (*found, digest)
+            if lazy:
+                size = len(by_digest)
+                by_digest.setdefault(digest, node)
+                if len(by_digest) == size:
+                    # Taken before: the index as `take` always made it, from the nodes so far (each
+                    # the first of its digest, in the order they came), then this one.
+                    names = self.names = names_of(by_digest)
+                    by_digest[digest] = node
+                    lazy = False
+            else:
+                by_digest[digest] = node
+            if not lazy:
+                name = node.name
+                size = len(names)
+                found = names.setdefault(name, digest)  # one lookup for a new name (most of them)
+                if len(names) == size:
+                    names[name] = (found, digest) if type(found) is str else (*found, digest)
             if type(node) is Run:
                 if streamed is None:
                     continue
@@ -514,7 +533,7 @@ class Graph:
             nodes=layered_over(self.nodes),
             facts=layered_over(self.facts),
             cohorts=layered_over(self.cohorts),
-            names=layered_over(self.names),
+            names=layered_over(self.names.built() if isinstance(self.names, NameIndex) else self.names),
             cohorts_by={k: layered_over(v) for k, v in self.cohorts_by.items()},
             children={k: layered_over(v) for k, v in self.children.items()},
             overlays={k: layered_over(v) for k, v in self.overlays.items()},
@@ -806,7 +825,9 @@ class Graph:
                         *warnings,
                         f"operation-mismatch: {mismatch} (an upstream data error, kept as published)",
                     )
-                return RunFacts(key, standing[0], standing[1], warnings, run.source, None, None, operation, gpu)
+                # `tuple.__new__`, not `RunFacts(...)`: the named tuple's `__new__` is a Python function
+                # around the same call (one a run as the stream arrives: 95k at 10x).
+                return _new(RunFacts, (key, standing[0], standing[1], warnings, run.source, None, None, operation, gpu))
         return self._static_facts_in_full(run, complete)
 
     def _static_facts_in_full(self, run: Run, complete: bool) -> RunFacts | None:
@@ -847,18 +868,28 @@ class Graph:
                 mismatch = operation_mismatch_digests(implementation.operation, workload.operation)
                 if mismatch:
                     warnings.append(f"operation-mismatch: {mismatch} (an upstream data error, kept as published)")
-        trust = trust_of(
-            independent_verifications=0,
-            source_available=isinstance(implementation, Implementation) and implementation.source_available,
-            raw_evidence=run.raw_evidence,
+        # The standing is one of a handful (`_STANDING`), made the long way only for a new one or a
+        # run that references no implementation or workload.
+        known = (
+            _STANDING.get((run.status, run.primary is not None, implementation.source_available, run.raw_evidence))
+            if key is not None and isinstance(implementation, Implementation)
+            else None
         )
-        reasons = eligibility_reasons(
-            published=True,
-            status=run.status,
-            retracted=False,
-            superseded=False,
-            has_primary=run.primary is not None and key is not None,
-        )
+        if known is not None:
+            reasons, trust = known
+        else:
+            trust = trust_of(
+                independent_verifications=0,
+                source_available=isinstance(implementation, Implementation) and implementation.source_available,
+                raw_evidence=run.raw_evidence,
+            )
+            reasons = eligibility_reasons(
+                published=True,
+                status=run.status,
+                retracted=False,
+                superseded=False,
+                has_primary=run.primary is not None and key is not None,
+            )
         gpu = self._gpu(run.environment, environment)
         if (
             isinstance(workload, Workload)
@@ -1028,6 +1059,8 @@ class Graph:
         self.index_fan_out(pause)
         for _ in self.runs_by.values():  # builds each index not built yet
             pass
+        if isinstance(self.names, NameIndex):
+            self.names.built()
         for index, cohort in enumerate(list(self.cohorts.values())):
             cohort.place(self, "")
             cohort.events(self)

@@ -15,14 +15,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import filterfalse, repeat
+from itertools import chain, filterfalse, repeat
 from pathlib import Path
 from sys import intern
 
 import orjson
 
 from registry.append_only import first_violation
-from registry.decode import decode
+from registry.decode import decode, decode_stream
 from registry.errors import RegistryError, RevisionNotFound
 from registry.graph import Graph, Mainline
 from registry.integrity import (
@@ -161,11 +161,10 @@ def load_nodes(store: GitStore, entries: Sequence[Entry], blobs: Mapping[str, by
 
 def stream_nodes(store: GitStore, commit: str) -> Iterator[Node]:
     """Every manifest at `commit` as a node, while git is still reading the rest: every other kind
-    first, then the runs, so that a run's facts can be derived as it arrives (`Graph.take`)."""
-    shared: dict[str, str] = {}  # equal titles and instants as one string (`decode`), for this build only
-    for folders in _STREAM_ORDER:
-        for kind, digest, oid, data in store.manifests_with_bytes(commit, folders):
-            yield decode(kind, digest, oid, data, shared)
+    first, then the runs, so that a run's facts can be derived as it arrives (`Graph.take`).
+    Equal titles and instants are one string, for this build only (`decode_stream`)."""
+    # `chain` starts the runs' `git` pipeline once the first one is drained, as a loop would.
+    return decode_stream(chain.from_iterable(store.manifests_with_bytes(commit, f) for f in _STREAM_ORDER))
 
 
 _RUNS_FOLDER = KINDS["BenchmarkRun"].folder

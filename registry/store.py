@@ -82,6 +82,11 @@ _PULL_HEAD = re.compile(r"refs/pull/[0-9]+/head")  # a forge's pull request (reg
 # first character lets the regex engine jump from path to path rather than try every position.
 _KIND_FOLDERS = "|".join(map(re.escape, sorted(KIND_BY_FOLDER)))
 _ADDED_NAME = re.compile(rf"\0\n?(?:{_KIND_FOLDERS})/[^/\0]+/([^/\0]{{64}})\.json(?=\0|\n|$)")
+# The same with any 64 characters for the name: the engine steps over them rather than testing each
+# against the class (73 -> 40 ms for 215k names at 10x). Where its names hold no "/" nor NUL it found
+# what `_ADDED_NAME` finds: from any position the two match alike but when the 64 characters hold one
+# (the folder and fan parts are the same, and fix where the name starts), so the scans stay in step.
+_ADDED_NAME_SPAN = re.compile(rf"\0\n?(?:{_KIND_FOLDERS})/[^/\0]+/(.{{64}})\.json(?=\0|\n|$)", re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,7 +320,14 @@ class GitStore:
         found: dict[str, list[str]] = {}
         for section in text.split("\x01")[1:]:
             end = section.find("\0")
-            found[section if end < 0 else section[:end]] = [] if end < 0 else _ADDED_NAME.findall(section, end)
+            if end < 0:
+                found[section] = []
+                continue
+            names = _ADDED_NAME_SPAN.findall(section, end)
+            joined = "".join(names)
+            if "/" in joined or "\0" in joined:
+                names = _ADDED_NAME.findall(section, end)  # a name spanning paths: the exact scan
+            found[section[:end]] = names
         return found
 
     def commit_info(self, commit: str) -> CommitInfo:

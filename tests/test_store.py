@@ -613,3 +613,21 @@ def test_added_manifest_names_are_each_commits_new_manifest_files(basic_store: r
     assert not found.get(third)  # it only removed one
     assert sorted(found[root]) == sorted(e.digest.removeprefix("sha256:") for e in store.entries(root))
     assert store.added_manifest_names(third, stop=second) in ({}, {third: []})
+
+
+def test_added_manifest_names_where_64_characters_would_span_two_paths(basic_store: registry.GitStore) -> None:
+    """The replay's quick scan takes any 64 characters for a name: here the 64 after the first path's
+    fan are "q.txt", git's NUL and the next path up to its ".json", which is no manifest's name. The
+    exact scan reads this commit: the one manifest it added, as the file layout defines one."""
+    store = basic_store
+    root = store.head() or ""
+    spanned = "benchmark-runs/cd/" + "e" * 40 + ".json"  # 18 + 40 characters, then ".json"
+    assert len("q.txt" + "\0" + spanned.removesuffix(".json")) == 64
+    name = "ef" + "3" * 62
+    added = _commit_tree(
+        store,
+        root,
+        {"benchmark-runs/ab/q.txt": b"{}", spanned: b"{}", f"benchmark-runs/ef/{name}.json": b"{}"},
+        "main",
+    )
+    assert store.added_manifest_names(added, stop=root)[added] == [name]
