@@ -3,6 +3,7 @@ that never come from the Host header, refusals that say where and why, badges, K
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -13,8 +14,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import brotli
 import pygit2
 import pytest
+import zstandard
 from helpers import basic_scenario, commit_manifests, make_implementation, make_operation, make_run
 from starlette.testclient import TestClient
 
@@ -246,6 +249,36 @@ def test_the_leaderboard_marks_intervals_ranks_and_the_trust_filter(site: Site) 
         bad.status_code == 400
         and "minTrust: expected one of REPORTED, REPRODUCIBLE, VERIFIED, REPLICATED, not 'GOLD'" in _text(bad.text)
     )
+
+
+@pytest.mark.parametrize(("accepted", "coding"), [("zstd", "zstd"), ("gzip", "gzip"), ("br", "br"), ("identity", None)])
+def test_a_page_goes_out_in_the_coding_its_client_accepts(site: Site, accepted: str, coding: str | None) -> None:
+    path = f"/cohorts/{site.cohort}"
+    plain = site.client.get(path, headers={**HTML, "accept-encoding": "identity"})
+    assert "content-encoding" not in plain.headers and len(plain.content) >= 1024  # worth compressing
+    pages = site.client.app.state.server.pages  # type: ignore[attr-defined]
+    weighed = pages.bytes
+    for _ in range(2):  # made, then kept with the cached page
+        with site.client.stream("GET", path, headers={**HTML, "accept-encoding": accepted}) as coded:
+            raw = b"".join(coded.iter_raw())
+            assert coded.headers.get("content-encoding") == coding
+            assert {"accept", "accept-encoding"} <= {v.strip().lower() for v in coded.headers["vary"].split(",")}
+            expected = plain.headers["etag"] if coding is None else plain.headers["etag"][:-1] + f'-{coding}"'
+            assert coded.headers["etag"] == expected
+            assert coded.headers["content-security-policy"] == plain.headers["content-security-policy"]
+        decoded = {
+            "zstd": lambda b: zstandard.ZstdDecompressor().decompressobj().decompress(b),
+            "gzip": gzip.decompress,
+            "br": brotli.decompress,
+            None: lambda b: b,
+        }[coding](raw)
+        assert decoded == plain.content
+        assert coding is None or len(raw) < len(plain.content) // 3
+        assert pages.bytes == weighed + (len(raw) if coding else 0)  # the cache weighs what it keeps, once
+    # Whichever coding the client holds, its entity tag names the page (the weak comparison).
+    for held in (plain.headers["etag"], expected, f"W/{expected}"):
+        again = site.client.get(path, headers={**HTML, "accept-encoding": accepted, "if-none-match": held})
+        assert again.status_code == 304 and again.content == b""
 
 
 @pytest.mark.parametrize(("count", "status"), [(1, 400), (2, 200), (8, 200), (9, 400)])

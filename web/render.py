@@ -208,8 +208,16 @@ def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Requ
     return page
 
 
-def _finished(request: Request, page: Representation) -> Response:
-    return finish(request, page.body, status=page.status, media_type=page.media_type, headers=page.headers)
+def _finished(request: Request, page: Representation, key: tuple[str, ...] | None = None) -> Response:
+    """A page as it leaves, in the coding its client accepts, made once and kept with the page (the pages'
+    cache, where it is kept under `key`, weighs it again)."""
+    before = page.encodings.size
+    response = finish(
+        request, page.body, status=page.status, media_type=page.media_type, headers=page.headers, kept=page
+    )
+    if key is not None and page.encodings.size != before:
+        server_of(request).pages.put(key, page)
+    return response
 
 
 def _path(request: Request) -> str:
@@ -245,8 +253,9 @@ def cached(request: Request, template: str, variables: Mapping[str, Any]) -> Res
     server = server_of(request)
     if not server.serving():
         return None
-    found = server.pages.get(_key(server.snapshots.head.commit, template, variables, False))
-    return None if found is None else _finished(request, found)
+    key = _key(server.snapshots.head.commit, template, variables, False)
+    found = server.pages.get(key)
+    return None if found is None else _finished(request, found, key)
 
 
 async def render(
@@ -264,16 +273,17 @@ async def render(
     key = _key(head.commit, spec.template, variables, other.name if other is not None else as_json, spec.query)
     shown = server.pages.get(key)
     if shown is not None:
-        return _finished(request, shown)
+        return _finished(request, shown, key)
     try:
         made = await _render(request, server, spec, variables, as_json, links, at, other)
     except PageError as error:
         return _error_page(request, error, as_json, links)
     if isinstance(made, Response):
         return made
-    if made.status == 200:
-        server.pages.put(key, made)
-    return _finished(request, made)
+    if made.status != 200:
+        return _finished(request, made)
+    server.pages.put(key, made)
+    return _finished(request, made, key)
 
 
 # A serving constraint the resolver cannot evaluate is the client's too (its codes are its error classes'), and
