@@ -34,6 +34,7 @@ __all__ = [
     "json_digest",
     "manifest_digest",
     "parse_digest",
+    "pretty_json",
     "stored_json",
 ]
 
@@ -239,6 +240,30 @@ def parse_digest(text: str) -> Digest:
     if not _DIGEST.fullmatch(text):
         raise ValueError(f"not a digest: {text!r} (expected sha256: and 64 lowercase hex digits)")
     return _digest(text)
+
+
+def pretty_json(value: Any) -> str:
+    """`json.dumps(value, indent=2, ensure_ascii=False)`: a value shown to a reader as the standard library
+    writes it (keys in their order), through orjson as `stored_json` is (floats below 1e-4 reprinted as
+    repr), or `json.dumps` itself for what orjson cannot write or writes as `null`. A run page shows its
+    manifests so: `json.dumps` took ~0.1 ms of every first-time run page, orjson ~10 us.
+
+    >>> print(pretty_json({"b": [1e-07, 2.5], "a": "µ"}))
+    {
+      "b": [
+        1e-07,
+        2.5
+      ],
+      "a": "µ"
+    }
+    """
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except (orjson.JSONEncodeError, TypeError):
+        data = b"null"
+    if b"null" in data:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    return _reprint_floats(data, _INDENTED_STARTS, repr, _floats_unlike_repr).decode()
 
 
 def stored_json(document: Mapping[str, Any]) -> bytes:

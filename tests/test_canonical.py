@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import registry
-from registry.canonical import canonical_json, json_digest, manifest_digest, parse_digest, stored_json
+from registry.canonical import canonical_json, json_digest, manifest_digest, parse_digest, pretty_json, stored_json
 
 # RFC 8785 appendix B: IEEE 754 bit patterns and their ECMAScript serialization.
 IEEE_VECTORS = [
@@ -400,6 +400,7 @@ def test_every_embedded_manifest_matches_the_references(embedded: registry.GitSt
         value = {"apiVersion": document["apiVersion"], "kind": document["kind"], "spec": document["spec"]}
         assert canonical_json(value) == rfc8785.dumps(value), document["metadata"]["name"]
         assert stored_json(document) == data == _stored_reference(document), document["metadata"]["name"]
+        assert pretty_json(document) == _pretty_reference(document), document["metadata"]["name"]
         with_floats += _has_float(value)
     assert len(entries) > 20_000
     assert with_floats > 8_000  # the corpus's floats are the risky part; they must be there to be checked
@@ -418,6 +419,11 @@ def _has_float(value: Any) -> bool:
 def _stored_reference(value: Any) -> bytes:
     """The stored form's definition, from the standard library."""
     return (json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
+
+
+def _pretty_reference(value: Any) -> str:
+    """What a page shows of a value, from the standard library (keys in their own order)."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 @pytest.mark.parametrize("value", EDGE_VALUES, ids=repr)
@@ -467,6 +473,29 @@ STORED_FLOATS: list[Any] = [
 def test_stored_form_of_floats_at_the_boundary_matches_its_definition(value: Any) -> None:
     assert stored_json({"v": value}) == _stored_reference({"v": value})
     assert stored_json({"v": [value, value]}) == _stored_reference({"v": [value, value]})
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        *EDGE_VALUES,
+        *STORED_FLOATS,
+        {"z": 1, "a": [None, True, {}], "m": []},  # keys in their order; a null: the standard library writes it
+        {1: "an integer key", "b": 2},  # orjson refuses it; the standard library writes "1"
+        {"big": 2**70, "small": -(2**64)},  # past orjson's integers
+        {"text": '\u0000\u001f\u007f\u2028 "quoted" \\ é 𝄞'},
+    ],
+    ids=repr,
+)
+def test_shown_json_is_the_standard_librarys(value: Any) -> None:
+    assert pretty_json({"v": value}) == _pretty_reference({"v": value})
+    assert pretty_json([value, {"x": value}]) == _pretty_reference([value, {"x": value}])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(json_text, wide_values, max_size=5), st.floats(allow_nan=False, allow_infinity=False))
+def test_shown_json_of_any_value_is_the_standard_librarys(value: dict[str, Any], double: float) -> None:
+    assert pretty_json({**value, "double": double}) == _pretty_reference({**value, "double": double})
 
 
 def test_the_boundary_table_holds_floats_orjson_prints_unlike_repr() -> None:

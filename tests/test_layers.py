@@ -94,7 +94,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
             r"api",
             r"api\.(settings|codes|errors|negotiation|compression|cache|urls|previews|context|cost|pipeline|execution|compiled)",
             r"api\.(freshness|follow|graphql_http|graphiql|feeds|wellknown|dossier|mcp_documents|handover|hostile|coalesce|memory)",
-            r"api\.read_documents",
+            r"api\.(read_documents|json_text)",
         ),
     ),
     ("the GraphQL types", (r"api\.types(\..+)?", r"api\.leaderboard")),

@@ -16,7 +16,6 @@ http(s) URLs (`web.names.link`); headers come from `finish`.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +41,7 @@ from api.codes import (
 )
 from api.http.requests import not_ready, server_of, wants_json
 from api.http.responses import JSON, error_body, finish
+from api.json_text import pretty_json
 from api.server import Server
 from api.service import Answer
 from api.urls import Urls, twin, unpinned
@@ -94,7 +94,7 @@ def templates() -> Jinja2Templates:
     found = Jinja2Templates(env=PageEnvironment(loader=loader, auto_reload=False))
     env = found.env
     env.filters.update(FILTERS)
-    env.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False)
+    env.filters["pretty"] = pretty_json
     env.trim_blocks = True
     env.lstrip_blocks = True
     # Every {{ value }}: characters XML cannot carry made visible, then escaped (a macro's output is markup
