@@ -1266,6 +1266,12 @@ _CHANGES: list[tuple[str, Callable[[str], bool]]] = [
         "search_catalog's query takes up to 512 characters",
         _named("mcp: tools/list"),
     ),
+    (
+        "a page of 1 KB or more (HTML, its JSON twin, another format) goes out in the content coding the client "
+        "accepts, so it varies on Accept-Encoding too (recorded with `identity`: the bytes are unchanged; refusals, "
+        "redirects and smaller pages are as they were)",
+        lambda name: name.startswith("page "),
+    ),
 ]
 
 for _probe in [*PROBES, *FAULT_PROBES]:
