@@ -441,3 +441,24 @@ def test_the_evidence_text_names_only_what_the_run_lacks(store: registry.GitStor
             text = _text(client.get(f"/at/{main}/runs/{digest}", headers=HTML).text)
             assert "Reported: the source published the number" in text, name
             assert expected[name] in text, name
+
+
+@pytest.mark.parametrize(("status", "expected"), [(200, 304), (404, 404)])
+def test_only_a_page_that_would_be_200_is_not_modified(status: int, expected: int) -> None:
+    """RFC 9110 section 15.4.5: 304 stands for a 200 the client holds; a kept error page is sent again."""
+    from starlette.requests import Request
+
+    from api.cache import Representation
+    from api.http.responses import finish
+
+    page = Representation(b"x" * 2048, "text/html; charset=utf-8", {"vary": "accept"}, status=status)
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/",
+        "headers": [(b"accept-encoding", b"gzip"), (b"if-none-match", page.etag.encode())],
+    }
+    answer = finish(
+        Request(scope), page.body, media_type=page.media_type, headers=page.headers, status=status, kept=page
+    )
+    assert answer.status_code == expected

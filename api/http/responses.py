@@ -71,7 +71,7 @@ def finish(
         out["vary"] = f"{out['vary']}, Accept-Encoding" if out.get("vary") else "Accept-Encoding"
         if etag is not None:
             out["etag"] = compression.tag_for(etag, coding)
-    if etag is not None and (etag_matches(asked, etag) if kept is not None else asked == etag):
+    if etag is not None and (status == 200 and etag_matches(asked, etag) if kept is not None else asked == etag):
         return Response(status_code=304, headers=out)
     if kept is not None and coding is not None:
         body, _ = kept.encodings.get(body, coding)
