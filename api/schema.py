@@ -342,7 +342,7 @@ def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) 
         records = graph.records
         ranked = [k for k in records if k in pool]
         return ranked + sorted(pool - set(ranked))
-    return t.ordered_cohorts(graph, pool)
+    return graph.ordered_cohorts(pool)
 
 
 @strawberry.type(description="The registry at one commit. Every field answers for that commit only.")

@@ -1149,12 +1149,16 @@ class Graph:
         found.sort(key=lambda node: (node.kind, node.name, node.digest))
         return tuple(node.digest for node in found)
 
+    def ordered_cohorts(self, keys: Iterable[str]) -> list[str]:
+        """Some cohort keys, most members first, then by key: the order of cohort lists."""
+        cohorts = self.cohorts
+        return sorted(keys, key=lambda key: (-len(cohorts[key].members), key))
+
     @cached_property
     def cohorts_largest_first(self) -> tuple[str, ...]:
-        """Every cohort key, most members first, then by key: the default order of cohort lists, made once
-        a graph (sorting 26,270 cohorts took ~25 ms of every first-asked `cohorts` page at 10x)."""
-        cohorts = self.cohorts
-        return tuple(sorted(cohorts, key=lambda key: (-len(cohorts[key].members), key)))
+        """Every cohort key in `ordered_cohorts`' order, made once a graph (sorting 26,270 cohorts took ~25 ms
+        of every first-asked `cohorts` page at 10x)."""
+        return tuple(self.ordered_cohorts(self.cohorts))
 
     @cached_property
     def records(self) -> tuple[str, ...]:

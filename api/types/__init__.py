@@ -9,7 +9,7 @@ lazily (`api.types.base.build`): no module imports another that imports it back.
 
 from __future__ import annotations
 
-from api.types.base import Info, Named, Observed, build, document, ordered_cohorts, ordered_runs, published_at, typed
+from api.types.base import Info, Named, Observed, build, document, ordered_runs, published_at, typed
 from api.types.cohorts import Cohort, CohortEntry, RecordEntry, RecordEvent
 from api.types.compare import Compare, CompareEntry, CompareRow, compare_runs
 from api.types.enums import (
@@ -130,7 +130,6 @@ __all__ = [
     "follows_cursor",
     "head_graph",
     "node_type",
-    "ordered_cohorts",
     "ordered_runs",
     "page_bounds",
     "paginate",

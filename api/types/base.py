@@ -37,7 +37,6 @@ __all__ = [
     "document",
     "fact",
     "implementation_name",
-    "ordered_cohorts",
     "ordered_runs",
     "project_of",
     "published_at",
@@ -121,12 +120,6 @@ def ordered_runs(graph: Graph, digests: Iterable[str], order: RunOrder = RunOrde
 
 _TIME_UNITS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 """Time units in ns: latencies compare across them when a list is ordered by value."""
-
-
-def ordered_cohorts(graph: Graph, keys: Iterable[str]) -> list[str]:
-    """Largest first, then key."""
-    cohorts = graph.cohorts
-    return sorted(keys, key=lambda k: (-len(cohorts[k].members), k))
 
 
 def project_of(graph: Graph, implementation: n.Implementation) -> n.Project | None:

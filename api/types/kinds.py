@@ -17,7 +17,6 @@ from api.types.base import (
     document,
     fact,
     implementation_name,
-    ordered_cohorts,
     ordered_runs,
     project_of,
     text,
@@ -119,7 +118,7 @@ class Operation(Named):
         last: Last = None,
         before: Before = None,
     ) -> Connection[CohortRef] | None:
-        keys = ordered_cohorts(self._graph, self._graph.cohorts_by["operation"].get(self._node.digest, set()))
+        keys = self._graph.ordered_cohorts(self._graph.cohorts_by["operation"].get(self._node.digest, set()))
         return paginate(
             self._graph,
             keys,
@@ -237,7 +236,7 @@ class Workload(Named):
         last: Last = None,
         before: Before = None,
     ) -> Connection[CohortRef] | None:
-        keys = ordered_cohorts(self._graph, self._graph.cohorts_by["workload"].get(self._node.digest, set()))
+        keys = self._graph.ordered_cohorts(self._graph.cohorts_by["workload"].get(self._node.digest, set()))
         return paginate(
             self._graph,
             keys,
