@@ -59,7 +59,7 @@ from strawberry.types.field import StrawberryField
 from strawberry.types.lazy_type import LazyType
 
 from api.cache import ByteLRU
-from api.execution import STRAWBERRY_CHECKS, Executor, plan_of
+from api.execution import STRAWBERRY_CHECKS, Executor, attribute_reader, plan_of
 from api.pipeline import TOKEN_BYTES
 
 __all__ = [
@@ -267,7 +267,7 @@ class _Compiler:
             raise _NotCompilable
         resolvers = self._resolvers
         complete = self._complete(field.type, details)
-        read = (plan_of(field) or (_attribute(field),))[0] if not node.arguments else None
+        read = (plan_of(field) or (attribute_reader(field),))[0] if not node.arguments else None
         if read is not None:
             leaf = _leaf_step(read, field.type)
             if leaf is not None:
@@ -408,23 +408,6 @@ class _Compiler:
 
             return obj
         raise _NotCompilable  # an interface or a union: its runtime type is resolved per value
-
-
-def _attribute(field: GraphQLField) -> Callable[[Any], Any] | None:
-    """The reader of a field strawberry resolves by an attribute of its object (no resolver, no extensions,
-    no arguments), whatever its type (`plan_of` reads scalars and objects; this, lists too); None otherwise."""
-    definition = field.extensions.get("strawberry-definition")
-    if (
-        not isinstance(definition, StrawberryField)
-        or definition.base_resolver is not None
-        or definition.extensions
-        or field.args
-        or getattr(field.resolve, "__name__", "") != "_get_basic_result"
-        or definition.default_resolver is not getattr
-    ):
-        return None
-    attribute = definition.python_name
-    return lambda source: getattr(source, attribute)
 
 
 def _leaf_step(read: Callable[[Any], Any], kind: GraphQLOutputType) -> _Step | None:

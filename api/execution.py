@@ -27,7 +27,7 @@ from graphql.type import GraphQLEnumType, GraphQLNonNull
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types.field import StrawberryField
 
-__all__ = ["STRAWBERRY_CHECKS", "Executor", "plan_of"]
+__all__ = ["STRAWBERRY_CHECKS", "Executor", "attribute_reader", "plan_of"]
 
 Read = Callable[[Any], Any]
 _Plan = tuple[Read, GraphQLScalarType | GraphQLEnumType | GraphQLObjectType, bool, bool] | None
@@ -51,6 +51,24 @@ def plan_of(field: GraphQLField) -> _Plan:
     return plan
 
 
+def attribute_reader(field: GraphQLField) -> Read | None:
+    """The reader of a field strawberry resolves by an attribute of its object (its own resolver of a plain
+    attribute, which no exception handler can apply to: no resolver of ours, no extensions, no arguments),
+    whatever the field's type; None otherwise."""
+    definition = field.extensions.get("strawberry-definition")
+    if (
+        not isinstance(definition, StrawberryField)
+        or definition.base_resolver is not None
+        or definition.extensions
+        or field.args
+        or getattr(field.resolve, "__name__", "") != "_get_basic_result"
+        or definition.default_resolver is not getattr
+    ):
+        return None
+    attribute = definition.python_name
+    return lambda source: getattr(source, attribute)
+
+
 def _make_plan(field: GraphQLField) -> _Plan:
     kind = field.type
     non_null = isinstance(kind, GraphQLNonNull)
@@ -67,11 +85,8 @@ def _make_plan(field: GraphQLField) -> _Plan:
     name = getattr(resolve, "__name__", "")
     resolver = definition.base_resolver
     if resolver is None:
-        # strawberry's own resolver of a plain attribute (no exception handlers can apply to it).
-        if name != "_get_basic_result" or definition.default_resolver is not getattr:
-            return None
-        attribute = definition.python_name
-        return (lambda source: getattr(source, attribute)), leaf, non_null, checked
+        read = attribute_reader(field)
+        return None if read is None else (read, leaf, non_null, checked)
     if (
         name != "_resolver"  # not `_async_resolver`
         or definition.is_async
