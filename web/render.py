@@ -9,7 +9,7 @@ show. Links come from the configured base URL or are root-relative, never from t
 A rendered page depends only on its cache key: the links it holds to itself (its pin, its JSON twin) are
 built from the parameters it read (`Spec.query`), never from the raw query string, which may carry anything.
 Every value from the registry is hostile wherever it is shown: the templates escape it (autoescape), make
-characters XML cannot carry visible (`escape_forbidden`, as every `{{ }}` is finalized) and link only
+characters XML cannot carry visible (`escape_forbidden`, as every `{{ }}` is shown) and link only
 http(s) URLs (`web.names.link`); headers come from `finish`.
 """
 
@@ -83,7 +83,6 @@ def templates() -> Jinja2Templates:
     """The pages' template environment, made on the first page drawn: a server that only answers GraphQL
     never imports jinja2 (its modules are resident for the process's life: ~2 MB)."""
     from jinja2 import FileSystemLoader
-    from markupsafe import Markup
     from starlette.templating import Jinja2Templates
 
     from web.environment import PageEnvironment
@@ -91,23 +90,14 @@ def templates() -> Jinja2Templates:
     # Templates are read once: they are part of the package, and looking at each file's time again for every
     # page (Jinja2's auto_reload) cost ~1% of a first-time run page.
     loader = FileSystemLoader(Path(__file__).resolve().parent / "templates")
-    found = Jinja2Templates(env=PageEnvironment(loader=loader, auto_reload=False))
+    # Every {{ value }}: characters XML cannot carry made visible (`shown`), then escaped; every template
+    # autoescapes, whatever its name ends with (.html, .svg).
+    found = Jinja2Templates(env=PageEnvironment(loader=loader, auto_reload=False, shown=shown))
     env = found.env
     env.filters.update(FILTERS)
     env.filters["pretty"] = pretty_json
     env.trim_blocks = True
     env.lstrip_blocks = True
-    # Every {{ value }}: characters XML cannot carry made visible, then escaped (a macro's output is markup
-    # already made of finalized values). Most values are plain ASCII text, told at once (a leaderboard page
-    # finalizes ~1,000 values).
-
-    def finalize(value: Any) -> Any:
-        if type(value) is str and value.isascii() and value.isprintable():
-            return value
-        return value if isinstance(value, Markup) else shown(value)
-
-    env.finalize = finalize
-    env.autoescape = True  # every template, whatever its name ends with (.html, .svg)
     env.globals["copy_origin"] = ORIGIN
     return found
 
