@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ import orjson
 import pygit2
 
 from registry.canonical import canonical_json
+from registry.cat_file import CatFile, widen_pipe
 from registry.errors import (
     Problem,
     RegistryError,
@@ -546,7 +547,7 @@ class GitStore:
             lister.stdout.close()  # cat-file holds it now; ls-tree sees SIGPIPE if cat-file dies
         assert reader.stdout is not None
         out = reader.stdout
-        _widen_pipe(out.fileno())
+        widen_pipe(out.fileno())
         kinds = {folder.encode(): info.name for folder, info in KIND_BY_FOLDER.items()}
         readline, read = out.readline, out.read
         missing: list[str] = []
@@ -600,7 +601,7 @@ class GitStore:
             if kind == b"blob" and oid.decode() in wanted
         )
 
-    def _cat_file(self, oids: Sequence[str], kind: bytes = b"blob") -> Iterator[bytes]:
+    def _cat_file(self, oids: Sequence[str], kind: bytes = b"blob") -> Generator[bytes, None, None]:
         """The bytes of many objects of `kind`, in order, each given as soon as one `git cat-file
         --batch` has read it: a thread feeds git the ids while git answers (pipes are small), and
         the caller works on one object while git inflates the next.
@@ -620,7 +621,7 @@ class GitStore:
         stdin, out = process.stdin, process.stdout
         assert stdin is not None
         assert out is not None
-        _widen_pipe(out.fileno())
+        widen_pipe(out.fileno())
         what = kind.decode()
 
         def feed() -> None:
@@ -690,6 +691,7 @@ class GitStore:
         absent: Callable[[list[str]], Collection[str]] | None = None,
         held: Callable[[str], Sequence[str] | None] | None = None,
         arrived: Callable[[list[TreeChange]], object] | None = None,
+        trees: CatFile | None = None,
     ) -> list[TreeChange]:
         """Every path that differs between two commits' trees, descending only into subtrees
         whose ids differ: the cost grows with the change, not with the registry.
@@ -715,6 +717,9 @@ class GitStore:
         they are known, while git still reads the next folders' trees (a server validates the new
         files meanwhile); what it raises stops the diff.
 
+        `trees`, with `absent`: a `git cat-file` kept running to read the new fan-out trees through
+        (a server's, for all its refreshes), rather than one started for this diff.
+
         Raises:
             StoreCorrupt: a tree the commits name cannot be read.
         """
@@ -725,7 +730,8 @@ class GitStore:
         self._diff_trees(old_tree, new_tree, "", found, pending if absent is not None else None)
         compared: list[list[TreeChange | int]] = []
         if absent is not None:
-            for (before, after, prefix), data in zip(pending, self._read_trees([p[1] for p in pending]), strict=True):
+            new_trees = self._read_trees([p[1] for p in pending], trees)
+            for (before, after, prefix), data in zip(pending, new_trees, strict=True):
                 added = self._added_to_fan_out(before, data, prefix, absent, held)
                 if added is None:
                     added = []
@@ -740,7 +746,7 @@ class GitStore:
                 changes.append(change)
         return changes
 
-    def _read_trees(self, trees: list[str]) -> Iterator[bytes]:
+    def _read_trees(self, trees: list[str], reader: CatFile | None = None) -> Iterator[bytes]:
         """Raw tree objects in order, each checked against its id and given as soon as it is read.
         Many at once stream from one `git cat-file --batch`: git inflates a 36 KB tree in about
         half the time libgit2 takes with its collision-detecting hash (the check here uses the
@@ -754,10 +760,12 @@ class GitStore:
             for tree in trees:
                 yield self._tree_data(tree)
             return
-        for tree, data in zip(trees, self._cat_file(trees, b"tree"), strict=True):
-            if hashlib.sha1(b"tree %d\0" % len(data) + data).hexdigest() != tree:
-                raise StoreCorrupt(tree, "the tree does not hash to its id")
-            yield data
+        read = self._cat_file(trees, b"tree") if reader is None else reader.read(trees, b"tree")
+        with contextlib.closing(read):  # left early (a tree that does not hash): git need not answer the rest
+            for tree, data in zip(trees, read, strict=True):
+                if hashlib.sha1(b"tree %d\0" % len(data) + data).hexdigest() != tree:
+                    raise StoreCorrupt(tree, "the tree does not hash to its id")
+                yield data
 
     def _tree_data(self, tree: str) -> bytes:
         try:
@@ -1203,21 +1211,6 @@ class _TreeLookup:
 
     def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
         return self.find_document(kinds, digest) is not None
-
-
-_PIPE_BYTES = 1 << 20
-
-
-def _widen_pipe(fd: int) -> None:
-    """Let git write up to 1 MB ahead of the reader (Linux; elsewhere, or past the system's
-    limit, the pipe keeps its size).
-
-    With the default 64 KB, git stops each time this process is busy with ~45 manifests and
-    both wait on each other by turns (a 10x cold build: 7.5 s of stream and indexing, against
-    5.3 s with 1 MB, the same CPU): the overlap the stream is read for is lost.
-    """
-    with contextlib.suppress(AttributeError, OSError):
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
 
 
 def _alive(pid: int) -> bool:

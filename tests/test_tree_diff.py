@@ -17,6 +17,7 @@ import pygit2
 import pytest
 
 import registry
+from registry.cat_file import CatFile
 from registry.errors import StoreCorrupt
 from registry.kinds import KIND_BY_FOLDER
 from registry.store import TreeChange
@@ -315,6 +316,11 @@ def test_many_fan_out_trees_at_once(store: registry.GitStore, repo: pygit2.Repos
     changes = _both(store, before, after)
     assert len(changes) == 2 * sum(1 for n in range(40) if n % 3 == 1) + 4 * sum(1 for n in range(40) if n % 3 == 2)
     assert _both(store, after, before)
+    kept = CatFile(store.git_dir)  # a server's git, kept between its refreshes: the same answers
+    listed = _listed(store, before)
+    for _ in range(2):
+        assert store.diff(before, after, absent=lambda d: d, held=lambda f: listed.get(f, []), trees=kept) == changes
+    kept.close()
 
 
 def test_a_missing_tree_among_many_is_a_corrupt_store(store: registry.GitStore, repo: pygit2.Repository) -> None:
@@ -347,9 +353,14 @@ def test_a_missing_tree_among_many_is_a_corrupt_store(store: registry.GitStore, 
         ),
     )
     assert len(store.diff(before, root(None), absent=lambda digests: digests)) == 39
+    kept = CatFile(store.git_dir)
     for missing in (1, 30):
         with pytest.raises(StoreCorrupt, match="cannot read the tree"):
             store.diff(before, root(missing), absent=lambda digests: digests)
+        with pytest.raises(StoreCorrupt, match="cannot read the tree"):
+            store.diff(before, root(missing), absent=lambda digests: digests, trees=kept)
+        assert len(store.diff(before, root(None), absent=lambda digests: digests, trees=kept)) == 39
+    kept.close()
 
 
 def test_fan_out_trees_from_those_of_another_commit(store: registry.GitStore, repo: pygit2.Repository) -> None:
