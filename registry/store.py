@@ -831,7 +831,7 @@ class GitStore:
         """The changes from the fan-out tree `old` to one whose raw object is `data`, when that is
         `old` plus the entries `held` or `absent` point at (None when that cannot be proven)."""
         count, rest = divmod(len(data), _FAN_ITEM)
-        if rest or not _fan_out_shaped(data, count):
+        if rest:
             return None
         listed = None if held is None else held(prefix[:-1])
         if listed is not None:
@@ -847,13 +847,16 @@ class GitStore:
         wanted, extra = divmod(len(data) - before, _FAN_ITEM)
         if wanted <= 0 or extra:
             return None
-        text = data.decode("latin-1")
         added = (
-            _absent_by_asking(text, count, wanted, absent)
+            _absent_by_asking(data.decode("latin-1"), count, wanted, absent)
             if listed is None
-            else _absent_by_bisection(text, count, wanted, listed)
+            else _absent_by_bisection(data, count, wanted, listed)
         )
-        if len(added) != wanted:
+        # The new tree read as entries of 97 bytes from its start to the last addition: then each addition
+        # is an entry of its own, and taking them out leaves the entries before and between them whole;
+        # what follows the last is the same bytes in both trees (the proof below), so it need not be
+        # looked at (checked whole: ~40 us a 36 KB tree, 39% of comparing the changed trees at 10x).
+        if len(added) != wanted or not _fan_out_shaped(data, added[-1] // _FAN_ITEM + 1):
             return None
         kept = []
         position = 0
@@ -1228,19 +1231,22 @@ _TREE_BATCH = 24  # from this many fan-out trees on, one `git cat-file` reads th
 
 
 def _fan_out_shaped(data: bytes, count: int) -> bool:
-    """Whether a raw tree is `count` entries `100644 <64 bytes>.json\\0<20-byte id>`, git reading
-    each at its place: checked by strided slices (loops in C), not entry by entry. A name holding
-    a NUL would end early, so the NULs of the names are counted: all of the tree's but those that
-    end each name and those inside the ids."""
+    """Whether a raw tree starts with `count` entries `100644 <64 bytes>.json\\0<20-byte id>`, git
+    reading each at its place: checked by strided slices (loops in C), not entry by entry. A name
+    holding a NUL would end early, so the NULs of the names are counted: all of those entries' but
+    those that end each name and those inside the ids."""
     size = _FAN_ITEM
+    end = count * size
+    if len(data) < end:
+        return False
     for offset, byte in enumerate(b"100644 "):
-        if data[offset::size].count(byte) != count:
+        if data[offset:end:size].count(byte) != count:
             return False
     for offset, byte in enumerate(b".json\0", start=71):
-        if data[offset::size].count(byte) != count:
+        if data[offset:end:size].count(byte) != count:
             return False
-    in_ids = sum(data[offset::size].count(0) for offset in range(77, 97))
-    return data.count(0) == count + in_ids
+    in_ids = sum(data[offset:end:size].count(0) for offset in range(77, 97))
+    return data.count(0, 0, end) == count + in_ids
 
 
 def _absent_by_asking(text: str, count: int, wanted: int, absent: Callable[[list[str]], Collection[str]]) -> list[int]:
@@ -1258,8 +1264,8 @@ def _absent_by_asking(text: str, count: int, wanted: int, absent: Callable[[list
     return added
 
 
-def _absent_by_bisection(text: str, count: int, wanted: int, held: Sequence[str]) -> list[int]:
-    """Where the entries of a fan-out tree (its raw object as latin-1) that are not in `held` (the
+def _absent_by_bisection(data: bytes, count: int, wanted: int, held: Sequence[str]) -> list[int]:
+    """Where the entries of a fan-out tree (its raw object) that are not in `held` (the
     sorted digests of the tree it was made from) start, up to `wanted` of them.
 
     Were the tree `held` plus some entries, its first `i` names would be `held`'s first `i` up to
@@ -1276,7 +1282,7 @@ def _absent_by_bisection(text: str, count: int, wanted: int, held: Sequence[str]
         while low < high:
             middle = (low + high) // 2
             at = middle * _FAN_ITEM
-            if middle - shift < known and held[middle - shift] == "sha256:" + text[at + 7 : at + 71]:
+            if middle - shift < known and held[middle - shift] == "sha256:" + data[at + 7 : at + 71].decode("latin-1"):
                 low = middle + 1
             else:
                 high = middle

@@ -212,6 +212,50 @@ def test_edits_deletions_and_odd_entries_in_fan_out_trees(store: registry.GitSto
         assert _both(store, new, base)
 
 
+def test_odd_entries_around_the_additions_in_both_trees(
+    store: registry.GitStore, repo: pygit2.Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Entries a fan-out tree should not hold, in the old tree and the new alike: after the last
+    addition they are the same bytes in both, and the additions are still found from the new side
+    alone; before an addition they send the diff to the full comparison. Either way, git's answer."""
+
+    def root(fan: bytes) -> str:
+        return _commit(repo, _tree(repo, {"benchmark-runs": ("40000", _tree(repo, {"0a": ("40000", fan)}))}))
+
+    last = "0a" + "f" * 62 + ".json"  # sorts after every other manifest name of the folder
+    odd = [
+        {last: ("100755", _blob(repo, "executable"))},  # 97 bytes, but not a 100644 entry
+        {last: ("120000", _blob(repo, "a link"))},
+        {"notes.txt": ("100644", _blob(repo, "hi")), "sub": ("40000", _fan_out(repo, [5], "0a"))},
+        {"0-notes.txt": ("100644", _blob(repo, "hi"))},  # sorts before every manifest name
+        {"0a" + "0" * 62 + ".json": ("100755", _blob(repo, "first"))},
+    ]
+    read: list[str] = []
+    original = registry.GitStore._tree_data
+
+    def counting(self: registry.GitStore, tree: str) -> bytes:
+        read.append(tree)
+        return original(self, tree)
+
+    monkeypatch.setattr(registry.GitStore, "_tree_data", counting)
+    for extra in odd:
+        old_fan = _fan_out(repo, range(10), "0a", extra)
+        base, new = root(old_fan), root(_fan_out(repo, range(13), "0a", extra))
+        assert [c.status for c in _both(store, base, new)] == ["added"] * 3
+        assert _both(store, new, base)
+        read.clear()
+        listed = _listed(store, base)
+
+        def held(folder: str, listed: dict[str, list[str]] = listed) -> list[str]:
+            return listed.get(folder, [])
+
+        assert store.diff(base, new, absent=lambda d: d, held=held) == _git_diff(store, base, new)
+        # Found from the new side alone when the odd entries all follow the additions and are listed
+        # as the old tree's (the old tree's size is then the list's).
+        if extra is odd[0] or extra is odd[1]:
+            assert old_fan.hex() not in read
+
+
 def test_every_shape_of_change_outside_the_layout(store: registry.GitStore, repo: pygit2.Repository) -> None:
     blob, other = _blob(repo, "one"), _blob(repo, "two")
     submodule = bytes.fromhex(_hex(1)[:40])
