@@ -47,7 +47,7 @@ from registry.errors import (
 from registry.kinds import KIND_BY_FOLDER, KINDS
 from registry.manifest import Manifest, manifest_path
 from registry.provenance import CommitInfo, CommitMeta, Person, parse_trailers
-from registry.validate import check_additions
+from registry.validate import check_additions, operation_found
 
 __all__ = [
     "MAIN",
@@ -1214,6 +1214,9 @@ class _TreeLookup:
 
     def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
         return self.find_document(kinds, digest) is not None
+
+    def find_operation(self, kinds: tuple[str, ...], digest: str) -> tuple[bool, str | None]:
+        return operation_found(self.find_document(kinds, digest))
 
 
 def _alive(pid: int) -> bool:
