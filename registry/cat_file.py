@@ -45,20 +45,27 @@ def widen_pipe(fd: int) -> None:
 class CatFile:
     """One `git cat-file --batch` of a repository, started on first use (or by `start`) and kept until
     `close` or until this object is collected. One reader at a time (a refresh holds its lock); a read
-    left before its end stops git, and the next read starts another."""
+    left before its end stops git, and the next read starts another. Once a pack that git knew of is
+    deleted (`git gc`, `git repack -a -d`), the next read starts another git too: one kept running would
+    hold the deleted pack open, and its disk space, until it stopped."""
 
     def __init__(self, git_dir: Path) -> None:
         self._git_dir = git_dir
         self._process: subprocess.Popen[bytes] | None = None
         self._pid = 0  # the process that started git: a forked child starts its own
         self._stop: weakref.finalize[[subprocess.Popen[bytes]], CatFile] | None = None
+        self._packs: frozenset[str] = frozenset()  # the packs git may have open
 
     def start(self) -> None:
         """Start git now, if it is not running (a server does this before its first refresh)."""
         process = self._process
-        if process is not None and self._pid == os.getpid() and process.poll() is None:
+        running = process is not None and self._pid == os.getpid() and process.poll() is None
+        packs = _packs(self._git_dir)
+        if running and self._packs <= packs:
+            self._packs = packs  # git may open those written since from now on
             return
         self.close()
+        self._packs = packs
         env = {**os.environ, "GIT_DIR": str(self._git_dir), "GIT_TERMINAL_PROMPT": "0"}
         process = subprocess.Popen(
             ["git", "cat-file", "--batch"],
@@ -120,6 +127,13 @@ class CatFile:
                 self.close()  # answers may still be on their way: this process's pipe is out of step
             if writer is not None:
                 writer.join()
+
+
+def _packs(git_dir: Path) -> frozenset[str]:
+    try:
+        return frozenset(name for name in os.listdir(git_dir / "objects" / "pack") if name.endswith(".pack"))
+    except OSError:
+        return frozenset()
 
 
 def _write(stdin: IO[bytes], request: bytes) -> None:
