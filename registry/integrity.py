@@ -237,9 +237,9 @@ class IntegrityRecord:
     def write(self, commit: str, trees: Mapping[str, str] | None = None) -> bool:
         """Record `commit` (and the fan-out trees verified with it) atomically; False when the
         directory is not writable (then every start checks again)."""
-        lines = [_FORMAT, b"commit " + commit.encode()]
-        lines.extend(b"tree %s %s" % (key.encode(), tree.encode()) for key, tree in sorted((trees or {}).items()))
-        body = b"\n".join(lines) + b"\n"
+        # One str joined and encoded once: a bytes line formatted per tree was ~0.9 ms of every refresh at 10x.
+        listed = "".join([f"tree {key} {tree}\n" for key, tree in sorted((trees or {}).items())])
+        body = _FORMAT + b"\ncommit " + commit.encode() + b"\n" + listed.encode()
         data = body + b"sha256 " + hashlib.sha256(body).hexdigest().encode() + b"\n"
         try:
             fd, temporary = tempfile.mkstemp(prefix=self.path.name + ".", dir=self.path.parent)

@@ -33,7 +33,7 @@ from registry.repofiles import is_repository_file
 from registry.signatures import POLICY_PATH
 from registry.store import GitStore, TreeChange
 from registry.trust import TrustChain, parse_policy
-from registry.validate import Existing, check_additions
+from registry.validate import Existing, check_additions, operation_found
 
 __all__ = ["MAX_FILES", "RangeReport", "RepositoryFileChange", "check_range"]
 
@@ -320,6 +320,9 @@ class _AtCommit:
 
     def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
         return self.find_document(kinds, digest) is not None
+
+    def find_operation(self, kinds: tuple[str, ...], digest: str) -> tuple[bool, str | None]:
+        return operation_found(self.find_document(kinds, digest))
 
     def find_named(self, kind: str, name: str) -> str | None:
         return self._store.names_of_kind(self._commit, kind).get(name) if self._commit else None

@@ -9,11 +9,14 @@ from typing import Any
 import pygit2
 import pytest
 from helpers import (
+    TEST_TIME,
     basic_scenario,
     commit_manifests,
     commit_meta,
     digest_of,
     make_environment,
+    make_implementation,
+    make_operation,
     make_retraction,
     make_run,
     to_manifest,
@@ -284,12 +287,14 @@ def test_a_reference_to_a_manifest_of_another_kind_does_not_resolve(basic_store:
 def test_a_server_resolves_references_from_its_graph_as_the_pull_request_check_does(
     basic_store: registry.GitStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A server checks a new head's references against the graph it serves: a missing manifest or
-    one of another kind is refused in the pull request check's words, and of what a reference names
-    only the documents a check reads (a run's implementation and workload) are read."""
+    """A server checks a new head's references against the graph it serves: a missing manifest, one
+    of another kind, and a run whose implementation and workload are for two operations are refused
+    in the pull request check's words, and no document a reference names is read (the operations of
+    a run's implementation and workload are their nodes')."""
     scenario = basic_scenario()
-    base = basic_store.head()
-    assert base is not None
+    other = make_operation("layernorm-h4096")
+    elsewhere = make_implementation(other, "kernel-for-layernorm")
+    base = commit_manifests(basic_store, [other, elsewhere], TEST_TIME + 5)
     snapshots = Snapshots(basic_store.path)
     snapshots.load()
     assert snapshots.status.serving == base
@@ -297,12 +302,18 @@ def test_a_server_resolves_references_from_its_graph_as_the_pull_request_check_d
     runs = [
         make_run(scenario.implementations[0], scenario.workload, scenario.environment, nowhere, 7000, name="bad-refs"),
         make_run(scenario.implementations[1], scenario.workload, scenario.protocol, scenario.environment, 7100),
+        make_run(elsewhere, scenario.workload, scenario.protocol, scenario.environment, 7200, name="two-ops"),
     ]
     head = commit_raw(basic_store, base, dict(map(stored, runs)), ref=MAIN)
     expected = [p for p in check_range(basic_store, base, head).problems if p.path.startswith("$.spec.")]
+    mismatch = (
+        f"implementation is for operation {digest_of(other)} but workload is for operation "
+        f"{digest_of(scenario.operation)}; a run measures one operation"
+    )
     assert {(p.path, p.reason) for p in expected} == {
         ("$.spec.protocolDigest", f"{digest_of(scenario.environment)} does not resolve to a BenchmarkProtocol"),
         ("$.spec.environmentDigest", f"{digest_of(nowhere)} does not resolve to a ExecutionEnvironment"),
+        ("$.spec.workloadDigest", mismatch),
     }
     read: list[str] = []
     served = snapshots.store()
@@ -318,9 +329,8 @@ def test_a_server_resolves_references_from_its_graph_as_the_pull_request_check_d
     assert status.reason.startswith(f"main {head[:12]} fails validation: ")
     assert all(str(problem) in status.reason for problem in expected), status.reason
     nodes = snapshots.head.nodes
-    assert nodes[digest_of(scenario.workload)].oid in read
-    assert nodes[digest_of(scenario.implementations[0])].oid in read
-    assert not {nodes[digest_of(d)].oid for d in (scenario.protocol, scenario.environment)} & set(read)
+    named = (scenario.workload, *scenario.implementations, elsewhere, scenario.protocol, scenario.environment)
+    assert not {nodes[digest_of(d)].oid for d in named} & set(read)
 
 
 def test_a_signed_act_does_not_vouch_for_the_next(store: registry.GitStore, keys: dict[str, Key]) -> None:

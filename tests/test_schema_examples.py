@@ -38,6 +38,9 @@ class _Nothing:
     def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
         return False
 
+    def find_operation(self, kinds: tuple[str, ...], digest: str) -> tuple[bool, str | None]:
+        return False, None
+
     def find_named(self, kind: str, name: str) -> str | None:
         return None
 

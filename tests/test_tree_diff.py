@@ -17,6 +17,7 @@ import pygit2
 import pytest
 
 import registry
+from registry.cat_file import CatFile
 from registry.errors import StoreCorrupt
 from registry.kinds import KIND_BY_FOLDER
 from registry.store import TreeChange
@@ -211,6 +212,50 @@ def test_edits_deletions_and_odd_entries_in_fan_out_trees(store: registry.GitSto
         assert _both(store, new, base)
 
 
+def test_odd_entries_around_the_additions_in_both_trees(
+    store: registry.GitStore, repo: pygit2.Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Entries a fan-out tree should not hold, in the old tree and the new alike: after the last
+    addition they are the same bytes in both, and the additions are still found from the new side
+    alone; before an addition they send the diff to the full comparison. Either way, git's answer."""
+
+    def root(fan: bytes) -> str:
+        return _commit(repo, _tree(repo, {"benchmark-runs": ("40000", _tree(repo, {"0a": ("40000", fan)}))}))
+
+    last = "0a" + "f" * 62 + ".json"  # sorts after every other manifest name of the folder
+    odd = [
+        {last: ("100755", _blob(repo, "executable"))},  # 97 bytes, but not a 100644 entry
+        {last: ("120000", _blob(repo, "a link"))},
+        {"notes.txt": ("100644", _blob(repo, "hi")), "sub": ("40000", _fan_out(repo, [5], "0a"))},
+        {"0-notes.txt": ("100644", _blob(repo, "hi"))},  # sorts before every manifest name
+        {"0a" + "0" * 62 + ".json": ("100755", _blob(repo, "first"))},
+    ]
+    read: list[str] = []
+    original = registry.GitStore._tree_data
+
+    def counting(self: registry.GitStore, tree: str) -> bytes:
+        read.append(tree)
+        return original(self, tree)
+
+    monkeypatch.setattr(registry.GitStore, "_tree_data", counting)
+    for extra in odd:
+        old_fan = _fan_out(repo, range(10), "0a", extra)
+        base, new = root(old_fan), root(_fan_out(repo, range(13), "0a", extra))
+        assert [c.status for c in _both(store, base, new)] == ["added"] * 3
+        assert _both(store, new, base)
+        read.clear()
+        listed = _listed(store, base)
+
+        def held(folder: str, listed: dict[str, list[str]] = listed) -> list[str]:
+            return listed.get(folder, [])
+
+        assert store.diff(base, new, absent=lambda d: d, held=held) == _git_diff(store, base, new)
+        # Found from the new side alone when the odd entries all follow the additions and are listed
+        # as the old tree's (the old tree's size is then the list's).
+        if extra is odd[0] or extra is odd[1]:
+            assert old_fan.hex() not in read
+
+
 def test_every_shape_of_change_outside_the_layout(store: registry.GitStore, repo: pygit2.Repository) -> None:
     blob, other = _blob(repo, "one"), _blob(repo, "two")
     submodule = bytes.fromhex(_hex(1)[:40])
@@ -315,6 +360,11 @@ def test_many_fan_out_trees_at_once(store: registry.GitStore, repo: pygit2.Repos
     changes = _both(store, before, after)
     assert len(changes) == 2 * sum(1 for n in range(40) if n % 3 == 1) + 4 * sum(1 for n in range(40) if n % 3 == 2)
     assert _both(store, after, before)
+    kept = CatFile(store.git_dir)  # a server's git, kept between its refreshes: the same answers
+    listed = _listed(store, before)
+    for _ in range(2):
+        assert store.diff(before, after, absent=lambda d: d, held=lambda f: listed.get(f, []), trees=kept) == changes
+    kept.close()
 
 
 def test_a_missing_tree_among_many_is_a_corrupt_store(store: registry.GitStore, repo: pygit2.Repository) -> None:
@@ -347,9 +397,14 @@ def test_a_missing_tree_among_many_is_a_corrupt_store(store: registry.GitStore, 
         ),
     )
     assert len(store.diff(before, root(None), absent=lambda digests: digests)) == 39
+    kept = CatFile(store.git_dir)
     for missing in (1, 30):
         with pytest.raises(StoreCorrupt, match="cannot read the tree"):
             store.diff(before, root(missing), absent=lambda digests: digests)
+        with pytest.raises(StoreCorrupt, match="cannot read the tree"):
+            store.diff(before, root(missing), absent=lambda digests: digests, trees=kept)
+        assert len(store.diff(before, root(None), absent=lambda digests: digests, trees=kept)) == 39
+    kept.close()
 
 
 def test_fan_out_trees_from_those_of_another_commit(store: registry.GitStore, repo: pygit2.Repository) -> None:

@@ -13,6 +13,7 @@ import typer
 import registry
 from api.cli.console import err
 from api.settings import Settings
+from registry.validate import operation_found
 
 if TYPE_CHECKING:
     from registry.bundle import Bundle
@@ -190,6 +191,9 @@ class StoreView:
 
     def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
         return self.find_document(kinds, digest) is not None
+
+    def find_operation(self, kinds: tuple[str, ...], digest: str) -> tuple[bool, str | None]:
+        return operation_found(self.find_document(kinds, digest))
 
     def find_named(self, kind: str, name: str) -> str | None:
         return self._store.names_of_kind(self._commit, kind).get(name) if self._commit else None

@@ -174,13 +174,13 @@ KIND_BY_FOLDER: dict[str, KindInfo] = {info.folder: info for info in KINDS.value
 _ENVELOPE = ("apiVersion", "kind", "metadata", "spec")
 
 
-def validate_document(document: Any, source: str, *, clean: bool = False) -> KindInfo:
+def validate_document(document: Any, source: str, *, clean: bool = False, encoded: bytes | None = None) -> KindInfo:
     """Check a parsed document against the model of its kind; return that kind.
 
     Every problem is reported at once, each with its JSON path. `clean`: the caller has proven
     that no value is null and no string or key holds a character XML forbids
     (`registry.manifest.stored_manifest` proves both from the stored bytes), so the values are not
-    visited one by one for them.
+    visited one by one for them. `encoded`: `orjson.dumps(document)`, when the caller has made it.
 
     Raises:
         InvalidManifest: the envelope is wrong, the kind or apiVersion unknown, or the
@@ -208,7 +208,7 @@ def validate_document(document: Any, source: str, *, clean: bool = False) -> Kin
     errors: list[Any] = []
     try:
         # JSON mode: tuples accept arrays, floats accept integers, nothing else is coerced.
-        info.model.model_validate_json(orjson.dumps(document))
+        info.model.model_validate_json(orjson.dumps(document) if encoded is None else encoded)
     except pydantic.ValidationError as exc:
         errors = exc.errors(include_url=False)
     except orjson.JSONEncodeError as exc:
