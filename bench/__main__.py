@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import contextlib
 import json
 import os
 import platform
@@ -269,17 +270,26 @@ def _floor_server(body: bytes, workers: int = 1) -> Iterator[str]:
         os.unlink(handle.name)
 
 
+def _family(pid: int) -> list[int]:
+    """A process and every process it started, and they started (uvicorn's workers, the `git` a server keeps),
+    whichever of its threads started them: a thread's children are listed under that thread's task only."""
+    found = [pid]
+    for one in found:  # grows as children are found
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a process that just exited
+            for task in Path(f"/proc/{one}/task").iterdir():
+                with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                    found.extend(int(child) for child in (task / "children").read_text().split())
+    return found
+
+
 def _rss(pid: int) -> int:
-    """Resident memory of a process and its children (uvicorn workers), in bytes."""
+    """Resident memory of a process and of the processes it started (`_family`), in bytes."""
     total = 0
-    pids = [pid]
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    if children.exists():
-        pids.extend(int(p) for p in children.read_text().split())
-    for one in pids:
-        for line in Path(f"/proc/{one}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                total += int(line.split()[1]) * 1024
+    for one in _family(pid):
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            for line in Path(f"/proc/{one}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) * 1024
     return total
 
 
@@ -289,13 +299,9 @@ def _settle(pid: int, quiet: float = 0.5, timeout: float = 900) -> None:
     measured as a user meets them once a server runs, not against its start-up work."""
 
     def cpu() -> float:
-        """CPU seconds of the server and of its workers (uvicorn's children), if any."""
-        pids = [pid]
-        children = Path(f"/proc/{pid}/task/{pid}/children")
-        if children.exists():
-            pids.extend(int(p) for p in children.read_text().split())
+        """CPU seconds of the server and of the processes it started (`_family`)."""
         total = 0
-        for one in pids:
+        for one in _family(pid):
             try:
                 fields = Path(f"/proc/{one}/stat").read_text().rpartition(")")[2].split()
             except FileNotFoundError:  # a worker that just exited
