@@ -18,13 +18,13 @@ import os
 import subprocess
 import threading
 import weakref
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
 from registry.errors import StoreCorrupt
 
-__all__ = ["CatFile", "widen_pipe"]
+__all__ = ["CatFile", "answers", "start_batch", "widen_pipe"]
 
 _PIPE_BYTES = 1 << 20
 _DIRECT_BYTES = 32 * 1024  # a request this small fits the pipe: written at once, git never waits on us
@@ -66,17 +66,7 @@ class CatFile:
             return
         self.close()
         self._packs = packs
-        env = {**os.environ, "GIT_DIR": str(self._git_dir), "GIT_TERMINAL_PROMPT": "0"}
-        process = subprocess.Popen(
-            ["git", "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            bufsize=1 << 20,
-        )
-        assert process.stdout is not None
-        widen_pipe(process.stdout.fileno())
+        process = start_batch(self._git_dir)
         self._process, self._pid = process, os.getpid()
         self._stop = weakref.finalize(self, _stop, process)
 
@@ -108,25 +98,51 @@ class CatFile:
         else:  # in a thread: git answers while we still ask, and pipes are small
             writer = threading.Thread(target=_write, args=(stdin, request), daemon=True)
             writer.start()
-        what = kind.decode()
         done = False
         try:
-            for oid in oids:
-                header = out.readline().rstrip(b"\n").split(b" ")
-                if len(header) != 3 or header[1] != kind:
-                    shown = b" ".join(header[1:]).decode(errors="replace") or "git gave no answer"
-                    raise StoreCorrupt(oid, f"cannot read the {what}: {shown}")
-                size = int(header[2])
-                data = out.read(size)
-                if len(data) != size or out.read(1) != b"\n":
-                    raise StoreCorrupt(oid, f"cannot read the {what}: git's answer ends early")
-                yield data
+            yield from answers(out, oids, kind)
             done = True
         finally:
             if not done:
                 self.close()  # answers may still be on their way: this process's pipe is out of step
             if writer is not None:
                 writer.join()
+
+
+def start_batch(git_dir: Path) -> subprocess.Popen[bytes]:
+    """`git cat-file --batch` of a repository, its answers' pipe widened (`widen_pipe`)."""
+    env = {**os.environ, "GIT_DIR": str(git_dir), "GIT_TERMINAL_PROMPT": "0"}
+    process = subprocess.Popen(
+        ["git", "cat-file", "--batch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        bufsize=1 << 20,
+    )
+    assert process.stdout is not None
+    widen_pipe(process.stdout.fileno())
+    return process
+
+
+def answers(out: IO[bytes], oids: Sequence[str], kind: bytes) -> Iterator[bytes]:
+    """The objects `git cat-file --batch` answers on `out` for `oids`, in their order, each checked to be a
+    `kind` (`b"blob"`, `b"tree"`) and whole.
+
+    Raises:
+        StoreCorrupt: an object is missing or of another type, or git's answer ends early.
+    """
+    what = kind.decode()
+    for oid in oids:
+        header = out.readline().rstrip(b"\n").split(b" ")
+        if len(header) != 3 or header[1] != kind:
+            shown = b" ".join(header[1:]).decode(errors="replace") or "git gave no answer"
+            raise StoreCorrupt(oid, f"cannot read the {what}: {shown}")
+        size = int(header[2])
+        data = out.read(size)
+        if len(data) != size or out.read(1) != b"\n":
+            raise StoreCorrupt(oid, f"cannot read the {what}: git's answer ends early")
+        yield data
 
 
 def _packs(git_dir: Path) -> frozenset[str]:

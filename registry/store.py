@@ -34,7 +34,7 @@ import orjson
 import pygit2
 
 from registry.canonical import canonical_json
-from registry.cat_file import CatFile, widen_pipe
+from registry.cat_file import CatFile, answers, start_batch, widen_pipe
 from registry.errors import (
     Problem,
     RegistryError,
@@ -609,20 +609,10 @@ class GitStore:
         Raises:
             StoreCorrupt: an object is missing or of another type, or git's answer ends early.
         """
-        env = {**os.environ, "GIT_DIR": str(self.git_dir), "GIT_TERMINAL_PROMPT": "0"}
-        process = subprocess.Popen(
-            ["git", "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            bufsize=1 << 20,
-        )
+        process = start_batch(self.git_dir)
         stdin, out = process.stdin, process.stdout
         assert stdin is not None
         assert out is not None
-        widen_pipe(out.fileno())
-        what = kind.decode()
 
         def feed() -> None:
             with contextlib.suppress(OSError):  # git gone: the reader says why
@@ -635,16 +625,7 @@ class GitStore:
         writer.start()
         done = False
         try:
-            for oid in oids:
-                header = out.readline().rstrip(b"\n").split(b" ")
-                if len(header) != 3 or header[1] != kind:
-                    shown = b" ".join(header[1:]).decode(errors="replace") or "git gave no answer"
-                    raise StoreCorrupt(oid, f"cannot read the {what}: {shown}")
-                size = int(header[2])
-                data = out.read(size)
-                if len(data) != size or out.read(1) != b"\n":
-                    raise StoreCorrupt(oid, f"cannot read the {what}: git's answer ends early")
-                yield data
+            yield from answers(out, oids, kind)
             done = True
         finally:
             if not done:
