@@ -167,6 +167,19 @@ def repo(store: registry.GitStore) -> pygit2.Repository:
     return pygit2.Repository(str(store.git_dir))
 
 
+def _tree_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The trees the store reads through libgit2 from now on (`GitStore._tree_data`), in order."""
+    read: list[str] = []
+    original = registry.GitStore._tree_data
+
+    def counting(self: registry.GitStore, tree: str) -> bytes:
+        read.append(tree)
+        return original(self, tree)
+
+    monkeypatch.setattr(registry.GitStore, "_tree_data", counting)
+    return read
+
+
 def test_additions_to_fan_out_trees_are_found_from_the_new_side(
     store: registry.GitStore, repo: pygit2.Repository
 ) -> None:
@@ -230,14 +243,7 @@ def test_odd_entries_around_the_additions_in_both_trees(
         {"0-notes.txt": ("100644", _blob(repo, "hi"))},  # sorts before every manifest name
         {"0a" + "0" * 62 + ".json": ("100755", _blob(repo, "first"))},
     ]
-    read: list[str] = []
-    original = registry.GitStore._tree_data
-
-    def counting(self: registry.GitStore, tree: str) -> bytes:
-        read.append(tree)
-        return original(self, tree)
-
-    monkeypatch.setattr(registry.GitStore, "_tree_data", counting)
+    read = _tree_reads(monkeypatch)
     for extra in odd:
         old_fan = _fan_out(repo, range(10), "0a", extra)
         base, new = root(old_fan), root(_fan_out(repo, range(13), "0a", extra))
@@ -321,14 +327,7 @@ def test_with_a_right_guess_the_old_fan_out_trees_are_not_read(
     old_fans = {"0a": _fan_out(repo, range(30), "0a"), "1b": _fan_out(repo, range(3), "1b")}
     before = root(old_fans)
     after = root({"0a": _fan_out(repo, range(32), "0a"), "1b": _fan_out(repo, range(4), "1b")})
-    read: list[str] = []
-    original = registry.GitStore._tree_data
-
-    def counting(self: registry.GitStore, tree: str) -> bytes:
-        read.append(tree)
-        return original(self, tree)
-
-    monkeypatch.setattr(registry.GitStore, "_tree_data", counting)
+    read = _tree_reads(monkeypatch)
     expected = _git_diff(store, before, after)
     added = {"sha256:" + c.path.rsplit("/", 1)[1][:-5] for c in expected}
     assert store.diff(before, after, absent=lambda digests: [d for d in digests if d in added]) == expected
