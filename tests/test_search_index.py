@@ -136,9 +136,14 @@ def test_every_answer_is_the_reference_answer_on_the_embedded_registry(api: Runn
 
     queries = _queries(graph)
     assert len(queries) >= 120
-    answered = [len(search_scored(graph, parse_query(q), document)) for q in queries]
+    # A snapshot of its own, searched before and after it is prepared (every run's place known, every facet
+    # built): the served one may be either by now.
+    fresh = Graph.build(graph.commit, graph.committed_at, graph.mainline, graph.position, graph.nodes.values())
+    answered = [len(search_scored(fresh, parse_query(q), document)) for q in queries]
     assert sum(1 for size in answered if size) >= 80  # most queries find runs: the comparison is not vacuous
-    assert _compare(graph, document, queries) == []
+    assert _compare(fresh, document, queries) == []
+    search.prepare(fresh, document)
+    assert _compare(fresh, document, queries) == []
 
 
 # Against a small registry, with generated queries -----------------------------------------------------------
@@ -204,6 +209,18 @@ def test_large_answers_sort_as_small_ones(small: tuple[Graph, Document], monkeyp
     monkeypatch.setattr(search, "SMALL_ANSWER", 0)
     assert search_scored(graph, parse_query(""), document)  # the large path answers
     assert _compare(graph, document, queries) == []
+
+
+def test_small_answers_sort_as_before_once_every_place_is_known(small: tuple[Graph, Document]) -> None:
+    """Once a snapshot knows every run's place (a large answer, or `prepare`), small answers sort by it: the
+    same order as by each run's (rank, newest, digest)."""
+    graph, document = small
+    fresh = Graph.build(graph.commit, graph.committed_at, graph.mainline, graph.position, graph.nodes.values())
+    queries = ["", *VOCABULARY, *(f"{a} {b}" for a in VOCABULARY[:12] for b in VOCABULARY[12:24])]
+    before = [search_scored(fresh, parse_query(query), document) for query in queries]
+    search.prepare(fresh, document)
+    assert [search_scored(fresh, parse_query(query), document) for query in queries] == before
+    assert _compare(fresh, document, queries) == []
 
 
 def test_the_small_registry_exercises_every_score(small: tuple[Graph, Document]) -> None:
