@@ -34,7 +34,7 @@ from registry.cohorts import (
 )
 from registry.errors import AmbiguousName
 from registry.kinds import KINDS
-from registry.members import LAYER_FROM, Layered, Members, add_member, layered_over
+from registry.members import LAYER_FROM, Layered, Members, add_member, compact, layered_over
 from registry.name_index import NameIndex, names_of
 from registry.nodes import (
     Attestation,
@@ -500,6 +500,8 @@ class Graph:
             add_member(by_workload, cohort.workload, key)
             for gpu in cohort.gpu:
                 add_member(by_gpu, gpu, key)
+        for index in (*self.cohorts_by.values(), *self.children.values()):
+            compact(index)
         self._memo.clear()
         self._record_order = sorted(self._record_entries(self.cohorts.values()))
         # The ledger's keys in order, made here rather than by the first `records` query after a start

@@ -32,6 +32,7 @@ from registry import nodes as n
 from registry.cohorts import Primary, Ranked, RecordEvent, Trust
 from registry.graph import Cohort, Graph, Index, Mainline, RunFacts
 from registry.lazymap import LazyMap, write_buckets
+from registry.members import LAYER_FROM
 from registry.run_indexes import RunIndexes
 from registry.snapshots import Publication, gc_paused
 from registry.store import GitStore
@@ -93,7 +94,10 @@ def encode(graph: Graph, publication: Publication) -> bytes:
     }  # fmt: skip
     for index in _INDEXES:
         for name, keys in getattr(graph, index).items():
-            maps[f"{index}/{name}"] = {key: set(members) for key, members in keys.items()}
+            # As a built graph holds them (`registry.members.compact`): a warm start serves from these.
+            maps[f"{index}/{name}"] = {
+                key: set(members) if len(members) >= LAYER_FROM else tuple(members) for key, members in keys.items()
+            }
     body = bytearray()
     layout: dict[str, tuple[int, list[tuple[int, int]]]] = {}
     for name, rows in maps.items():

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import registry.members
-from registry.members import Layered, LayeredMap, layered_over
+from registry.members import LAYER_FROM, Layered, LayeredMap, compact, layered_over
 
 KEYS = st.sampled_from([f"k{i}" for i in range(12)])
 MAP_STEPS = st.lists(
@@ -136,3 +136,15 @@ def test_absent_says_what_membership_says_for_every_key() -> None:
         asked = rng.sample(keys, 50)
         assert sorted(layer.absent(asked)) == sorted(k for k in asked if k not in layer)
     assert base == {f"k{n}": n for n in range(200)}
+
+
+def test_compact_makes_tuples_below_the_layering_threshold_and_keeps_sets_from_it() -> None:
+    """A built index's members become tuples (8 bytes a member) up to one under `LAYER_FROM`; from it they stay
+    sets, which a derived graph layers its changes over (asking them for members)."""
+    below = {f"d{i}" for i in range(LAYER_FROM - 1)}
+    at = {f"d{i}" for i in range(LAYER_FROM)}
+    layered = Layered(set(at))
+    index: dict[str, Any] = {"below": set(below), "at": at, "one": ("d0",), "layered": layered}
+    compact(index)
+    assert type(index["below"]) is tuple and sorted(index["below"]) == sorted(below)
+    assert index["at"] is at and index["one"] == ("d0",) and index["layered"] is layered
