@@ -93,7 +93,7 @@ class Facets:
         if mask is None or not kept:
             return frozenset(kept)
         data, number = _bytes(mask), self._number
-        return frozenset(d for d in kept if _has(data, number[d]))
+        return frozenset(d for d in kept if _has(data, number.get(d, -1)))
 
     def _members(self, kind: str, value: Hashable, document: Document) -> _Members:
         found = self._maps.get(kind)
@@ -112,9 +112,9 @@ class Facets:
     def _compact(self, runs: set[str]) -> _Members:
         """`runs` as a bitset or as a tuple of digests, whichever takes fewer bytes."""
         number = self._number
-        places = [number[digest] for digest in runs]
+        places = [number.get(digest, -1) for digest in runs]
         highest = max(places, default=0)
-        if 8 * len(places) <= highest // 8:
+        if 8 * len(places) <= highest // 8 or -1 in places:  # (a run without facts has no bit: never so far)
             return tuple(runs)
         bits = bytearray(highest // 8 + 1)
         for place in places:
@@ -211,9 +211,9 @@ def _bytes(mask: int) -> bytes:
 
 
 def _has(data: bytes, place: int) -> bool:
-    """Whether the bitset `data` (`_bytes`) holds bit `place`."""
+    """Whether the bitset `data` (`_bytes`) holds bit `place` (-1: an unnumbered run, never)."""
     at = place >> 3
-    return at < len(data) and bool(data[at] >> (place & 7) & 1)
+    return 0 <= at < len(data) and bool(data[at] >> (place & 7) & 1)
 
 
 def _hashable(value: Any) -> bool:
