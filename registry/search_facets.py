@@ -167,7 +167,7 @@ class Facets:
         if kind == "shape":
             return _select(workloads, lambda d: read(d).shapes)
         if kind == "axis":
-            return _select(workloads, lambda d: [item for item in read(d).axes.items() if _hashable(item[1])])
+            return _select(workloads, lambda d: read(d).axes)
         if kind == "framework":
             return _union(
                 _select(environments, lambda d: [FRAMEWORK_ALIASES.get(read(d).framework, read(d).framework)]),
@@ -234,7 +234,7 @@ class _Facts:
 
     dtypes: frozenset[str]  # every `dtype` anywhere in it, aliased
     shapes: frozenset[tuple[int, ...]]  # every all-integer `shape` anywhere in it
-    axes: Mapping[str, Any]  # spec.axes
+    axes: tuple[tuple[str, Hashable], ...]  # spec.axes' bindings whose value can equal a `name=value` asked
     layouts: frozenset[str]  # every `layout` anywhere in it, lower case
     implementation_dtypes: frozenset[str]  # every item of every `dtypes` list, aliased
     implementation_layouts: frozenset[str]  # every item of every `layouts` list, lower case
@@ -271,17 +271,20 @@ class _Reader:
         return found
 
 
-_T = TypeVar("_T")
-_SHARED: dict[frozenset[Any], frozenset[Any]] = {}
+_T = TypeVar("_T", bound=Hashable)
+_SHARED: dict[Any, Any] = {}
 _SHARED_CAPACITY = 1 << 16
 
 
-def _shared(values: frozenset[_T]) -> frozenset[_T]:
-    """One object for equal sets: most manifests' sets are empty or one of a few hundred, and each set of its
-    own is 216 bytes or more (six a manifest: ~9 MB at the real corpus's size, kept for the server's life)."""
+def _shared(value: _T) -> _T:
+    """One object for equal values: most manifests' sets are empty or one of a few hundred, and each set of its
+    own is 216 bytes or more (six a manifest: ~9 MB at the real corpus's size, kept for the server's life).
+    Whole facts too: many implementations' are equal, and an object of its own for each, made among the
+    objects of a manifest read and dropped, kept a part-used pymalloc arena alive (at 1x the facets' pass over
+    6,251 manifests left 5 MB resident beyond what it keeps)."""
     if len(_SHARED) > _SHARED_CAPACITY:  # distinct shapes are as many as workloads: bounded, never grown past
         _SHARED.clear()
-    return _SHARED.setdefault(values, values)
+    return _SHARED.setdefault(value, value)
 
 
 def _read(document: Mapping[str, Any]) -> _Facts:
@@ -290,10 +293,11 @@ def _read(document: Mapping[str, Any]) -> _Facts:
     software = spec.get("software") or {}
     major = re.match(r"\d+", str(software.get("cudaToolkit") or ""))
     axes = document.get("spec", {}).get("axes") or {}
-    return _Facts(
+    bindings = tuple((k, v) for k, v in axes.items() if _hashable(v)) if isinstance(axes, dict) else ()
+    facts = _Facts(
         dtypes=_shared(frozenset(DTYPE_ALIASES.get(str(v).lower(), str(v).lower()) for v in _walk(document, "dtype"))),
         shapes=_shared(frozenset(tuple(s) for s in _walk(document, "shape") if _ints(s))),
-        axes=dict(axes) if isinstance(axes, dict) else {},
+        axes=_shared(bindings),
         layouts=_shared(frozenset(str(v).lower() for v in _walk(document, "layout"))),
         implementation_dtypes=_shared(
             frozenset(
@@ -311,6 +315,7 @@ def _read(document: Mapping[str, Any]) -> _Facts:
         framework=str((software.get("framework") or {}).get("name") or "").lower(),
         cuda_major=int(major.group()) if major else None,
     )
+    return _shared(facts)
 
 
 def _walk(value: Any, key: str) -> Iterable[Any]:
