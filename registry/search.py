@@ -68,6 +68,9 @@ SMALL_ANSWER = 256
 place in that order, computed once per snapshot (it ranks every cohort)."""
 TERM_CACHE = 256
 """Phrases whose scores an index keeps (each holds at most every operation and implementation)."""
+_FEW = 8
+"""A word's implementations are kept as a tuple up to this many (a set of one takes 216 bytes, a 1-tuple 48),
+as a frozenset beyond (asked for membership once per candidate pair)."""
 
 
 def search_runs(graph: Graph, intent: Intent, document: Document) -> list[str]:
@@ -163,7 +166,7 @@ class _Index:
         self.implementation_words: dict[str, _Words] = {}
         self.operations_by_word: dict[str, tuple[str, ...]] = {}  # in the name or the title
         self.operations_by_name_word: dict[str, tuple[str, ...]] = {}
-        self.implementations_by_word: dict[str, tuple[str, ...]] = {}
+        self.implementations_by_word: dict[str, tuple[str, ...] | frozenset[str]] = {}
         self._terms: dict[tuple[str, ...], _Term] = {}  # phrase -> how it scores, at most TERM_CACHE
         self.facets = Facets(graph)
         self._orders: dict[str, tuple[int, int, str]] = {}  # run -> (rank, -observed, digest), until positions
@@ -198,7 +201,11 @@ class _Index:
             self._words(implementation, self.implementation_words, implementations_by_word)
         self.operations_by_word = _tuples(operations_by_word)
         self.operations_by_name_word = _tuples(operations_by_name_word)
-        self.implementations_by_word = _tuples(implementations_by_word)
+        # Asked whether each candidate pair's implementation is among a word's (`_pairs`): a frozenset when many.
+        self.implementations_by_word = {
+            word: tuple(found) if len(found) <= _FEW else frozenset(found)
+            for word, found in implementations_by_word.items()
+        }
 
     @property
     def graph(self) -> Graph:
@@ -225,9 +232,7 @@ class _Index:
             word = needle[0]
             operations = dict.fromkeys(self.operations_by_word.get(word, ()), 2)
             operations.update(dict.fromkeys(self.operations_by_name_word.get(word, ()), 3))
-            implementations = self.implementations_by_word.get(word, ())
-            # Asked whether each candidate pair's implementation is among them: a set when there are many.
-            return _Term(operations, implementations if len(implementations) <= 8 else set(implementations), times)
+            return _Term(operations, self.implementations_by_word.get(word, ()), times)
         found = self._terms.get(needle)
         if found is None:
             found = self._phrase(needle)
@@ -399,7 +404,7 @@ class _Index:
         return self.facets.selected(wanted, document)
 
 
-def _holding(by_word: Mapping[str, tuple[str, ...]], needle: tuple[str, ...]) -> set[str]:
+def _holding(by_word: Mapping[str, Collection[str]], needle: tuple[str, ...]) -> set[str]:
     """The digests whose words hold every word of `needle` (a superset of those holding the phrase)."""
     found = sorted((by_word.get(word, ()) for word in set(needle)), key=len)
     return set(found[0]).intersection(*found[1:]) if found[0] else set()

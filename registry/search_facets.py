@@ -284,7 +284,8 @@ def _shared(value: _T) -> _T:
     6,251 manifests left 5 MB resident beyond what it keeps)."""
     if len(_SHARED) > _SHARED_CAPACITY:  # distinct shapes are as many as workloads: bounded, never grown past
         _SHARED.clear()
-    return _SHARED.setdefault(value, value)
+    found: _T = _SHARED.setdefault(value, value)
+    return found
 
 
 def _read(document: Mapping[str, Any]) -> _Facts:
