@@ -425,15 +425,18 @@ def test_preparing_pauses_every_sixteen_cohorts(head: tuple[registry.GitStore, P
     assert all(graph.runs_by.built(name) is not None for name in graph.runs_by)
 
 
-def test_a_built_graph_keeps_members_as_tuples_and_a_change_copies_them(store: registry.GitStore) -> None:
-    """A built graph's indexes hold their members as tuples (48 bytes for one where a set takes 216; the
-    boundary at LAYER_FROM is tests/test_members.py's); a later commit adding a member makes the derived
-    graph its own set, and leaves its parent's tuple as it was."""
+def test_a_prepared_graph_keeps_members_as_tuples_and_a_change_copies_them(store: registry.GitStore) -> None:
+    """A built graph's indexes hold a single member as a 1-tuple (48 bytes where a set takes 216), and once
+    prepared every member as tuples (the boundary at LAYER_FROM is tests/test_members.py's); a later commit
+    adding a member makes the derived graph its own set, and leaves its parent's tuple as it was."""
     scenario = basic_scenario()
     first = commit_manifests(store, scenario.docs)
     publication = publication_of(store, first)
     graph = build_graph(store, first, publication)[0]
     groups = (graph.runs_by, graph.cohorts_by, graph.children)
+    members = [m for group in groups for index in group.values() for m in index.values()]
+    assert any(type(m) is set for m in members) and all(type(m) is tuple for m in members if len(m) == 1)
+    graph.prepare()
     members = [m for group in groups for index in group.values() for m in index.values()]
     assert any(len(m) > 1 for m in members) and all(type(m) is tuple for m in members)
     environment = make_environment("h100", product="NVIDIA H100", architecture="sm_90")
