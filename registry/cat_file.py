@@ -18,7 +18,7 @@ import os
 import subprocess
 import threading
 import weakref
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -98,13 +98,9 @@ class CatFile:
         else:  # in a thread: git answers while we still ask, and pipes are small
             writer = threading.Thread(target=_write, args=(stdin, request), daemon=True)
             writer.start()
-        done = False
         try:
-            yield from answers(out, oids, kind)
-            done = True
+            yield from answers(out, oids, kind, abandon=self.close)  # left early: this git is out of step
         finally:
-            if not done:
-                self.close()  # answers may still be on their way: this process's pipe is out of step
             if writer is not None:
                 writer.join()
 
@@ -125,24 +121,33 @@ def start_batch(git_dir: Path) -> subprocess.Popen[bytes]:
     return process
 
 
-def answers(out: IO[bytes], oids: Sequence[str], kind: bytes) -> Iterator[bytes]:
+def answers(
+    out: IO[bytes], oids: Sequence[str], kind: bytes, abandon: Callable[[], object] | None = None
+) -> Iterator[bytes]:
     """The objects `git cat-file --batch` answers on `out` for `oids`, in their order, each checked to be a
-    `kind` (`b"blob"`, `b"tree"`) and whole.
+    `kind` (`b"blob"`, `b"tree"`) and whole. `abandon` is called when they are not all read (a problem, or
+    the caller stopped early): git's answers may still be on their way, and its pipe is out of step.
 
     Raises:
         StoreCorrupt: an object is missing or of another type, or git's answer ends early.
     """
     what = kind.decode()
-    for oid in oids:
-        header = out.readline().rstrip(b"\n").split(b" ")
-        if len(header) != 3 or header[1] != kind:
-            shown = b" ".join(header[1:]).decode(errors="replace") or "git gave no answer"
-            raise StoreCorrupt(oid, f"cannot read the {what}: {shown}")
-        size = int(header[2])
-        data = out.read(size)
-        if len(data) != size or out.read(1) != b"\n":
-            raise StoreCorrupt(oid, f"cannot read the {what}: git's answer ends early")
-        yield data
+    done = False
+    try:
+        for oid in oids:
+            header = out.readline().rstrip(b"\n").split(b" ")
+            if len(header) != 3 or header[1] != kind:
+                shown = b" ".join(header[1:]).decode(errors="replace") or "git gave no answer"
+                raise StoreCorrupt(oid, f"cannot read the {what}: {shown}")
+            size = int(header[2])
+            data = out.read(size)
+            if len(data) != size or out.read(1) != b"\n":
+                raise StoreCorrupt(oid, f"cannot read the {what}: git's answer ends early")
+            yield data
+        done = True
+    finally:
+        if not done and abandon is not None:
+            abandon()
 
 
 def _packs(git_dir: Path) -> frozenset[str]:

@@ -623,13 +623,10 @@ class GitStore:
 
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
-        done = False
         try:
-            yield from answers(out, oids, kind)
-            done = True
+            # Left early (a problem, or the caller stopped): git need not answer the rest.
+            yield from answers(out, oids, kind, abandon=process.kill)
         finally:
-            if not done:
-                process.kill()  # left early (a problem, or the caller stopped): git need not answer the rest
             out.close()
             process.wait()
             writer.join()
