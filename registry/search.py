@@ -157,16 +157,8 @@ class _Index:
     def __init__(self, graph: Graph) -> None:
         # Weakly: the index is the value of its graph's entry in a weak mapping, and must not keep it alive.
         self._graph = weakref.ref(graph)
-        # Tuples, not lists or sets, once built: most pairs have one run, most words one implementation, and
-        # a set of one takes 216 bytes where a 1-tuple takes 48 (the 1x index: 5.2 MB with sets and lists).
-        self.runs_by_pair: dict[Pair, tuple[str, ...]] = {}
-        self.pairs_by_operation: dict[str, tuple[Pair, ...]] = {}
-        self.pairs_by_implementation: dict[str, tuple[Pair, ...]] = {}
         self.operation_words: dict[str, _Words] = {}
         self.implementation_words: dict[str, _Words] = {}
-        self.operations_by_word: dict[str, tuple[str, ...]] = {}  # in the name or the title
-        self.operations_by_name_word: dict[str, tuple[str, ...]] = {}
-        self.implementations_by_word: dict[str, tuple[str, ...] | frozenset[str]] = {}
         self._terms: dict[tuple[str, ...], _Term] = {}  # phrase -> how it scores, at most TERM_CACHE
         self.facets = Facets(graph)
         self._orders: dict[str, tuple[int, int, str]] = {}  # run -> (rank, -observed, digest), until positions
@@ -187,9 +179,11 @@ class _Index:
                 pairs_by_operation.setdefault(pair[0], []).append(pair)
                 pairs_by_implementation.setdefault(pair[1], []).append(pair)
             found.append(digest)
-        self.runs_by_pair = _tuples(runs_by_pair)
-        self.pairs_by_operation = _tuples(pairs_by_operation)
-        self.pairs_by_implementation = _tuples(pairs_by_implementation)
+        # Tuples, not lists or sets, once built: most pairs have one run, most words one implementation, and
+        # a set of one takes 216 bytes where a 1-tuple takes 48 (the 1x index: 5.2 MB with sets and lists).
+        self.runs_by_pair: dict[Pair, tuple[str, ...]] = _tuples(runs_by_pair)
+        self.pairs_by_operation: dict[str, tuple[Pair, ...]] = _tuples(pairs_by_operation)
+        self.pairs_by_implementation: dict[str, tuple[Pair, ...]] = _tuples(pairs_by_implementation)
         operations_by_word: dict[str, list[str]] = {}
         operations_by_name_word: dict[str, list[str]] = {}
         implementations_by_word: dict[str, list[str]] = {}
@@ -199,10 +193,10 @@ class _Index:
                 operations_by_name_word.setdefault(word, []).append(operation)
         for implementation in self.pairs_by_implementation:
             self._words(implementation, self.implementation_words, implementations_by_word)
-        self.operations_by_word = _tuples(operations_by_word)
-        self.operations_by_name_word = _tuples(operations_by_name_word)
+        self.operations_by_word: dict[str, tuple[str, ...]] = _tuples(operations_by_word)  # name or title
+        self.operations_by_name_word: dict[str, tuple[str, ...]] = _tuples(operations_by_name_word)
         # Asked whether each candidate pair's implementation is among a word's (`_pairs`): a frozenset when many.
-        self.implementations_by_word = {
+        self.implementations_by_word: dict[str, tuple[str, ...] | frozenset[str]] = {
             word: tuple(found) if len(found) <= _FEW else frozenset(found)
             for word, found in implementations_by_word.items()
         }
