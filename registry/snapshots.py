@@ -40,7 +40,7 @@ from registry.members import LayeredMap, layered_over
 from registry.nodes import Implementation, Node, Retraction, Supersession, Verification, Workload
 from registry.provenance import SignatureCheck
 from registry.review import check_range
-from registry.store import Entry, GitStore, TreeChange
+from registry.store import Entry, FanOutMoves, GitStore, TreeChange
 from registry.trust import TrustChain
 from registry.validate import operation_found
 
@@ -515,6 +515,7 @@ class Snapshots:
                 self._trees = CatFile(store.git_dir)
             blobs: dict[str, bytes] = {}  # the new files, read once: validated, then loaded
             stored: dict[str, Manifest | None] = {}  # what validation makes of them, while git reads trees
+            moves = FanOutMoves()
             changes = store.diff(
                 current.commit,
                 main,
@@ -522,6 +523,7 @@ class Snapshots:
                 held=current.fan_out,
                 arrived=_stored_as_they_arrive(store, blobs, stored) if self._validate else None,
                 trees=self._trees,
+                moves=moves,
             )
             reason = self._rejection(store, current.commit, main, changes, blobs, stored)
             if reason is not None:
@@ -547,8 +549,11 @@ class Snapshots:
                 # check_range read every new manifest through libgit2 (hash-verified) at its digest
                 # path, and the served commit was verified: every fan-out tree of main is sound.
                 # (Unvalidated, nothing checked main: the record stays at the last verified commit.)
-                since = (current.commit, self._known) if self._verified == current.commit and self._known else None
-                self._known = store.fan_out_trees(main, since)
+                if self._verified == current.commit and self._known and moves.complete:
+                    self._known = {**self._known, **moves.moved}  # what the diff saw change is all that did
+                else:
+                    since = (current.commit, self._known) if self._verified == current.commit and self._known else None
+                    self._known = store.fan_out_trees(main, since)
                 self._verified = main
                 self._record.write(main, self._known)
             self._install(graph, publication, main, started)

@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,7 @@ __all__ = [
     "MAIN",
     "AddResult",
     "Entry",
+    "FanOutMoves",
     "GitStore",
     "TreeChange",
 ]
@@ -127,6 +128,19 @@ class TreeChange:
         if self.old == self.new:
             return "mode-changed"
         return "modified"
+
+
+@dataclass(slots=True)
+class FanOutMoves:
+    """What a diff saw of the fan-out trees (`<kind-folder>/<hh>`), for `GitStore.diff(moves=)`.
+
+    `moved`: each fan-out tree that changed, by key, and its new id. `complete`: whether that is the
+    whole difference between the two commits' `GitStore.fan_out_trees`; False as soon as a manifest
+    folder or a fan-out tree came, went or changed type, or a file changed outside the fan-out trees
+    of a manifest folder (then only `fan_out_trees` knows the new map)."""
+
+    moved: dict[str, str] = field(default_factory=dict)
+    complete: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -670,6 +684,7 @@ class GitStore:
         held: Callable[[str], Sequence[str] | None] | None = None,
         arrived: Callable[[list[TreeChange]], object] | None = None,
         trees: CatFile | None = None,
+        moves: FanOutMoves | None = None,
     ) -> list[TreeChange]:
         """Every path that differs between two commits' trees, descending only into subtrees
         whose ids differ: the cost grows with the change, not with the registry.
@@ -698,6 +713,10 @@ class GitStore:
         `trees`, with `absent`: a `git cat-file` kept running to read the new fan-out trees through
         (a server's, for all its refreshes), rather than one started for this diff.
 
+        `moves`: filled with the fan-out trees that changed (a server's refresh updates the map of
+        verified fan-out trees from it, rather than listing every manifest folder of the new commit
+        again: 1.1-1.9 ms of a 100-manifest refresh at 10x).
+
         Raises:
             StoreCorrupt: a tree the commits name cannot be read.
         """
@@ -710,6 +729,8 @@ class GitStore:
         if absent is not None:
             new_trees = self._read_trees([p[1] for p in pending], trees)
             for (before, after, prefix), data in zip(pending, new_trees, strict=True):
+                if moves is not None:
+                    moves.moved[prefix[:-1]] = after
                 added = self._added_to_fan_out(before, data, prefix, absent, held)
                 if added is None:
                     added = []
@@ -719,6 +740,10 @@ class GitStore:
                     arrived([change for change in added if not isinstance(change, int)])
         changes: list[TreeChange] = []
         for item in found:
+            if moves is not None and not isinstance(item, int) and item.path.partition("/")[0] in KIND_BY_FOLDER:
+                # Not inside a fan-out tree both commits hold (those are `pending`'s): a folder or a fan-out
+                # tree came, went or changed type, or a file lies outside the layout.
+                moves.complete = False
             for change in compared[item] if isinstance(item, int) else (item,):
                 assert not isinstance(change, int)
                 changes.append(change)

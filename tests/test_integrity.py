@@ -8,6 +8,7 @@ import json
 import zlib
 from pathlib import Path
 
+import pytest
 from helpers import basic_scenario, commit_manifests, digest_of, make_operation, to_manifest
 from probes import TALLY
 from server import serve
@@ -195,6 +196,36 @@ def test_remembered_trees_survive_a_restart_and_a_rewritten_main(basic_store: re
     snapshots.load()
     assert snapshots.status.serving == rewritten and snapshots.status.verified == rewritten
     assert IntegrityRecord(record_path(basic_store.path)).load() == (rewritten, basic_store.fan_out_trees(rewritten))
+
+
+def test_a_refresh_records_the_fan_out_trees_of_what_it_serves(
+    basic_store: registry.GitStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record a refresh writes names the new head's fan-out trees, as listed afresh: from the diff
+    when the change stayed inside fan-out trees main held (nothing listed again), else listed."""
+    snapshots = Snapshots(basic_store.path)
+    snapshots.load()
+    head = basic_store.head()
+    assert head is not None
+    held = set(basic_store.fan_out_trees(head))
+    candidates = (to_manifest(make_operation(f"refreshed-{i}")) for i in range(5000))
+    inside = next(m for m in candidates if m.path.rpartition("/")[0] in held)
+    outside = next(m for m in candidates if m.path.rpartition("/")[0] not in held)
+    listed: list[str] = []
+    original = registry.GitStore.fan_out_trees
+
+    def listing(self: registry.GitStore, commit: str, since: object = None) -> dict[str, str]:
+        listed.append(commit)
+        return original(self, commit, since)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(registry.GitStore, "fan_out_trees", listing)
+    for when, (manifest, lists) in enumerate(((inside, False), (outside, True)), start=T1 + 10):
+        listed.clear()
+        later = commit_manifests(basic_store, [json.loads(manifest.stored_bytes())], when)
+        assert snapshots.refresh().serving == later
+        commit, trees = IntegrityRecord(record_path(basic_store.path)).load()
+        assert (commit, trees) == (later, original(basic_store, later))
+        assert bool(listed) == lists
 
 
 def test_a_damaged_record_counts_as_absent(basic_store: registry.GitStore) -> None:

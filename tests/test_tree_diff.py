@@ -20,7 +20,7 @@ import registry
 from registry.cat_file import CatFile
 from registry.errors import StoreCorrupt
 from registry.kinds import KIND_BY_FOLDER
-from registry.store import TreeChange
+from registry.store import FanOutMoves, TreeChange
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _SIGNATURE = pygit2.Signature("Test", "test@example.com", 1_700_000_000, 0)
@@ -125,6 +125,11 @@ def _both(store: registry.GitStore, old: str | None, new: str) -> list[TreeChang
     assert store.diff(old, new, absent=guesses[0], held=helds[0], arrived=arrived.extend) == expected
     in_both = _folders(store, old) & _folders(store, new)
     assert arrived == [c for c in expected if c.path.count("/") >= 2 and _folder(c.path) in in_both]
+    # What it says of the fan-out trees, when it says it is all: the new commit's map, as listed afresh.
+    moves = FanOutMoves()
+    assert store.diff(old, new, absent=guesses[0], held=helds[0], moves=moves) == expected
+    if old is not None and moves.complete:
+        assert {**store.fan_out_trees(old), **moves.moved} == store.fan_out_trees(new)
     return expected
 
 
@@ -429,3 +434,106 @@ def test_fan_out_trees_from_those_of_another_commit(store: registry.GitStore, re
         for new in commits:
             expected = store.fan_out_trees(new)
             assert store.fan_out_trees(new, (old, store.fan_out_trees(old))) == expected
+
+
+def test_the_fan_out_trees_a_diff_saw_change(store: registry.GitStore, repo: pygit2.Repository) -> None:
+    """A refresh takes the new map of fan-out trees from its diff when the diff saw every change: only
+    when files changed inside fan-out trees both commits hold. Any other shape must say it is not all."""
+
+    def root(folders: dict[str, dict[str, bytes]], extra: dict[str, tuple[str, bytes]] | None = None) -> str:
+        entries = {
+            folder: ("40000", _tree(repo, {fan: ("40000", tree) for fan, tree in fans.items()}))
+            for folder, fans in folders.items()
+        }
+        return _commit(repo, _tree(repo, {**entries, **(extra or {})}))
+
+    runs = {"0a": _fan_out(repo, range(3), "0a"), "1b": _fan_out(repo, [4], "1b")}
+    impls = {"22": _fan_out(repo, [5], "22")}
+    base = root({"benchmark-runs": runs, "implementation-revisions": impls})
+    grown_0a, grown_22 = _fan_out(repo, range(4), "0a"), _fan_out(repo, [5, 6], "22")
+    readme = {"README.md": ("100644", _blob(repo, "x"))}
+    cases: list[tuple[str, str, dict[str, str] | None]] = [  # (what, new commit, the moves when complete)
+        ("nothing", base, {}),
+        (
+            "a file outside the manifest folders",
+            root({"benchmark-runs": runs, "implementation-revisions": impls}, readme),
+            {},
+        ),
+        (
+            "additions in two fan-out trees",
+            root({"benchmark-runs": {**runs, "0a": grown_0a}, "implementation-revisions": {"22": grown_22}}),
+            {"benchmark-runs/0a": grown_0a.hex(), "implementation-revisions/22": grown_22.hex()},
+        ),
+        (
+            "a fan-out tree new",
+            root({"benchmark-runs": {**runs, "3c": _fan_out(repo, [7], "3c")}, "implementation-revisions": impls}),
+            None,
+        ),
+        ("a fan-out tree gone", root({"benchmark-runs": {"0a": runs["0a"]}, "implementation-revisions": impls}), None),
+        ("a folder gone", root({"benchmark-runs": runs}), None),
+        (
+            "a folder new",
+            root(
+                {
+                    "benchmark-runs": runs,
+                    "implementation-revisions": impls,
+                    "verifications": {"33": _fan_out(repo, [6], "33")},
+                }
+            ),
+            None,
+        ),
+        (
+            "a fan-out tree now a file",
+            _commit(
+                repo,
+                _tree(
+                    repo,
+                    {
+                        "benchmark-runs": ("40000", _tree(repo, {f: ("40000", t) for f, t in runs.items()})),
+                        "implementation-revisions": ("40000", _tree(repo, {"22": ("100644", _blob(repo, "x"))})),
+                    },
+                ),
+            ),
+            None,
+        ),
+        (
+            "a file beside the fan-out trees",
+            _commit(
+                repo,
+                _tree(
+                    repo,
+                    {
+                        "benchmark-runs": (
+                            "40000",
+                            _tree(
+                                repo, {**{f: ("40000", t) for f, t in runs.items()}, "x": ("100644", _blob(repo, "x"))}
+                            ),
+                        ),
+                        "implementation-revisions": ("40000", _tree(repo, {f: ("40000", t) for f, t in impls.items()})),
+                    },
+                ),
+            ),
+            None,
+        ),
+        (
+            "a folder now a file",
+            _commit(
+                repo,
+                _tree(
+                    repo,
+                    {
+                        "benchmark-runs": ("40000", _tree(repo, {f: ("40000", t) for f, t in runs.items()})),
+                        "implementation-revisions": ("100644", _blob(repo, "x")),
+                    },
+                ),
+            ),
+            None,
+        ),
+    ]
+    for what, new, expected in cases:
+        moves = FanOutMoves()
+        store.diff(base, new, absent=lambda digests: digests, held=lambda folder: None, moves=moves)
+        assert moves.complete == (expected is not None), what
+        if expected is not None:
+            assert moves.moved == expected, what
+            assert {**store.fan_out_trees(base), **moves.moved} == store.fan_out_trees(new), what
