@@ -362,8 +362,11 @@ def _get_p50(client: httpx.Client, paths: list[str], url: str) -> float:
 
 
 def measure_build(scale: int, repo: Path, plan: Plan) -> tuple[list[Result], float]:
-    ours = [_python("-m", "bench.probe", "cold", str(repo))["seconds"] for _ in range(plan.repeats)]
-    floor = [_python("-m", "bench.probe", "floor", str(repo))["seconds"] for _ in range(plan.repeats)]
+    ours: list[float] = []
+    floor: list[float] = []
+    for _ in range(plan.repeats):  # by turns: a machine that slows down midway slows both alike
+        ours.append(_python("-m", "bench.probe", "cold", str(repo))["seconds"])
+        floor.append(_python("-m", "bench.probe", "floor", str(repo))["seconds"])
     cold = statistics.median(ours)
     note = f"floor: cat-file --batch + orjson.loads of {stored_bytes_at_head(repo) / 1e6:.0f} MB"
     return [result(f"cold_build_{scale}x", cold, "s", statistics.median(floor), note)], cold
