@@ -90,6 +90,19 @@ def _fan_out(
     return _tree(repo, entries)
 
 
+def _fans(repo: pygit2.Repository, fans: dict[str, bytes]) -> bytes:
+    """A manifest folder's tree: fan-out folder name -> its tree's raw id."""
+    return _tree(repo, {fan: ("40000", tree) for fan, tree in fans.items()})
+
+
+def _root(
+    repo: pygit2.Repository, folders: dict[str, dict[str, bytes]], extra: dict[str, tuple[str, bytes]] | None = None
+) -> str:
+    """A commit of manifest folders (folder -> its fan-out trees) and `extra` entries beside them."""
+    entries = {folder: ("40000", _fans(repo, fans)) for folder, fans in folders.items()}
+    return _commit(repo, _tree(repo, {**entries, **(extra or {})}))
+
+
 def _both(store: registry.GitStore, old: str | None, new: str) -> list[TreeChange]:
     """The in-process answer, checked against git's with every kind of guess of what was added."""
     expected = _git_diff(store, old, new)
@@ -413,22 +426,16 @@ def test_a_missing_tree_among_many_is_a_corrupt_store(store: registry.GitStore, 
 
 def test_fan_out_trees_from_those_of_another_commit(store: registry.GitStore, repo: pygit2.Repository) -> None:
     """A refresh reads again only the folders whose tree changed: the same map as reading them all."""
-
-    def root(folders: dict[str, dict[str, bytes]], extra: dict[str, tuple[str, bytes]] | None = None) -> str:
-        entries = {
-            folder: ("40000", _tree(repo, {fan: ("40000", tree) for fan, tree in fans.items()}))
-            for folder, fans in folders.items()
-        }
-        return _commit(repo, _tree(repo, {**entries, **(extra or {})}))
-
     runs = {"0a": _fan_out(repo, range(3), "0a"), "1b": _fan_out(repo, [4], "1b")}
     impls = {"22": _fan_out(repo, [5], "22")}
     commits = [
-        root({"benchmark-runs": runs, "implementation-revisions": impls}),
-        root({"benchmark-runs": {**runs, "0a": _fan_out(repo, range(4), "0a")}, "implementation-revisions": impls}),
-        root({"benchmark-runs": runs}),  # a folder gone
-        root({"benchmark-runs": runs, "verifications": {"33": _fan_out(repo, [6], "33")}}),  # a folder new
-        root({"benchmark-runs": runs}, {"README.md": ("100644", _blob(repo, "x"))}),
+        _root(repo, {"benchmark-runs": runs, "implementation-revisions": impls}),
+        _root(
+            repo, {"benchmark-runs": {**runs, "0a": _fan_out(repo, range(4), "0a")}, "implementation-revisions": impls}
+        ),
+        _root(repo, {"benchmark-runs": runs}),  # a folder gone
+        _root(repo, {"benchmark-runs": runs, "verifications": {"33": _fan_out(repo, [6], "33")}}),  # a folder new
+        _root(repo, {"benchmark-runs": runs}, {"README.md": ("100644", _blob(repo, "x"))}),
     ]
     for old in commits:
         for new in commits:
@@ -439,96 +446,60 @@ def test_fan_out_trees_from_those_of_another_commit(store: registry.GitStore, re
 def test_the_fan_out_trees_a_diff_saw_change(store: registry.GitStore, repo: pygit2.Repository) -> None:
     """A refresh takes the new map of fan-out trees from its diff when the diff saw every change: only
     when files changed inside fan-out trees both commits hold. Any other shape must say it is not all."""
-
-    def root(folders: dict[str, dict[str, bytes]], extra: dict[str, tuple[str, bytes]] | None = None) -> str:
-        entries = {
-            folder: ("40000", _tree(repo, {fan: ("40000", tree) for fan, tree in fans.items()}))
-            for folder, fans in folders.items()
-        }
-        return _commit(repo, _tree(repo, {**entries, **(extra or {})}))
-
     runs = {"0a": _fan_out(repo, range(3), "0a"), "1b": _fan_out(repo, [4], "1b")}
     impls = {"22": _fan_out(repo, [5], "22")}
-    base = root({"benchmark-runs": runs, "implementation-revisions": impls})
+    base = _root(repo, {"benchmark-runs": runs, "implementation-revisions": impls})
     grown_0a, grown_22 = _fan_out(repo, range(4), "0a"), _fan_out(repo, [5, 6], "22")
-    readme = {"README.md": ("100644", _blob(repo, "x"))}
+    a_file = ("100644", _blob(repo, "x"))
+    runs_and_a_file = _tree(repo, {**{fan: ("40000", tree) for fan, tree in runs.items()}, "x": a_file})
     cases: list[tuple[str, str, dict[str, str] | None]] = [  # (what, new commit, the moves when complete)
         ("nothing", base, {}),
         (
             "a file outside the manifest folders",
-            root({"benchmark-runs": runs, "implementation-revisions": impls}, readme),
+            _root(repo, {"benchmark-runs": runs, "implementation-revisions": impls}, {"README.md": a_file}),
             {},
         ),
         (
             "additions in two fan-out trees",
-            root({"benchmark-runs": {**runs, "0a": grown_0a}, "implementation-revisions": {"22": grown_22}}),
+            _root(repo, {"benchmark-runs": {**runs, "0a": grown_0a}, "implementation-revisions": {"22": grown_22}}),
             {"benchmark-runs/0a": grown_0a.hex(), "implementation-revisions/22": grown_22.hex()},
         ),
         (
             "a fan-out tree new",
-            root({"benchmark-runs": {**runs, "3c": _fan_out(repo, [7], "3c")}, "implementation-revisions": impls}),
+            _root(
+                repo, {"benchmark-runs": {**runs, "3c": _fan_out(repo, [7], "3c")}, "implementation-revisions": impls}
+            ),
             None,
         ),
-        ("a fan-out tree gone", root({"benchmark-runs": {"0a": runs["0a"]}, "implementation-revisions": impls}), None),
-        ("a folder gone", root({"benchmark-runs": runs}), None),
         (
-            "a folder new",
-            root(
-                {
-                    "benchmark-runs": runs,
-                    "implementation-revisions": impls,
-                    "verifications": {"33": _fan_out(repo, [6], "33")},
-                }
-            ),
+            "a fan-out tree gone",
+            _root(repo, {"benchmark-runs": {"0a": runs["0a"]}, "implementation-revisions": impls}),
             None,
         ),
         (
             "a fan-out tree now a file",
-            _commit(
-                repo,
-                _tree(
-                    repo,
-                    {
-                        "benchmark-runs": ("40000", _tree(repo, {f: ("40000", t) for f, t in runs.items()})),
-                        "implementation-revisions": ("40000", _tree(repo, {"22": ("100644", _blob(repo, "x"))})),
-                    },
-                ),
-            ),
+            _root(repo, {"benchmark-runs": runs}, {"implementation-revisions": ("40000", _tree(repo, {"22": a_file}))}),
             None,
         ),
         (
             "a file beside the fan-out trees",
-            _commit(
-                repo,
-                _tree(
-                    repo,
-                    {
-                        "benchmark-runs": (
-                            "40000",
-                            _tree(
-                                repo, {**{f: ("40000", t) for f, t in runs.items()}, "x": ("100644", _blob(repo, "x"))}
-                            ),
-                        ),
-                        "implementation-revisions": ("40000", _tree(repo, {f: ("40000", t) for f, t in impls.items()})),
-                    },
-                ),
-            ),
+            _root(repo, {"implementation-revisions": impls}, {"benchmark-runs": ("40000", runs_and_a_file)}),
             None,
         ),
+        ("a folder gone", _root(repo, {"benchmark-runs": runs}), None),
         (
-            "a folder now a file",
-            _commit(
+            "a folder new",
+            _root(
                 repo,
-                _tree(
-                    repo,
-                    {
-                        "benchmark-runs": ("40000", _tree(repo, {f: ("40000", t) for f, t in runs.items()})),
-                        "implementation-revisions": ("100644", _blob(repo, "x")),
-                    },
-                ),
+                {
+                    "benchmark-runs": runs,
+                    "implementation-revisions": impls,
+                    "verifications": {"33": _fan_out(repo, [6], "33")},
+                },
             ),
             None,
         ),
+        ("a folder now a file", _root(repo, {"benchmark-runs": runs}, {"implementation-revisions": a_file}), None),
     ]
     for what, new, expected in cases:
         moves = FanOutMoves()
