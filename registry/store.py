@@ -7,7 +7,7 @@ and moves `refs/heads/main` by compare-and-swap with `git update-ref <new> <old>
 retrying from the new head when another writer got there first. Objects are written
 before the ref moves, so a crash at any moment leaves main at the old or the new commit.
 
-This module is the only one that imports pygit2. A `GitStore` must not be shared
+This module is the only one that uses pygit2 (loaded by `registry.git_binding`). A `GitStore` must not be shared
 between threads (libgit2 repositories are not thread-safe): open one per thread.
 """
 
@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pygit2
 
 from registry.canonical import canonical_json
 from registry.cat_file import CatFile, answers, start_batch, widen_pipe
@@ -44,6 +43,7 @@ from registry.errors import (
     StoreCorrupt,
     StoreNotFound,
 )
+from registry.git_binding import pygit2
 from registry.kinds import KIND_BY_FOLDER, KINDS
 from registry.manifest import Manifest, manifest_path
 from registry.provenance import CommitInfo, CommitMeta, Person, parse_trailers

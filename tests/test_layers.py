@@ -14,7 +14,7 @@ from helpers import PROJECT_ROOT
 
 REGISTRY = PROJECT_ROOT / "registry"
 EDGES = {"api", "strawberry", "starlette", "uvicorn"}
-GIT_BINDING_HOME = REGISTRY / "store.py"
+GIT_BINDING_HOME = REGISTRY / "git_binding.py"
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -53,7 +53,7 @@ def test_registry_never_imports_the_edges(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", REGISTRY_FILES, ids=lambda p: p.relative_to(REGISTRY).as_posix())
-def test_only_the_store_imports_pygit2(path: Path) -> None:
+def test_only_the_git_binding_imports_pygit2(path: Path) -> None:
     if path != GIT_BINDING_HOME:
         assert "pygit2" not in _imported_modules(path)
 
