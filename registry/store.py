@@ -7,8 +7,8 @@ and moves `refs/heads/main` by compare-and-swap with `git update-ref <new> <old>
 retrying from the new head when another writer got there first. Objects are written
 before the ref moves, so a crash at any moment leaves main at the old or the new commit.
 
-This module is the only one that uses pygit2 (loaded by `registry.git_binding`). A `GitStore` must not be shared
-between threads (libgit2 repositories are not thread-safe): open one per thread.
+This module is the only one that uses pygit2 (`registry.git_binding` loads it). A `GitStore` must
+not be shared between threads (libgit2 repositories are not thread-safe): open one per thread.
 """
 
 from __future__ import annotations
