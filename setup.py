@@ -1,5 +1,5 @@
 """The wheel carries the embedded registry: `build_py` copies the clone's `manifests.git` into the package, at
-`api/embedded/manifests.git`, where `api.settings.EMBEDDED_REPO` finds it when no clone is around.
+`kernelindex/embedded/manifests.git`, where `kernelindex.core.settings.EMBEDDED_REPO` finds it when no clone is around.
 
 Everything else is in pyproject.toml. The registry is shipped as the repository itself (one pack of objects
 without deltas, ~17 MB) rather than as the data it is built from (~4 MB) and a build on first use: docs/deploy.md
@@ -15,7 +15,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 REGISTRY = Path(__file__).resolve().parent / "manifests.git"
-TARGET = ("api", "embedded", "manifests.git")
+TARGET = ("kernelindex", "embedded", "manifests.git")
 # What a bare repository needs to be read: its HEAD, config, refs and objects (no hooks, logs or locks).
 KEPT = ("HEAD", "config", "packed-refs", "refs", "objects")
 

@@ -53,7 +53,7 @@ LEADERBOARD = """query($key: String!) { cohort(key: $key) { key size entries(fir
   rank tiedWithPrevious run { digest name primary { value display } trust implementation { displayName } } } } } } }"""
 LEADERBOARD_ROWS = """query($key: String!) { cohort(key: $key) { key size leaderboard(first: 20) {
   rank tiedWithPrevious digest name value display trust implementation } } }"""
-"""The same 20 rows as LEADERBOARD through the fused field (api/leaderboard.py)."""
+"""The same 20 rows as LEADERBOARD through the fused field (api/schema/leaderboard.py)."""
 RECORDS = "{ records(first: 20) { totalCount edges { node { since holder { name } cohort { key } } } } }"
 TARGETS = {
     "cold_build": ("<=", 1.6),
@@ -209,7 +209,7 @@ def _ours(repo: Path, *, workers: int = 1, cache: bool = True) -> Any:
     command = [
         sys.executable,
         "-m",
-        "api.cli",
+        "kernelindex.cli",
         "serve",
         "--repo",
         str(repo),
@@ -240,9 +240,10 @@ def _floor_server(body: bytes, workers: int = 1) -> Iterator[str]:
         "--log-level",
         "warning",
         "--no-access-log",
-        # The same HTTP protocol as `kernelindex serve` (api.process.options): the floor is the stack itself.
+        # The same HTTP protocol as `kernelindex serve` (kernelindex.serving.process.options): the floor is the stack
+        # itself.
         "--http",
-        "api.http.wire:HttpProtocol",
+        "kernelindex.serving.wire:HttpProtocol",
     ]
     process = subprocess.Popen(
         command,
@@ -508,13 +509,13 @@ def measure_latency(repo: Path, plan: Plan) -> tuple[list[Result], dict[str, Any
 def _measure_pages(client: httpx.Client, url: str, ids: dict[str, Any], plan: Plan) -> list[Result]:
     """The run page and a leaderboard page against the GraphQL answer to the page's own document:
     repeated (both served from their caches), and first asked (different runs and cohorts each time)."""
-    from web import documents
-    from web.cohort_pages import LEADERBOARD_PAGE
-    from web.render import ORIGIN
+    from kernelindex.web import documents
+    from kernelindex.web.cohort_pages import LEADERBOARD_PAGE
+    from kernelindex.web.render import ORIGIN
 
     head = client.get(url + "/healthz").json()["serving"]
     # The page's own variables: a server without a base URL (as this one) has its pages ask for the
-    # citations to copy too (`web.render.copy_citations`), three more citations a run.
+    # citations to copy too (`kernelindex.web.render.copy_citations`), three more citations a run.
     copy = {"copy": True, "copyBase": ORIGIN}
 
     def run_doc(run: str) -> dict[str, Any]:
@@ -916,7 +917,7 @@ def _compile_bytecode() -> None:
     """Write our packages' bytecode before any server starts, as installing a wheel does and as any server's
     first start does unless `PYTHONDONTWRITEBYTECODE` is set (as it is on the machines we measure on): else
     every server and probe compiles ~300 modules from source at each start, which is not what a deployed server
-    pays (0.3-0.6 s more to import `api.app` and ~0.7 MB more resident, measured 2026-12-01)."""
+    pays (0.3-0.6 s more to import `kernelindex.app` and ~0.7 MB more resident, measured 2026-12-01)."""
     for package in ("api", "registry", "web", "bench"):
         compileall.compile_dir(ROOT / package, quiet=1)
 

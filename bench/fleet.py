@@ -145,7 +145,7 @@ class Replica:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        command = [sys.executable, "-m", "api.cli", "serve", "--repo", str(self.repo), "--port", str(self.port),
+        command = [sys.executable, "-m", "kernelindex.cli", "serve", "--repo", str(self.repo), "--port", str(self.port),
                    "--mirror", self.mirror_url, "--pid-file", str(self.pid_file), "--poll", "1"]  # fmt: skip
         self.pid_file.unlink(missing_ok=True)
         self.process = _start(command, self.log, {"KERNELINDEX_GRAPH_CACHE": "1"})

@@ -30,9 +30,9 @@ def cold(repo: Path) -> dict[str, float]:
 
     As on any start but a registry's first, the head's integrity is already recorded (a first
     start also runs the full check: `integrity` measures it)."""
-    from registry.integrity import IntegrityRecord, record_path
-    from registry.snapshots import Snapshots
-    from registry.store import GitStore
+    from kernelindex.registry.integrity import IntegrityRecord, record_path
+    from kernelindex.registry.snapshots import Snapshots
+    from kernelindex.registry.store import GitStore
 
     store = GitStore(repo)
     head = store.head()
@@ -51,8 +51,8 @@ def cold(repo: Path) -> dict[str, float]:
 def integrity(repo: Path) -> dict[str, float]:
     """The full integrity check of main's head (each blob's hash, JSON, kind, RFC 8785 digest), as a
     registry's first start runs it: nothing remembered."""
-    from registry.integrity import verify_commit
-    from registry.store import GitStore
+    from kernelindex.registry.integrity import verify_commit
+    from kernelindex.registry.store import GitStore
 
     store = GitStore(repo)
     head = store.head()
@@ -67,8 +67,8 @@ def integrity(repo: Path) -> dict[str, float]:
 def integrity_remembered(repo: Path) -> dict[str, float]:
     """The same check when the fan-out trees verified before are remembered: what a start costs on
     a main rewritten to the same content, whose record names a commit main no longer has."""
-    from registry.integrity import verify_commit
-    from registry.store import GitStore
+    from kernelindex.registry.integrity import verify_commit
+    from kernelindex.registry.store import GitStore
 
     store = GitStore(repo)
     head = store.head()
@@ -83,8 +83,8 @@ def integrity_remembered(repo: Path) -> dict[str, float]:
 
 def history(repo: Path) -> dict[str, float]:
     """The append-only check of main's whole first-parent history, as a registry's first start runs it."""
-    from registry.append_only import first_violation
-    from registry.store import GitStore
+    from kernelindex.registry.append_only import first_violation
+    from kernelindex.registry.store import GitStore
 
     store = GitStore(repo)
     head = store.head()
@@ -97,7 +97,7 @@ def history(repo: Path) -> dict[str, float]:
 
 
 def floor(repo: Path) -> dict[str, float]:
-    from registry.store import GitStore
+    from kernelindex.registry.store import GitStore
 
     store = GitStore(repo)
     head = store.head()
@@ -132,11 +132,11 @@ def floor(repo: Path) -> dict[str, float]:
 def incremental(repo: Path) -> dict[str, float]:
     """Serve head, add a commit of 100 manifests (new runs in existing cohorts, new implementations
     with them), refresh; report the refresh time. main is restored afterwards."""
-    import registry
     from bench.synth import write_commit
-    from registry.nodes import Run
-    from registry.snapshots import Snapshots
-    from registry.store import MAIN, GitStore
+    from kernelindex import registry
+    from kernelindex.registry.nodes import Run
+    from kernelindex.registry.snapshots import Snapshots
+    from kernelindex.registry.store import MAIN, GitStore
 
     store = GitStore(repo)
     original = store.head()
@@ -144,7 +144,8 @@ def incremental(repo: Path) -> dict[str, float]:
     snapshots = Snapshots(repo)
     snapshots.load()
     graph = snapshots.head
-    # What every server does in the background right after a start (api.server): rank every cohort and build
+    # What every server does in the background right after a start (kernelindex.service.server): rank every cohort and
+    # build
     # the `runs_by` indexes, which a graph then keeps up to date. The refresh measured is a running server's,
     # not one racing its start (that first refresh builds what it needs: 0.12-0.13 s at 10x rather than ~0.08).
     graph.prepare()

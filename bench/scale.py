@@ -8,7 +8,7 @@
 - `scale_pinned_rps`: requests/s of one commit-pinned query (GET, immutable) through nginx's cache, as a
   ratio to one replica's; the note gives the cache hit ratio.
 - `scale_restart_dropped`: requests lost by 32 connections to one replica while it restarts (SIGHUP: the
-  socket is handed to a successor, api/handover.py).
+  socket is handed to a successor, api/serving/handover.py).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from urllib.parse import quote
 
 import httpx
 
-import registry
 from bench.fleet import Fleet, fleet
 from bench.wrk import Request, run_wrk, wrk_script
+from kernelindex import registry
 
 __all__ = ["SCALE_PLANS", "Row", "ScalePlan", "run_scale"]
 

@@ -46,8 +46,8 @@ def _timed(call: Callable[[], object], repeats: int) -> tuple[float, float]:
 
 def _queries(graph: Any) -> dict[str, str]:
     """The expensive queries of this registry (see the module's docstring)."""
-    import registry.nodes as n
-    from registry.search import MAX_TERMS, tokens
+    import kernelindex.registry.nodes as n
+    from kernelindex.registry.search import MAX_TERMS, tokens
 
     words_of: dict[str, set[str]] = {}  # word -> runs whose operation or implementation holds it
     for digest, facts in graph.facts.items():
@@ -88,9 +88,9 @@ def _queries(graph: Any) -> dict[str, str]:
 def probe(repo: Path, repeats: int) -> dict[str, Any]:
     import orjson
 
-    from registry.errors import SearchTooLarge
-    from registry.search import parse_query, search_runs
-    from registry.snapshots import Snapshots
+    from kernelindex.registry.errors import SearchTooLarge
+    from kernelindex.registry.search import parse_query, search_runs
+    from kernelindex.registry.snapshots import Snapshots
 
     snapshots = Snapshots(repo)
     snapshots.load()

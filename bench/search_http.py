@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx
 
-from web.documents import SEARCH
-from web.search_page import RESOLVER_CASES
+from kernelindex.web.documents import SEARCH
+from kernelindex.web.search_page import RESOLVER_CASES
 
 __all__ = ["RUN_TARGET_MS", "measure_edges"]
 

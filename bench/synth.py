@@ -28,9 +28,9 @@ from typing import Any
 
 import orjson
 
-from registry.canonical import manifest_digest, stored_json
-from registry.manifest import manifest_path
-from registry.store import GitStore
+from kernelindex.registry.canonical import manifest_digest, stored_json
+from kernelindex.registry.manifest import manifest_path
+from kernelindex.registry.store import GitStore
 
 __all__ = ["CACHE", "EMBEDDED", "oids_at_head", "stored_bytes_at_head", "synthetic_registry", "write_commit"]
 

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from registry.canonical import Digest, canonical_json, json_digest, manifest_digest, parse_digest, stored_json
-from registry.errors import (
+from kernelindex.registry.canonical import (
+    Digest,
+    canonical_json,
+    json_digest,
+    manifest_digest,
+    parse_digest,
+    stored_json,
+)
+from kernelindex.registry.errors import (
     AmbiguousName,
     InvalidManifest,
     ManifestNotFound,
@@ -16,11 +23,11 @@ from registry.errors import (
     StoreNotFound,
     UnknownKind,
 )
-from registry.kinds import KINDS, KindInfo
-from registry.manifest import Manifest, load_manifest, manifest_from_document, manifest_path
-from registry.provenance import CommitInfo, CommitMeta, Person, SignatureCheck
-from registry.store import AddResult, Entry, GitStore
-from registry.trust import TrustChain
+from kernelindex.registry.kinds import KINDS, KindInfo
+from kernelindex.registry.manifest import Manifest, load_manifest, manifest_from_document, manifest_path
+from kernelindex.registry.provenance import CommitInfo, CommitMeta, Person, SignatureCheck
+from kernelindex.registry.store import AddResult, Entry, GitStore
+from kernelindex.registry.trust import TrustChain
 
 __all__ = [
     "KINDS",

@@ -8,15 +8,15 @@ merged a branch that did (a merge's tree is compared with its first parent's).
 
 Each first-parent commit is compared with its parent one subtree at a time, skipping subtrees
 whose ids are equal, and comparing changed ones as sets of raw entries: the cost follows what
-the history touched. Only `policy/maintainers` may change (`registry.trust` judges how).
+the history touched. Only `policy/maintainers` may change (`kernelindex.registry.trust` judges how).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from registry.signatures import POLICY_PATH
-from registry.store import GitStore
+from kernelindex.registry.signatures import POLICY_PATH
+from kernelindex.registry.store import GitStore
 
 __all__ = ["Violation", "first_violation"]
 

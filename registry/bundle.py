@@ -30,12 +30,12 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from registry.errors import InvalidManifest, Problem, RejectedChange
-from registry.manifest import Manifest, manifest_from_document
-from registry.parse import check_manifest_values, load_documents
-from registry.provenance import CommitMeta
-from registry.store import MAIN, AddResult, GitStore
-from registry.validate import Existing, check_additions
+from kernelindex.registry.errors import InvalidManifest, Problem, RejectedChange
+from kernelindex.registry.manifest import Manifest, manifest_from_document
+from kernelindex.registry.parse import check_manifest_values, load_documents
+from kernelindex.registry.provenance import CommitMeta
+from kernelindex.registry.store import MAIN, AddResult, GitStore
+from kernelindex.registry.validate import Existing, check_additions
 
 __all__ = ["SECTIONS", "Bundle", "BundleEntry", "add_bundle", "check_bundle", "project_slug", "read_bundle"]
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
-from registry.errors import StoreCorrupt
+from kernelindex.registry.errors import StoreCorrupt
 
 __all__ = ["CatFile", "answers", "start_batch", "widen_pipe"]
 

@@ -36,8 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from registry.graph import Graph
-from registry.nodes import Environment, Implementation, Project, Run, ServingRun
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.nodes import Environment, Implementation, Project, Run, ServingRun
 
 __all__ = [
     "GpuTally",

@@ -1,7 +1,7 @@
 """What each commit of main changed, newest first, a page of commits at a time: what it published (by
 kind), the runs it retracted, superseded or verified, and the records that changed hands because of it.
 
-The history is main's first-parent history (the publication record: DESIGN section 3). A commit's
+The history is main's first-parent history (the publication record). A commit's
 changes are read from git, not from a scan of the registry: its tree is compared with its first
 parent's one fan-out subtree at a time (equal subtree ids are skipped), so a page costs what its
 commits added, however long the history or large the registry. What the additions mean comes from
@@ -10,10 +10,10 @@ the graph the caller reads at (usually main's head):
 - **published**: the manifests the commit first published (a manifest main held before is not
   published again), grouped by kind, each group ordered by name then digest.
 - **retracted / superseded / verified**: the Retraction, Supersession and Verification manifests it
-  published that count, i.e. whose commit a maintainer signed (DESIGN section 4; the graph knows which
+  published that count, i.e. whose commit a maintainer signed (the graph knows which
   commits are honoured). Those that do not count are listed apart, in `ignored`, so a reader sees them
   without mistaking them for facts.
-- **moved**: the record events (the records ledger, DESIGN section 5) this commit caused: a `new_run`
+- **moved**: the record events (the records ledger) this commit caused: a `new_run`
   event for a run it published, a `retraction` event for a retraction it published. The ledger is the
   graph's: a later run observed earlier can rewrite history, and the events are those the ledger keeps.
 
@@ -26,12 +26,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from registry.cohorts import RecordEvent
-from registry.errors import RevisionNotFound
-from registry.graph import Graph
-from registry.kinds import KIND_BY_FOLDER
-from registry.nodes import Retraction, Run, Supersession, Verification
-from registry.store import GitStore
+from kernelindex.registry.cohorts import RecordEvent
+from kernelindex.registry.errors import RevisionNotFound
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.kinds import KIND_BY_FOLDER
+from kernelindex.registry.nodes import Retraction, Run, Supersession, Verification
+from kernelindex.registry.store import GitStore
 
 __all__ = [
     "ChangesPage",

@@ -1,5 +1,5 @@
 """Citations of more than a run: a cohort's leaderboard at a commit, and the dataset (the catalog export
-of a commit), in the formats runs are cited in (`registry.present.cite`: TEXT, BIBTEX, CSL_JSON).
+of a commit), in the formats runs are cited in (`kernelindex.registry.present.cite`: TEXT, BIBTEX, CSL_JSON).
 
 Both are pinned: a leaderboard to the commit its ranking was read at, the dataset to the commit
 exported and to the export's own bytes (their sha256 and size; the export of a commit is
@@ -20,10 +20,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from registry.export import ExportDigest, ExportPlan, produce
-from registry.graph import Graph
-from registry.nodes import Environment, Implementation, Operation, Protocol, Run
-from registry.present import CITATION_FORMATS, NO_PERMALINK, bibtex_entry, date_parts, format_value, workload_label
+from kernelindex.registry.export import ExportDigest, ExportPlan, produce
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.nodes import Environment, Implementation, Operation, Protocol, Run
+from kernelindex.registry.present import (
+    CITATION_FORMATS,
+    NO_PERMALINK,
+    bibtex_entry,
+    date_parts,
+    format_value,
+    workload_label,
+)
 
 __all__ = [
     "PUBLISHER",
@@ -126,8 +133,9 @@ def cite_leaderboard(citation: LeaderboardCitation, fmt: str = "TEXT") -> str:
 
 def export_digest(plan: ExportPlan) -> ExportDigest:
     """Produce the catalog export of `plan` (as the export route serves it) and measure it: sha256, size and
-    rows per table. The same computation as the served export's (`registry.export.produce`); a server keeps
-    its answer with the export (`registry.export_cache`), so a citation names the bytes a reader downloads."""
+    rows per table. The same computation as the served export's (`kernelindex.registry.export.produce`); a server keeps
+    its answer with the export (`kernelindex.registry.export_cache`), so a citation names the bytes a reader
+    downloads."""
     return produce(plan)
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, NamedTuple
 
-from registry.canonical import Digest, json_digest
+from kernelindex.registry.canonical import Digest, json_digest
 
 __all__ = [
     "POLICY_VERSION",
@@ -120,7 +120,7 @@ def primary_of(spec: Mapping[str, Any]) -> Primary | None:
 
 def primary_from(timing: tuple[str, Mapping[str, Any]] | None, measurements: Any) -> Primary | None:
     """`primary_of` from the parts of a spec it reads: `timing` as (primaryStatistic, latencyNs)
-    when the run has timing, and `measurements` (`registry.decode` has no spec dict to give)."""
+    when the run has timing, and `measurements` (`kernelindex.registry.decode` has no spec dict to give)."""
     if timing is not None:
         statistic, latency = timing
         low = high = None

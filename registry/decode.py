@@ -21,8 +21,18 @@ from typing import Any
 import msgspec
 import orjson
 
-from registry.cohorts import correctness_key, primary_from
-from registry.nodes import Implementation, Node, Operation, Project, Run, Workload, extract, first_author, instant_ns
+from kernelindex.registry.cohorts import correctness_key, primary_from
+from kernelindex.registry.nodes import (
+    Implementation,
+    Node,
+    Operation,
+    Project,
+    Run,
+    Workload,
+    extract,
+    first_author,
+    instant_ns,
+)
 
 __all__ = ["decode", "decode_stream"]
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
 
-from registry.nodes import Implementation
+from kernelindex.registry.nodes import Implementation
 
 __all__ = [
     "DEPLOYABILITY_POLICY",

@@ -35,16 +35,16 @@ from typing import IO, Any
 
 import orjson
 
-from registry.cohorts import Trust
-from registry.errors import RevisionNotFound
-from registry.export_ids import row_id
-from registry.export_serving import SERVING_TABLES, serving_measurements, serving_row
-from registry.graph import Graph
-from registry.kinds import KINDS
-from registry.nodes import Environment, Implementation, Node, Project, Run, Workload
-from registry.provenance import utc_instant
-from registry.serving_graph import serving_index
-from registry.store import GitStore
+from kernelindex.registry.cohorts import Trust
+from kernelindex.registry.errors import RevisionNotFound
+from kernelindex.registry.export_ids import row_id
+from kernelindex.registry.export_serving import SERVING_TABLES, serving_measurements, serving_row
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.kinds import KINDS
+from kernelindex.registry.nodes import Environment, Implementation, Node, Project, Run, Workload
+from kernelindex.registry.provenance import utc_instant
+from kernelindex.registry.serving_graph import serving_index
+from kernelindex.registry.store import GitStore
 
 __all__ = [
     "CATALOG_FORMAT",
@@ -436,8 +436,8 @@ class ExportDigest:
 def produce(plan: ExportPlan, out: IO[bytes] | None = None) -> ExportDigest:
     """Produce the catalog export of `plan`, the bytes the export route serves, writing them to `out` if
     given, and measure them as they go: sha256, size and rows per table. The one computation of an
-    export's bytes: what a citation names (`registry.citations.export_digest`) is what is served. Costs one
-    full export (seconds); a commit's answer never changes, so callers keep it (`registry.export_cache`)."""
+    export's bytes: what a citation names (`kernelindex.registry.citations.export_digest`) is what is served. Costs one
+    full export (seconds); a commit's answer never changes, so callers keep it (`kernelindex.registry.export_cache`)."""
     digest = hashlib.sha256()
     size = 0
     tables: dict[str, int] = {}

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from registry.export import ExportDigest, ExportPlan, produce
+from kernelindex.registry.export import ExportDigest, ExportPlan, produce
 
 __all__ = ["DEFAULT_BYTES", "FORMAT_VERSION", "CachedExport", "ExportCache", "exports_path"]
 

@@ -2,7 +2,7 @@
 
 Columns are what the manifests say, and for a serving run the serving-v1 identity the graph derives
 (`cohortKey`, `protocolKey`, `metricSetKey`: registry/serving_graph.py), which never mixes with kernel
-cohorts (DESIGN section 11).
+cohorts.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from registry.export_ids import row_id
-from registry.serving_graph import ServingFacts
+from kernelindex.registry.export_ids import row_id
+from kernelindex.registry.serving_graph import ServingFacts
 
 __all__ = ["SERVING_TABLES", "serving_measurements", "serving_row"]
 

@@ -2,7 +2,7 @@
 queries need. Treat it as immutable; a new commit gets a new graph from `Graph.apply`, which
 recomputes only the cohorts a change touches and shares every node with its parent.
 
-Derived facts (DESIGN section 5): each run's cohort, eligibility reasons, rank and tie,
+Derived facts: each run's cohort, eligibility reasons, rank and tie,
 trust and integrity warnings; each cohort's profile, ranking and record events; the
 records ledger. Overlays (retractions, supersessions, verifications) count only when the
 commit that published them is signed by a maintainer: the builder is told which are.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple, TypeVar
 
-from registry.cohorts import (
+from kernelindex.registry.cohorts import (
     Candidate,
     Ranked,
     RankInput,
@@ -32,11 +32,11 @@ from registry.cohorts import (
     record_events,
     trust_of,
 )
-from registry.errors import AmbiguousName
-from registry.kinds import KINDS
-from registry.members import LAYER_FROM, Layered, Members, add_member, compact, layered_over
-from registry.name_index import NameIndex, names_of
-from registry.nodes import (
+from kernelindex.registry.errors import AmbiguousName
+from kernelindex.registry.kinds import KINDS
+from kernelindex.registry.members import LAYER_FROM, Layered, Members, add_member, compact, layered_over
+from kernelindex.registry.name_index import NameIndex, names_of
+from kernelindex.registry.nodes import (
     Attestation,
     Environment,
     Implementation,
@@ -50,9 +50,9 @@ from registry.nodes import (
     Verification,
     Workload,
 )
-from registry.provenance import utc_instant
-from registry.run_indexes import RunIndexes
-from registry.validate import operation_mismatch_digests
+from kernelindex.registry.provenance import utc_instant
+from kernelindex.registry.run_indexes import RunIndexes
+from kernelindex.registry.validate import operation_mismatch_digests
 
 __all__ = [
     "MIN_PREFIX",
@@ -688,7 +688,7 @@ class Graph:
             case Verification():
                 return [(self.overlays["verifications"], node.run)]
             case ServingRun():
-                # serving runs by model; their facts and cohorts are `registry.serving_graph`'s
+                # serving runs by model; their facts and cohorts are `kernelindex.registry.serving_graph`'s
                 return [(self.children["serving_runs"], node.model)]
         return []
 
@@ -787,7 +787,7 @@ class Graph:
     def _earliest(self, overlays: Iterable[str]) -> list[str]:
         """Overlays in the order main published them (then by digest): when two retractions or two
         supersessions of one run count, the first published is the one that changed the run's standing,
-        whatever order a set iterates in (registry.status picks the same one)."""
+        whatever order a set iterates in (kernelindex.registry.status picks the same one)."""
         unpublished = len(self.mainline.commits)
         return sorted(overlays, key=lambda d: (self.published_in.get(d, unpublished), d))
 
@@ -1050,7 +1050,7 @@ class Graph:
 
     def prepare(self, pause: Callable[[], object] | None = None) -> None:
         """Compute every cohort's ranking and ledger, and build the `runs_by` indexes, now (they are
-        otherwise made on first use), and hold the indexes' members as tuples (`registry.members.compact`):
+        otherwise made on first use), and hold the indexes' members as tuples (`kernelindex.registry.members.compact`):
         before saving a warm cache, or in the background after a server starts. The fan-out index first
         (`index_fan_out`): a graph `apply` derives before it is made has none (its refreshes then ask about
         each name), and the rest takes seconds.

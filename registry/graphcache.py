@@ -8,7 +8,7 @@ holds nothing that cannot be recomputed from git.
 Format 3 is memory-mapped and materialized lazily: a small header (`marshal`: the
 commit, main's history, the small sets) and, for each big map of the graph (nodes, facts, cohorts
 with their rankings and ledgers, names, the indexes, the publication record), buckets of rows that
-`registry.lazymap.LazyMap` decodes when a key of theirs is first read. A start reads the header and
+`kernelindex.registry.lazymap.LazyMap` decodes when a key of theirs is first read. A start reads the header and
 checks the CRC; what requests touch is decoded as they touch it. Rows are plain tuples, lists, sets
 and dicts (`marshal` shares repeated strings and reads ~10x faster than unpickling), turned back
 into nodes with `tuple.__new__`. Like any such file it must be as protected as the code itself: it
@@ -28,14 +28,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from registry import nodes as n
-from registry.cohorts import Primary, Ranked, RecordEvent, Trust
-from registry.graph import Cohort, Graph, Index, Mainline, RunFacts
-from registry.lazymap import LazyMap, write_buckets
-from registry.members import LAYER_FROM
-from registry.run_indexes import RunIndexes
-from registry.snapshots import Publication, gc_paused
-from registry.store import GitStore
+from kernelindex.registry import nodes as n
+from kernelindex.registry.cohorts import Primary, Ranked, RecordEvent, Trust
+from kernelindex.registry.graph import Cohort, Graph, Index, Mainline, RunFacts
+from kernelindex.registry.lazymap import LazyMap, write_buckets
+from kernelindex.registry.members import LAYER_FROM
+from kernelindex.registry.run_indexes import RunIndexes
+from kernelindex.registry.snapshots import Publication, gc_paused
+from kernelindex.registry.store import GitStore
 
 __all__ = ["cache_path", "code_fingerprint", "decode", "encode", "load_cache", "materialize", "save_cache"]
 
@@ -94,7 +94,7 @@ def encode(graph: Graph, publication: Publication) -> bytes:
     }  # fmt: skip
     for index in _INDEXES:
         for name, keys in getattr(graph, index).items():
-            # As a built graph holds them (`registry.members.compact`): a warm start serves from these.
+            # As a built graph holds them (`kernelindex.registry.members.compact`): a warm start serves from these.
             maps[f"{index}/{name}"] = {
                 key: set(members) if len(members) >= LAYER_FROM else tuple(members) for key, members in keys.items()
             }
@@ -144,7 +144,7 @@ def _node_row(node: n.Node) -> tuple[Any, ...]:
 
 def decode(data: bytes | mmap.mmap, *, checked: bool = False) -> tuple[Graph, Publication]:
     """The graph and publication record `encode` wrote; its big maps are decoded as they are read
-    (`registry.lazymap`), so `data` must stay readable as long as the graph lives (an mmap does).
+    (`kernelindex.registry.lazymap`), so `data` must stay readable as long as the graph lives (an mmap does).
 
     Raises:
         ValueError: not a cache of this format and code, or damaged (unless `checked`: the caller

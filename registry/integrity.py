@@ -30,10 +30,10 @@ from pathlib import Path
 
 import orjson
 
-from registry.canonical import manifest_digest
-from registry.errors import Problem, RegistryError, StoreCorrupt
-from registry.kinds import KIND_BY_FOLDER
-from registry.store import Entry, GitStore
+from kernelindex.registry.canonical import manifest_digest
+from kernelindex.registry.errors import Problem, RegistryError, StoreCorrupt
+from kernelindex.registry.kinds import KIND_BY_FOLDER
+from kernelindex.registry.store import Entry, GitStore
 
 __all__ = ["IntegrityCheck", "IntegrityRecord", "check_commit", "check_entries", "record_path", "verify_commit"]
 

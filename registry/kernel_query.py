@@ -1,5 +1,5 @@
 """When a search query reads as a kernel request, and which: the rule that decides whether the resolver's
-answer (`registry.resolve`) is shown above a search's results.
+answer (`kernelindex.registry.resolve`) is shown above a search's results.
 
 A query reads as a kernel request when it names an operation and asks nothing the resolver cannot answer:
 
@@ -13,7 +13,7 @@ A query reads as a kernel request when it names an operation and asks nothing th
   operation, GPU term or dtype, or a part of the query that could not be read) narrows the list of runs in
   ways the resolver does not: such a query is a search only.
 
->>> from registry.search_query import parse_query
+>>> from kernelindex.registry.search_query import parse_query
 >>> request_terms(parse_query("rmsnorm b200 bf16 tokens=3000"))
 ('rmsnorm', 'b200', 'bf16', (('tokens', 3000),), None)
 >>> request_terms(parse_query("rmsnorm triton")) is None, request_terms(parse_query("b200")) is None
@@ -25,11 +25,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from registry.errors import AmbiguousName
-from registry.graph import Graph
-from registry.names import match_operations
-from registry.resolve import KernelRequest
-from registry.search_query import Intent
+from kernelindex.registry.errors import AmbiguousName
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.names import match_operations
+from kernelindex.registry.resolve import KernelRequest
+from kernelindex.registry.search_query import Intent
 
 __all__ = ["kernel_request", "request_terms"]
 

@@ -60,7 +60,7 @@ def write_buckets(rows: dict[str, Any], write: Callable[[bytes], int]) -> tuple[
 
 class LazyMap(MutableMapping[str, V]):
     """`{key: convert(row)}` over the buckets `spans` of `buffer`; read-only (a derived graph layers its
-    changes over it, `registry.members.layered_over`)."""
+    changes over it, `kernelindex.registry.members.layered_over`)."""
 
     __slots__ = ("_buffer", "_convert", "_data", "_loaded", "_lock", "_missing", "_size", "_spans")
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import orjson
 
-from registry.errors import AmbiguousName, ManifestNotFound
-from registry.graph import MIN_PREFIX
-from registry.provenance import CommitInfo
-from registry.store import Entry, GitStore
-from registry.validate import operation_mismatch
+from kernelindex.registry.errors import AmbiguousName, ManifestNotFound
+from kernelindex.registry.graph import MIN_PREFIX
+from kernelindex.registry.provenance import CommitInfo
+from kernelindex.registry.store import Entry, GitStore
+from kernelindex.registry.validate import operation_mismatch
 
 __all__ = ["MIN_PREFIX", "Found", "get_manifest", "integrity_warnings", "publication"]
 

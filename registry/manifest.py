@@ -13,11 +13,18 @@ from typing import Any
 
 import orjson
 
-from registry.canonical import Digest, manifest_digest, stored_json
-from registry.errors import InvalidManifest
-from registry.kinds import KINDS, KindInfo, validate_document
-from registry.normalize import normalize
-from registry.parse import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_NODES, Format, check_manifest_values, load_document
+from kernelindex.registry.canonical import Digest, manifest_digest, stored_json
+from kernelindex.registry.errors import InvalidManifest
+from kernelindex.registry.kinds import KINDS, KindInfo, validate_document
+from kernelindex.registry.normalize import normalize
+from kernelindex.registry.parse import (
+    MAX_DEPTH,
+    MAX_DOCUMENT_BYTES,
+    MAX_NODES,
+    Format,
+    check_manifest_values,
+    load_document,
+)
 
 __all__ = ["Manifest", "load_manifest", "manifest_from_document", "manifest_path", "stored_manifest"]
 

@@ -21,7 +21,7 @@ from collections.abc import ItemsView, Iterable, Iterator, Mapping, MutableMappi
 from itertools import filterfalse
 from typing import Any, TypeVar
 
-from registry.lazymap import LazyMap
+from kernelindex.registry.lazymap import LazyMap
 
 __all__ = ["LAYER_FROM", "Layered", "LayeredMap", "Members", "add_member", "compact", "flattened", "layered_over"]
 

@@ -2,14 +2,14 @@
 
 A replica never validates what it fetches here: fetching only moves its refs to the canonical
 repository's, and the server's normal refresh decides what is served (a new head must pass the
-pull-request check and descend from the served commit; `registry.snapshots.Snapshots.refresh`). A
+pull-request check and descend from the served commit; `kernelindex.registry.snapshots.Snapshots.refresh`). A
 canonical repository that rewrites its history or publishes a bad head moves the mirror's `main`,
 and the replica keeps serving its last good commit, saying why in `/healthz`.
 
 With `pull_requests`, a mirror also fetches the heads of pull requests as a forge keeps them
 (`refs/pull/<n>/head`, GitHub's and Gitea's layout): a pull request from a fork has no branch in the
 canonical repository, only that ref, and a preview of it needs its commits. They are served only as
-previews, which pass the pull-request check first (`api/previews.py`); main is never taken from them.
+previews, which pass the pull-request check first (`api/core/previews.py`); main is never taken from them.
 
 Fetches are plain `git fetch` over whatever transport git speaks (`git://` from `git daemon`,
 `http(s)://` from `git http-backend`, ssh, a path), with a time limit, and one at a time per
@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from registry.errors import MirrorFailed
+from kernelindex.registry.errors import MirrorFailed
 
 __all__ = ["FETCH_SECONDS", "Fetched", "Mirror"]
 

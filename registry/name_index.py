@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, MutableMapping, ValuesView
 
-from registry.nodes import Node
+from kernelindex.registry.nodes import Node
 
 __all__ = ["NameIndex", "names_of"]
 

@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from registry.graph import Graph
-from registry.nodes import Environment, Operation, Run
-from registry.search_query import gpu_keys_matching
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.nodes import Environment, Operation, Run
+from kernelindex.registry.search_query import gpu_keys_matching
 
 __all__ = [
     "ALIAS",

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from registry.cohorts import Primary, primary_of
+from kernelindex.registry.cohorts import Primary, primary_of
 
 __all__ = [
     "Attestation",
@@ -244,7 +244,7 @@ class Verification(NamedTuple):
 
 
 class ServingRun(NamedTuple):
-    """An LLM-serving result (serving-v1 compares these among themselves only: `registry.serving`)."""
+    """An LLM-serving result (serving-v1 compares these among themselves only: `kernelindex.registry.serving`)."""
 
     digest: str
     oid: str
@@ -388,7 +388,7 @@ def extract(kind: str, digest: str, oid: str, document: dict[str, Any]) -> Node:
             "rawSamples" in timing or "rawSamples" in evidence or "logs" in evidence,
         )
     if kind in ("WorkloadCase", "WorkloadSuite"):
-        from registry.cohorts import correctness_key
+        from kernelindex.registry.cohorts import correctness_key
 
         suite = kind == "WorkloadSuite"
         return Workload(

@@ -20,9 +20,9 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from registry.errors import InvalidManifest, Problem
-from registry.kinds import DURATION_SPACE
-from registry.parse import json_path
+from kernelindex.registry.errors import InvalidManifest, Problem
+from kernelindex.registry.kinds import DURATION_SPACE
+from kernelindex.registry.parse import json_path
 
 __all__ = ["SET_LIKE_SUPPORT_FIELDS", "duration_ns", "normalize"]
 

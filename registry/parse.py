@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Literal
 
-from registry.errors import InvalidManifest, Problem
+from kernelindex.registry.errors import InvalidManifest, Problem
 
 __all__ = [
     "MAX_DEPTH",

@@ -137,7 +137,7 @@ class Citation:
 
 
 def cite(citation: Citation, fmt: str = "TEXT") -> str:
-    """A run's citation as TEXT (DESIGN section 7), BIBTEX or CSL_JSON.
+    """A run's citation as TEXT, BIBTEX or CSL_JSON.
 
     Raises:
         ValueError: an unknown format.

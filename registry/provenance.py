@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 
-from registry.errors import InvalidCommit, Problem
+from kernelindex.registry.errors import InvalidCommit, Problem
 
 __all__ = [
     "LINK_TRAILERS",
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 LINK_TRAILERS = ("Source-URL",)
-"""Trailers the pages show as links: a new commit's must be http(s) links (`registry.kinds.content`)."""
+"""Trailers the pages show as links: a new commit's must be http(s) links (`kernelindex.registry.kinds.content`)."""
 
 _TRAILER = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]*): (.*)")
 _TRAILER_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
@@ -149,7 +149,7 @@ def commit_problems(
     """What a new commit may not hold, each problem at `where` (`commit`, `commit 1a2b3c4d5e6f`) and the
     part concerned: a link trailer (`Source-URL`) that is not an http(s) link, and a character XML
     cannot carry in a text (`subject`, `body`, `message`), a trailer, or a person's name or email."""
-    from registry.kinds.content import link_problem, text_problem  # a server that only reads never needs it
+    from kernelindex.registry.kinds.content import link_problem, text_problem  # a server that only reads never needs it
 
     problems: list[Problem] = []
     for part, text in texts:

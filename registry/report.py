@@ -9,7 +9,7 @@ passes or fails on its own; this says what passing means.
 
 The nearest peer of a run is the run ranked just ahead of it in its cohort (or just behind, for a
 new leader). A run alone in its cohort is compared with the most similar run elsewhere (same
-workload, else same operation): the comparison fields that differ (DESIGN section 5: operation,
+workload, else same operation): the comparison fields that differ (operation,
 workload, protocol, environment, correctness policy, metric) are why it does not rank against it.
 """
 
@@ -20,11 +20,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from registry.cohorts import metric_key
-from registry.graph import Graph
-from registry.manifest import Manifest
-from registry.nodes import Run, Workload
-from registry.present import format_value
+from kernelindex.registry.cohorts import metric_key
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.manifest import Manifest
+from kernelindex.registry.nodes import Run, Workload
+from kernelindex.registry.present import format_value
 
 __all__ = ["Difference", "PullRequestReport", "RunOutcome", "pull_request_report", "to_json", "to_markdown"]
 

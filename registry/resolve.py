@@ -13,7 +13,7 @@ Behaviour follows KernelIndex's resolver (`server/catalog/search-reads.ts`, `mat
   exact; a request that leaves facets open (no shape, say) has every cohort that fits as an exact
   answer, largest first (upstream picks the most measured; here all are listed, none hidden).
 - Best verified = the best-ranked run at VERIFIED or above; best deployable = the best-ranked run
-  whose implementation passes deployability-v1 (`registry.deployability`), as upstream's
+  whose implementation passes deployability-v1 (`kernelindex.registry.deployability`), as upstream's
   `bestVerified` / `bestDeployable`; each says why, or why there is none.
 - Otherwise the nearest cases: every measured cohort of the operation with what differs (the facet,
   the requested and the measured value, and for numbers how far: the difference and the ratio) and
@@ -35,11 +35,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from registry.cohorts import POLICY_VERSION, Trust
-from registry.deployability import implementation_facts
-from registry.errors import AmbiguousName
-from registry.graph import SOURCE_NATIVE, Cohort, Graph
-from registry.names import (
+from kernelindex.registry.cohorts import POLICY_VERSION, Trust
+from kernelindex.registry.deployability import implementation_facts
+from kernelindex.registry.errors import AmbiguousName
+from kernelindex.registry.graph import SOURCE_NATIVE, Cohort, Graph
+from kernelindex.registry.names import (
     OperationMatch,
     gpu_names,
     match_gpu,
@@ -47,8 +47,8 @@ from registry.names import (
     nearest,
     operation_names,
 )
-from registry.nodes import Environment, Implementation, Operation, Protocol, Workload
-from registry.search_query import DTYPE_ALIASES
+from kernelindex.registry.nodes import Environment, Implementation, Operation, Protocol, Workload
+from kernelindex.registry.search_query import DTYPE_ALIASES
 
 __all__ = [
     "EXACT",

@@ -9,9 +9,9 @@ Everything wrong is reported at once, each problem with the path it concerns:
   operation per run, a verification reruns in the same cohort);
 - overlays that need a maintainer (Retraction, Supersession, Verification) added only by
   commits signed by a maintainer of the policy in force at base; a change to
-  `policy/maintainers` only as `registry.trust` allows (never the first policy, never by a
+  `policy/maintainers` only as `kernelindex.registry.trust` allows (never the first policy, never by a
   stranger, removals by two maintainers); commits that claim a registered source signed too;
-- the repository's own files (`registry.repofiles`: `.github/`, README, licence...) may be added,
+- the repository's own files (`kernelindex.registry.repofiles`: `.github/`, README, licence...) may be added,
   changed or deleted, each change named in the report, and only by commits signed by a maintainer
   of the policy in force at base, as a policy change.
 - each commit a new contribution may hold (`provenance.commit_problems`): a `Source-URL` that is an
@@ -24,16 +24,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from registry.errors import InvalidManifest, Problem, RegistryError
-from registry.kinds import KIND_BY_FOLDER, KINDS
-from registry.manifest import Manifest, load_manifest, stored_manifest
-from registry.parse import MAX_DOCUMENT_BYTES
-from registry.provenance import commit_problems
-from registry.repofiles import is_repository_file
-from registry.signatures import POLICY_PATH
-from registry.store import GitStore, TreeChange
-from registry.trust import TrustChain, parse_policy
-from registry.validate import Existing, check_additions, operation_found
+from kernelindex.registry.errors import InvalidManifest, Problem, RegistryError
+from kernelindex.registry.kinds import KIND_BY_FOLDER, KINDS
+from kernelindex.registry.manifest import Manifest, load_manifest, stored_manifest
+from kernelindex.registry.parse import MAX_DOCUMENT_BYTES
+from kernelindex.registry.provenance import commit_problems
+from kernelindex.registry.repofiles import is_repository_file
+from kernelindex.registry.signatures import POLICY_PATH
+from kernelindex.registry.store import GitStore, TreeChange
+from kernelindex.registry.trust import TrustChain, parse_policy
+from kernelindex.registry.validate import Existing, check_additions, operation_found
 
 __all__ = ["MAX_FILES", "RangeReport", "RepositoryFileChange", "check_range"]
 
@@ -50,7 +50,8 @@ _SIGNED_FOLDERS = frozenset(info.folder for info in KINDS.values() if info.lifec
 
 @dataclass(frozen=True, slots=True)
 class RepositoryFileChange:
-    """A change to one of the repository's own files (`registry.repofiles`), which only a maintainer may make.
+    """A change to one of the repository's own files (`kernelindex.registry.repofiles`), which only a maintainer may
+    make.
 
     `signed_by` is the maintainer whose signed commits made every change to it in the range; None when
     signatures were not checked, or a commit was not signed by a maintainer (then a problem says so)."""
@@ -92,7 +93,7 @@ def check_range(
 
     With `signatures`, overlays, policy changes and claims of a registered source must come
     from commits signed by maintainers of the policy in force at base (from `trust_root`, the
-    operator's pinned policy, or the registry's initial commit: see `registry.trust`); without,
+    operator's pinned policy, or the registry's initial commit: see `kernelindex.registry.trust`); without,
     they are accepted as they stand (a local registry).
     `changes` is `store.diff(base, head)` and `existing` a view of base, when the caller has them;
     `blobs`, when given, gets the bytes of each file read, by blob id (for a caller that reads them next),

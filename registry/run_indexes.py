@@ -17,11 +17,11 @@ import threading
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, MutableMapping, ValuesView
 from typing import TYPE_CHECKING, Any
 
-from registry.members import Members, add_member, compact
-from registry.nodes import Node, Run
+from kernelindex.registry.members import Members, add_member, compact
+from kernelindex.registry.nodes import Node, Run
 
 if TYPE_CHECKING:
-    from registry.graph import RunFacts
+    from kernelindex.registry.graph import RunFacts
 
 __all__ = ["FACT_INDEXES", "NODE_INDEXES", "RunIndexes"]
 

@@ -1,4 +1,4 @@
-"""Search: the runs a query (`registry.search_query`) matches, from an index built once per snapshot.
+"""Search: the runs a query (`kernelindex.registry.search_query`) matches, from an index built once per snapshot.
 
 Matching (ours): text is case-insensitive and tokenized on `_`, `-` and spaces, so "fused attention"
 finds `fused_attention_*`; each term must match a run's operation or implementation (name or title),
@@ -11,7 +11,7 @@ tokenizes each name and title once per snapshot, maps every word to the operatio
 implementations holding it, and groups the runs by (operation, implementation) pair (4,291 pairs for
 9,508 runs in the embedded registry). A query scores each term once per candidate pair, the most
 selective term first, and drops a pair at its first missing term. Each facet value is a set of runs
-(`registry.search_facets`), so filters are intersections. Large answers sort by every run's place in
+(`kernelindex.registry.search_facets`), so filters are intersections. Large answers sort by every run's place in
 the order of answers, computed once. The index lives as long as its snapshot's graph, and what it keeps
 grows with the registry, never with the queries (the phrase cache is bounded).
 """
@@ -25,10 +25,10 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, NamedTuple, TypeVar
 
-from registry import nodes as n
-from registry.graph import Graph
-from registry.search_facets import FACETS, Facets
-from registry.search_query import (
+from kernelindex.registry import nodes as n
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.search_facets import FACETS, Facets
+from kernelindex.registry.search_query import (
     DTYPE_ALIASES,
     MAX_QUERY_CHARS,
     MAX_TERMS,

@@ -4,7 +4,7 @@ facet kind, in one pass over the manifests the runs name, so a facet costs a loo
 Each value keeps its runs in the smaller of two forms (`_Members`): a bitset over the snapshot's runs (an
 int: ~1.2 KB at 1x, whether it holds ten runs or all 9,508), or a tuple of their digests (8 bytes a run).
 A frozenset of digests takes ~40 bytes a run: the 1x facets held 122k memberships in 6.4 MB that way, and
-every server holds them for its life (`registry.search.prepare`). Filters intersect bitsets as ints, the
+every server holds them for its life (`kernelindex.registry.search.prepare`). Filters intersect bitsets as ints, the
 few runs of a tuple by looking their bits up, and only the answer becomes a set of digests.
 
 Facts the graph keeps (trust, family, language, source) come from its nodes; the others (dtypes,
@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any, TypeVar
 
-from registry import nodes as n
-from registry.cohorts import Trust
-from registry.graph import Graph
-from registry.search_query import DTYPE_ALIASES, FRAMEWORK_ALIASES
+from kernelindex.registry import nodes as n
+from kernelindex.registry.cohorts import Trust
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.search_query import DTYPE_ALIASES, FRAMEWORK_ALIASES
 
 __all__ = ["FACETS", "FACTS_CAPACITY", "Facets"]
 

@@ -1,7 +1,7 @@
 """KernelIndex's search grammar (`op:rmsnorm gpu:b200 dtype:bf16 ...`): a query read into an `Intent`,
 with the limits that bound what a search may cost.
 
-The grammar is upstream's (`apps/web/src/lib/search-query.ts`, DESIGN section 12.2): `key:value` or
+The grammar is upstream's (`apps/web/src/lib/search-query.ts`): `key:value` or
 `key=value` facets with 15 keys (op, family, gpu, arch, dtype, shape, layout, framework, language,
 cuda, license, source, installable, trust; `tech` and `model`, whose facts manifests here do not
 carry, are refused as issues), dtype/framework/layout aliases, bare words that mean a GPU, a dtype, an
@@ -11,7 +11,7 @@ hint, never silent text. Values may be quoted (`gpu:"NVIDIA B200"`).
 
 Limits (ours; upstream has none): a query holds at most `MAX_QUERY_CHARS` characters and `MAX_TERMS`
 terms (words, quoted phrases and facets, as the grammar splits them). Each term is a pass over the
-snapshot's search index (`registry.search`), so `search_cost` says what a query costs before it runs.
+snapshot's search index (`kernelindex.registry.search`), so `search_cost` says what a query costs before it runs.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from registry.cohorts import Trust
-from registry.errors import SearchTooLarge
+from kernelindex.registry.cohorts import Trust
+from kernelindex.registry.errors import SearchTooLarge
 
 __all__ = [
     "DTYPE_ALIASES",

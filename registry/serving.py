@@ -24,8 +24,8 @@ import math
 from collections.abc import Collection, Iterable, Sequence
 from typing import Literal, NamedTuple
 
-from registry.canonical import json_digest
-from registry.errors import UnknownMetric, UnsupportedOperator, WrongUnit
+from kernelindex.registry.canonical import json_digest
+from kernelindex.registry.errors import UnknownMetric, UnsupportedOperator, WrongUnit
 
 __all__ = [
     "POLICY_VERSION",

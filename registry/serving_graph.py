@@ -14,10 +14,10 @@ import weakref
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from registry import serving as policy
-from registry.cohorts import Trust, trust_of
-from registry.graph import Graph, find_keyed
-from registry.nodes import Model, ServingConfiguration, ServingRun, ServingStack, ServingWorkload
+from kernelindex.registry import serving as policy
+from kernelindex.registry.cohorts import Trust, trust_of
+from kernelindex.registry.graph import Graph, find_keyed
+from kernelindex.registry.nodes import Model, ServingConfiguration, ServingRun, ServingStack, ServingWorkload
 
 __all__ = [
     "ConstraintRequest",

@@ -1,7 +1,7 @@
 """SSH signatures: checking one signed payload against an allowed-signers file, and signing.
 
 `ssh-keygen -Y verify` (namespace `git`) does the cryptography. Which allowed-signers file a
-commit is checked against (the policy in force before it) is `registry.trust`'s business.
+commit is checked against (the policy in force before it) is `kernelindex.registry.trust`'s business.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from registry.errors import RegistryError
-from registry.provenance import SignatureCheck
+from kernelindex.registry.errors import RegistryError
+from kernelindex.registry.provenance import SignatureCheck
 
 __all__ = ["POLICY_PATH", "check_signature", "ssh_signer"]
 

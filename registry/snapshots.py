@@ -21,12 +21,12 @@ from sys import intern
 
 import orjson
 
-from registry.append_only import first_violation
-from registry.cat_file import CatFile
-from registry.decode import decode, decode_stream
-from registry.errors import RegistryError, RevisionNotFound
-from registry.graph import Graph, Mainline
-from registry.integrity import (
+from kernelindex.registry.append_only import first_violation
+from kernelindex.registry.cat_file import CatFile
+from kernelindex.registry.decode import decode, decode_stream
+from kernelindex.registry.errors import RegistryError, RevisionNotFound
+from kernelindex.registry.graph import Graph, Mainline
+from kernelindex.registry.integrity import (
     IntegrityCheck,
     IntegrityFailure,
     IntegrityRecord,
@@ -34,15 +34,15 @@ from registry.integrity import (
     record_path,
     verify_commit,
 )
-from registry.kinds import KIND_BY_FOLDER, KINDS
-from registry.manifest import Manifest, stored_manifest
-from registry.members import LayeredMap, layered_over
-from registry.nodes import Implementation, Node, Retraction, Supersession, Verification, Workload
-from registry.provenance import SignatureCheck
-from registry.review import check_range
-from registry.store import Entry, FanOutMoves, GitStore, TreeChange
-from registry.trust import TrustChain
-from registry.validate import operation_found
+from kernelindex.registry.kinds import KIND_BY_FOLDER, KINDS
+from kernelindex.registry.manifest import Manifest, stored_manifest
+from kernelindex.registry.members import LayeredMap, layered_over
+from kernelindex.registry.nodes import Implementation, Node, Retraction, Supersession, Verification, Workload
+from kernelindex.registry.provenance import SignatureCheck
+from kernelindex.registry.review import check_range
+from kernelindex.registry.store import Entry, FanOutMoves, GitStore, TreeChange
+from kernelindex.registry.trust import TrustChain
+from kernelindex.registry.validate import operation_found
 
 __all__ = [
     "HeadStatus",
@@ -291,7 +291,7 @@ class Snapshots:
     def __init__(
         self, repo_path: Path, *, capacity: int = 4, validate: bool = True, trust_root: bytes | None = None
     ) -> None:
-        """`trust_root`: the operator's pinned maintainers policy (see `registry.trust`).
+        """`trust_root`: the operator's pinned maintainers policy (see `kernelindex.registry.trust`).
 
         Raises:
             RegistryError: the pinned trust root is not a readable policy.
@@ -311,7 +311,7 @@ class Snapshots:
         self._publication: Publication | None = None
         self._record = IntegrityRecord(record_path(repo_path))
         self._verified: str | None = None
-        self._known: dict[str, str] = {}  # fan-out trees verified sound (`registry.integrity`)
+        self._known: dict[str, str] = {}  # fan-out trees verified sound (`kernelindex.registry.integrity`)
         self._verify_seconds = 0.0
         self._trees: CatFile | None = None  # the refreshes' `git cat-file`, kept between them
         self.status = HeadStatus(None, None, "not loaded yet")
@@ -342,7 +342,7 @@ class Snapshots:
     # Signatures -----------------------------------------------------------------------------------
 
     def trust(self) -> TrustChain:
-        """This thread's view of the maintainers policies in force (see `registry.trust`)."""
+        """This thread's view of the maintainers policies in force (see `kernelindex.registry.trust`)."""
         chain: TrustChain | None = getattr(self._local, "chain", None)
         if chain is None:
             chain = self._local.chain = TrustChain(self.store(), self.trust_root)
@@ -387,7 +387,7 @@ class Snapshots:
     def load(self, graph: Graph | None = None, publication: Publication | None = None) -> None:
         """Serve main's head: from `graph` (a warm cache) when given, else built from scratch.
 
-        The head is integrity-checked first (`registry.integrity`): in full once, then from the
+        The head is integrity-checked first (`kernelindex.registry.integrity`): in full once, then from the
         last recorded commit. A head that fails is not served: the last recorded good commit is,
         if main still descends from it, else nothing (the status says why). Never raises for what
         is in the repository: a corrupt one is a status, not a crash.
@@ -428,8 +428,8 @@ class Snapshots:
 
         Two checks, each run in full once per registry and recorded, then only over what changed
         since the record: main's first-parent history never modified or deleted a published file
-        (`registry.append_only`; a head whose history did is not served, its last good ancestor
-        is), and every manifest of the commit to serve is intact (`registry.integrity`).
+        (`kernelindex.registry.append_only`; a head whose history did is not served, its last good ancestor
+        is), and every manifest of the commit to serve is intact (`kernelindex.registry.integrity`).
         """
         started = time.perf_counter()
         recorded, known = self._record.load()
@@ -722,7 +722,7 @@ class _Served:
         return node is not None and node.kind in kinds
 
     def find_operation(self, kinds: tuple[str, ...], digest: str) -> tuple[bool, str | None]:
-        # An implementation's or workload's node holds the operation its document names (registry.decode):
+        # An implementation's or workload's node holds the operation its document names (kernelindex.registry.decode):
         # reading each new run's workload again was ~1.4 ms of a 100-manifest refresh at 10x.
         node = self._graph.nodes.get(digest)
         if node is None or node.kind not in kinds:

@@ -1,7 +1,7 @@
 """Whether a result still stands: a run's status at the head of main, for a reader who found it at an
 older commit (a pinned page, a citation). The pinned page never changes; this answer is what it links to.
 
-A run's standing changes only through lifecycle overlays that count (DESIGN section 4): a Retraction
+A run's standing changes only through lifecycle overlays that count: a Retraction
 (withdrawn, with its reason), a Supersession (replaced by a correction, with its reason) or a
 Verification (confirmed by a registry rerun). Each is reported with the commit that introduced it and
 who signed that commit; overlays that name the run but do not count (no maintainer signed their
@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from registry.cohorts import Trust
-from registry.graph import Graph
-from registry.nodes import Node, Retraction, Run, Supersession, Verification
+from kernelindex.registry.cohorts import Trust
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.nodes import Node, Retraction, Run, Supersession, Verification
 
 __all__ = [
     "CURRENT",

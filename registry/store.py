@@ -7,7 +7,7 @@ and moves `refs/heads/main` by compare-and-swap with `git update-ref <new> <old>
 retrying from the new head when another writer got there first. Objects are written
 before the ref moves, so a crash at any moment leaves main at the old or the new commit.
 
-This module is the only one that uses pygit2 (`registry.git_binding` loads it). A `GitStore` must
+This module is the only one that uses pygit2 (`kernelindex.registry.git_binding` loads it). A `GitStore` must
 not be shared between threads (libgit2 repositories are not thread-safe): open one per thread.
 """
 
@@ -32,9 +32,9 @@ from typing import Any
 
 import orjson
 
-from registry.canonical import canonical_json
-from registry.cat_file import CatFile, answers, start_batch, widen_pipe
-from registry.errors import (
+from kernelindex.registry.canonical import canonical_json
+from kernelindex.registry.cat_file import CatFile, answers, start_batch, widen_pipe
+from kernelindex.registry.errors import (
     Problem,
     RegistryError,
     RejectedChange,
@@ -43,11 +43,11 @@ from registry.errors import (
     StoreCorrupt,
     StoreNotFound,
 )
-from registry.git_binding import pygit2
-from registry.kinds import KIND_BY_FOLDER, KINDS
-from registry.manifest import Manifest, manifest_path
-from registry.provenance import CommitInfo, CommitMeta, Person, parse_trailers
-from registry.validate import check_additions, operation_found
+from kernelindex.registry.git_binding import pygit2
+from kernelindex.registry.kinds import KIND_BY_FOLDER, KINDS
+from kernelindex.registry.manifest import Manifest, manifest_path
+from kernelindex.registry.provenance import CommitInfo, CommitMeta, Person, parse_trailers
+from kernelindex.registry.validate import check_additions, operation_found
 
 __all__ = [
     "MAIN",
@@ -69,7 +69,7 @@ _ZERO = "0" * 40
 _ZERO_BYTES = b"0" * 40
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's id of the empty tree
 _BATCH_THRESHOLD = 2048  # from this many blobs on, read them through one `git cat-file --batch`
-_PACK_THRESHOLD = 64  # from this many new blobs on, one pack beats loose objects (DESIGN section 10)
+_PACK_THRESHOLD = 64  # from this many new blobs on, one pack beats loose objects
 _ATTEMPTS = 20
 _LOCK_TRIES = 20  # with git's own 100 ms lock timeout: about 3 s before a held lock is reported
 _WRITER_LOCK = "kernelindex-writer.lock"

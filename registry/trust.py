@@ -1,7 +1,7 @@
 """The trust root and the chain of maintainers policies along main's first-parent history.
 
 Who may sign for the registry is `policy/maintainers` (OpenSSH allowed-signers). Which policy is
-in force is decided as TUF and Sigstore rotate their roots (DESIGN section 4):
+in force is decided as TUF and Sigstore rotate their roots:
 
 - **The root** comes from the operator, never from a pull request: a policy file pinned in the
   server's configuration (`KERNELINDEX_TRUST_ROOT`, `--trust-root`), or else the policy in the
@@ -22,10 +22,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from registry.errors import RegistryError
-from registry.provenance import SignatureCheck
-from registry.signatures import POLICY_PATH, check_signature
-from registry.store import GitStore
+from kernelindex.registry.errors import RegistryError
+from kernelindex.registry.provenance import SignatureCheck
+from kernelindex.registry.signatures import POLICY_PATH, check_signature
+from kernelindex.registry.store import GitStore
 
 __all__ = ["REMOVAL_THRESHOLD", "Policy", "PolicyChange", "TrustChain", "parse_policy"]
 

@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, Protocol
 
-from registry.errors import Problem
-from registry.manifest import Manifest
+from kernelindex.registry.errors import Problem
+from kernelindex.registry.manifest import Manifest
 
 __all__ = [
     "Existing",
@@ -117,7 +117,7 @@ def _lifecycle_problems(
     run, rerun = resolved.get("$.spec.runDigest"), resolved.get("$.spec.rerunDigest")
     if run is None or rerun is None:
         return []  # already reported as a dangling reference
-    from registry.cohorts import cohort_key_of
+    from kernelindex.registry.cohorts import cohort_key_of
 
     keys = []
     for document in (run, rerun):

@@ -34,7 +34,7 @@ from helpers import (
     make_workload,
 )
 
-import registry
+from kernelindex import registry
 
 Doc = dict[str, Any]
 FIRST = 1_700_000_000

@@ -11,7 +11,7 @@ from helpers import DATA, EMBEDDED_REPO, basic_scenario, commit_manifests
 from signing import Key, make_key
 from typer.testing import CliRunner
 
-import registry
+from kernelindex import registry
 
 
 def pytest_configure(config: pytest.Config) -> None:

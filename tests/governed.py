@@ -28,8 +28,8 @@ from helpers import (
 )
 from signing import Key
 
-import registry
-from registry.signatures import POLICY_PATH, ssh_signer
+from kernelindex import registry
+from kernelindex.registry.signatures import POLICY_PATH, ssh_signer
 
 __all__ = ["START", "Governed", "build_governed"]
 

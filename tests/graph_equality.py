@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry.graph import Graph
+from kernelindex.registry.graph import Graph
 
 __all__ = ["assert_same_graph"]
 

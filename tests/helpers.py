@@ -1,7 +1,7 @@
 """Plain functions for tests: valid manifests on demand, committing them, and where the project's data is.
 
 The `make_*` functions return plain dicts (the authoring form of a manifest) that pass
-`registry.load_manifest`; they take the digests they reference either as strings or as the
+`kernelindex.registry.load_manifest`; they take the digests they reference either as strings or as the
 referenced documents themselves, so a small registry reads like its own graph:
 
 >>> op = make_operation("rmsnorm-a")
@@ -29,7 +29,7 @@ from typing import Any
 
 import pygit2
 
-import registry
+from kernelindex import registry
 
 __all__ = [
     "API_VERSION",
@@ -100,7 +100,7 @@ EXPORT = _export()
 
 
 def to_manifest(document: Mapping[str, Any], source: str = "<test>") -> registry.Manifest:
-    """Validate, normalize and name a document, as `registry.load_manifest` does for bytes."""
+    """Validate, normalize and name a document, as `kernelindex.registry.load_manifest` does for bytes."""
     return registry.manifest_from_document(copy.deepcopy(dict(document)), source)
 
 
@@ -355,7 +355,7 @@ def basic_scenario() -> BasicScenario:
 
 def load_scenario(name: str) -> list[Doc]:
     """The manifests of `tests/data/<name>/` (*.json and *.yaml), parsed, in file-name order."""
-    from registry.parse import load_document
+    from kernelindex.registry.parse import load_document
 
     folder = TEST_DATA / name
     files = sorted(p for p in folder.iterdir() if p.suffix in (".json", ".yaml", ".yml"))
@@ -400,7 +400,7 @@ def commit_manifests(
     (the new commit, or the unchanged head when everything was already published).
 
     Raises:
-        registry.RejectedChange: as `GitStore.add`.
+        kernelindex.registry.RejectedChange: as `GitStore.add`.
     """
     manifests = [d if isinstance(d, registry.Manifest) else to_manifest(d) for d in docs]
     meta = commit_meta(when, subject=subject, source=source, trailers=trailers)

@@ -22,11 +22,11 @@ from typing import Any
 import pygit2
 from helpers import EXAMPLES, TEST_TIME
 
-import registry
-from registry.canonical import manifest_digest, stored_json
-from registry.manifest import manifest_from_document, manifest_path
-from registry.normalize import normalize
-from registry.parse import load_document
+from kernelindex import registry
+from kernelindex.registry.canonical import manifest_digest, stored_json
+from kernelindex.registry.manifest import manifest_from_document, manifest_path
+from kernelindex.registry.normalize import normalize
+from kernelindex.registry.parse import load_document
 
 __all__ = [
     "LINKS",

@@ -13,8 +13,8 @@ from typing import Any
 from helpers import DATA, EMBEDDED_REPO
 from typer.testing import CliRunner, Result
 
-import registry
-from api.cli import app
+from kernelindex import registry
+from kernelindex.cli import app
 
 __all__ = [
     "BEFORE_LIGER",

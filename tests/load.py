@@ -94,7 +94,18 @@ def server_process(
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {**os.environ, "KERNELINDEX_GRAPH_CACHE": "0", "KERNELINDEX_POLL_SECONDS": "3600", **(environ or {})}
-    command = [sys.executable, *interpreter, "-m", "api.cli", "serve", "--repo", str(repo), "--port", str(port), *args]
+    command = [
+        sys.executable,
+        *interpreter,
+        "-m",
+        "kernelindex.cli",
+        "serve",
+        "--repo",
+        str(repo),
+        "--port",
+        str(port),
+        *args,
+    ]
     with log.open("wb") if log is not None else contextlib.nullcontext(subprocess.PIPE) as stderr:
         process = subprocess.Popen(command, env=env, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=stderr)
     url = f"http://127.0.0.1:{port}"

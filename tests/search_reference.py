@@ -8,9 +8,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from registry import nodes as n
-from registry.graph import Graph
-from registry.search_query import DTYPE_ALIASES, FRAMEWORK_ALIASES, Intent, gpu_keys_matching, tokens
+from kernelindex.registry import nodes as n
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.search_query import DTYPE_ALIASES, FRAMEWORK_ALIASES, Intent, gpu_keys_matching, tokens
 
 __all__ = ["reference_search_runs"]
 

@@ -15,10 +15,10 @@ import httpx
 import uvicorn
 from starlette.applications import Starlette
 
-from api.app import create_app
-from api.http.wire import HttpProtocol
-from api.server import Server
-from api.settings import Settings
+from kernelindex.app import create_app
+from kernelindex.core.settings import Settings
+from kernelindex.service.server import Server
+from kernelindex.serving.wire import HttpProtocol
 
 __all__ = ["Running", "serve"]
 

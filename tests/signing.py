@@ -10,8 +10,8 @@ from pathlib import Path
 import pygit2
 from helpers import to_manifest
 
-import registry
-from registry.signatures import ssh_signer
+from kernelindex import registry
+from kernelindex.registry.signatures import ssh_signer
 
 __all__ = ["T0", "Key", "commit_raw", "make_key", "merge_into_main", "stored"]
 

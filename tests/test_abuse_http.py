@@ -15,7 +15,7 @@ import pytest
 from helpers import EMBEDDED_REPO, basic_scenario, commit_manifests, make_retraction, make_run
 from server import Running, serve
 
-import registry
+from kernelindex import registry
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 

@@ -14,12 +14,12 @@ from helpers import basic_scenario, commit_manifests, make_operation, to_manifes
 from server import serve
 from signing import T0, commit_raw
 
-import registry
-from registry.append_only import first_violation
-from registry.integrity import IntegrityRecord, record_path
-from registry.signatures import POLICY_PATH
-from registry.snapshots import Snapshots
-from registry.store import MAIN
+from kernelindex import registry
+from kernelindex.registry.append_only import first_violation
+from kernelindex.registry.integrity import IntegrityRecord, record_path
+from kernelindex.registry.signatures import POLICY_PATH
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.registry.store import MAIN
 
 
 def _edited(document: dict[str, object]) -> tuple[str, bytes]:

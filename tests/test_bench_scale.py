@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from helpers import PROJECT_ROOT
 
-import registry
 from bench.fleet import nginx_binary, nginx_config
+from kernelindex import registry
 
 pytestmark = pytest.mark.slow
 

@@ -31,7 +31,7 @@ def _limit() -> None:
 
 def _import(path: Path, repo: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "api.cli", "import", "kernelindex-export", str(path), "--repo", str(repo)],
+        [sys.executable, "-m", "kernelindex.cli", "import", "kernelindex-export", str(path), "--repo", str(repo)],
         capture_output=True,
         text=True,
         timeout=300,

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from helpers import DOC_EXAMPLES, commit_manifests, commit_meta, object_ids
 
-import registry
-from registry.bundle import add_bundle, check_bundle, project_slug, read_bundle
+from kernelindex import registry
+from kernelindex.registry.bundle import add_bundle, check_bundle, project_slug, read_bundle
 
 SUBMISSION = DOC_EXAMPLES / "bundles" / "submission.yaml"
 KINDS_DIR = DOC_EXAMPLES / "kinds"
@@ -251,7 +251,7 @@ def test_one_manifest_is_the_bundle_of_one() -> None:
 
 
 def test_a_bundle_is_bounded_like_a_file() -> None:
-    from registry.parse import MAX_DOCUMENT_BYTES
+    from kernelindex.registry.parse import MAX_DOCUMENT_BYTES
 
     assert _refused(b"#" * (MAX_DOCUMENT_BYTES + 1)) == [
         (
@@ -287,7 +287,7 @@ def _with_labels(document: dict[str, Any], total: int) -> dict[str, Any]:
 def test_each_manifest_of_a_file_holds_a_manifests_values_at_most(form: str) -> None:
     """A file of several may hold 100,000 values, but each manifest in it the 20,000 of a file of one: what the
     check of its stored file (`load_document`) would refuse is refused here, at the boundary."""
-    from registry.parse import MAX_NODES
+    from kernelindex.registry.parse import MAX_NODES
 
     project = registry.load_manifest((KINDS_DIR / "software-project.yaml").read_bytes(), "p.yaml").document
     operation = registry.load_manifest((KINDS_DIR / "operation-spec.yaml").read_bytes(), "o.yaml").document

@@ -1,8 +1,8 @@
-"""api.cache.ByteLRU: bounded by what entries weigh, least recently used out first."""
+"""kernelindex.core.cache.ByteLRU: bounded by what entries weigh, least recently used out first."""
 
 from __future__ import annotations
 
-from api.cache import ByteLRU
+from kernelindex.core.cache import ByteLRU
 
 
 def _cache(max_bytes: int) -> ByteLRU[str, bytes]:

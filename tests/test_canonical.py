@@ -13,8 +13,15 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import registry
-from registry.canonical import canonical_json, json_digest, manifest_digest, parse_digest, pretty_json, stored_json
+from kernelindex import registry
+from kernelindex.registry.canonical import (
+    canonical_json,
+    json_digest,
+    manifest_digest,
+    parse_digest,
+    pretty_json,
+    stored_json,
+)
 
 # RFC 8785 appendix B: IEEE 754 bit patterns and their ECMAScript serialization.
 IEEE_VECTORS = [

@@ -9,9 +9,9 @@ import subprocess
 import pygit2
 import pytest
 
-import registry
-from registry.cat_file import CatFile
-from registry.errors import StoreCorrupt
+from kernelindex import registry
+from kernelindex.registry.cat_file import CatFile
+from kernelindex.registry.errors import StoreCorrupt
 
 
 def _write(repo: pygit2.Repository, texts: list[str]) -> list[str]:

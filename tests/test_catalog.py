@@ -12,11 +12,11 @@ import pytest
 from catalog_scenario import Catalog, build_catalog
 from starlette.testclient import TestClient
 
-import registry
-from api.app import create_app
-from api.settings import Settings
-from registry import catalog
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.app import create_app
+from kernelindex.core.settings import Settings
+from kernelindex.registry import catalog
+from kernelindex.registry.snapshots import Snapshots
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""`registry.changes`: what each commit of main changed, against a governed registry whose lists are
+"""`kernelindex.registry.changes`: what each commit of main changed, against a governed registry whose lists are
 written out by hand (tests/governed.py) and against the embedded registry's six commits, counted from
 the corpus export's own columns, the seed files and the Liger CSV's documented counts."""
 
@@ -17,10 +17,10 @@ from governed import START, Governed, build_governed
 from helpers import EMBEDDED_REPO, EXPORT, basic_scenario, digest_of, make_run, to_manifest
 from signing import Key, commit_raw, stored
 
-import registry
-from registry.changes import ChangesPage, CommitChanges, added_digests, changes, commit_changes
-from registry.cohorts import RecordEvent
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.registry.changes import ChangesPage, CommitChanges, added_digests, changes, commit_changes
+from kernelindex.registry.cohorts import RecordEvent
+from kernelindex.registry.snapshots import Snapshots
 
 
 @pytest.fixture

@@ -19,10 +19,10 @@ from server import Running, serve
 from signing import Key, commit_raw, stored
 from test_changes import CORPUS_KINDS, EMBEDDED_COMMITS, LIGER_KINDS, SEED_KINDS, _export_counts_by_source
 
-import registry
-from api.http.json_feed import FEED_ITEMS
-from api.read_documents import CHANGES
-from web.feed_page import CHANGES_PAGE, MANIFESTS_SHOWN
+from kernelindex import registry
+from kernelindex.http.json_feed import FEED_ITEMS
+from kernelindex.service.read_documents import CHANGES
+from kernelindex.web.feed_page import CHANGES_PAGE, MANIFESTS_SHOWN
 
 HTML = {"accept": "text/html"}
 DOCUMENT = """

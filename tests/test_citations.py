@@ -1,4 +1,4 @@
-"""`registry.citations`: a leaderboard at a commit and the dataset (an export at a commit), cited in the
+"""`kernelindex.registry.citations`: a leaderboard at a commit and the dataset (an export at a commit), cited in the
 three formats; BibTeX read back with pybtex, CSL-JSON with json, export bytes measured independently."""
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from helpers import EMBEDDED_REPO
 from pybtex.database import parse_string
 from signing import Key
 
-import registry
-from registry.citations import (
+from kernelindex import registry
+from kernelindex.registry.citations import (
     cite_dataset,
     cite_leaderboard,
     dataset_citation,
     export_digest,
     leaderboard_citation,
 )
-from registry.export import plan_export, write_export
-from registry.snapshots import Snapshots
+from kernelindex.registry.export import plan_export, write_export
+from kernelindex.registry.snapshots import Snapshots
 
 PERMALINK = "https://registry.example.org/at/{commit}/cohorts/{key}"
 
@@ -50,7 +50,7 @@ def test_a_leaderboard_at_a_commit(snapshots: Snapshots, governed: Governed, sto
     link = PERMALINK.format(commit=graph.commit, key=key)
     citation = leaderboard_citation(graph, key, lambda oid: orjson.loads(store.read_blob(oid)), link, "2026-12-01")
     assert citation is not None
-    # The workload's axes as its stored JSON orders them (sorted keys: DESIGN section 3).
+    # The workload's axes as its stored JSON orders them (sorted keys).
     assert (
         citation.title == "Operation rmsnorm-h4096 · hidden = 4096 · tokens = 2048 · bf16 · NVIDIA B200 · test-protocol"
     )
@@ -127,7 +127,7 @@ def test_the_dataset_is_the_export_of_a_commit(
 
 @pytest.mark.slow
 def test_the_embedded_seed_cohorts_leaderboard() -> None:
-    """Seed 000's cohort (DESIGN section 5: key 92bc0be5b5ce9f52, two runs, led by a run of 144,537 ns;
+    """Seed 000's cohort (key 92bc0be5b5ce9f52, two runs, led by a run of 144,537 ns;
     the seed page's workload label "suite of 16 cases · mean latency")."""
     snapshots = Snapshots(EMBEDDED_REPO)
     snapshots.load()

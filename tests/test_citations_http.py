@@ -24,10 +24,10 @@ from helpers import basic_scenario, commit_manifests, digest_of
 from pybtex.database import parse_string
 from server import Running, serve
 
-import registry
-from registry.present import NO_PERMALINK
-from registry.snapshots import Snapshots
-from web.render import ORIGIN
+from kernelindex import registry
+from kernelindex.registry.present import NO_PERMALINK
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.web.render import ORIGIN
 
 BASE = "https://registry.example.org"
 HTML = {"accept": "text/html"}
@@ -199,7 +199,7 @@ def _serve_stderr(repo: Path, *extra: str) -> str:
             free.bind(("127.0.0.1", 0))
             port = free.getsockname()[1]
         process = subprocess.Popen(
-            [sys.executable, "-m", "api.cli", "serve", "--repo", str(repo), "--port", str(port), *extra],
+            [sys.executable, "-m", "kernelindex.cli", "serve", "--repo", str(repo), "--port", str(port), *extra],
             env={**os.environ, "KERNELINDEX_GRAPH_CACHE": "0", "KERNELINDEX_BASE_URL": ""},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

@@ -3,7 +3,7 @@
 Every expected value comes from outside the code under test: the seed page
 (`data/seeds/000_e2385c33f2609bf3.txt`: workload label, value, statistic, source, published
 date), the seed's implementation manifest (`data/seeds/manifests/…implementation.json`: its
-title), DESIGN section 7 (the citation text and the permalink's shape) and a pinned commit."""
+title), the citation text and the permalink's shape and a pinned commit."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from helpers import DATA, EMBEDDED_REPO
 from typer.testing import CliRunner
 
-from api.cli import app as cli
+from kernelindex.cli import app as cli
 
 SEEDS = DATA / "seeds"
 RUN = "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308"  # seed 000's run

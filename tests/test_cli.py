@@ -1,4 +1,4 @@
-"""The `kernelindex` command (DESIGN section 8): init, add, validate, digest, show, log, import.
+"""The `kernelindex` command: init, add, validate, digest, show, log, import.
 
 Runs in process through typer's CliRunner against registries in tmp_path; the embedded
 registry is only read (show, log) or copied (import)."""
@@ -26,8 +26,8 @@ from helpers import (
 )
 from typer.testing import CliRunner, Result
 
-import registry
-from api.cli import app
+from kernelindex import registry
+from kernelindex.cli import app
 
 AUTHOR = ["--author", "Test <test@example.com>"]
 FIXED_DATES = {"GIT_AUTHOR_DATE": f"{TEST_TIME} +0000", "GIT_COMMITTER_DATE": f"{TEST_TIME} +0000"}

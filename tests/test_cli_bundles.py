@@ -21,8 +21,8 @@ from helpers import DOC_EXAMPLES, TEST_TIME, basic_scenario, commit_manifests, o
 from ruamel.yaml import YAML
 from typer.testing import CliRunner, Result
 
-import registry
-from api.cli import app
+from kernelindex import registry
+from kernelindex.cli import app
 
 SUBMISSION = DOC_EXAMPLES / "bundles" / "submission.yaml"
 KINDS = DOC_EXAMPLES / "kinds"

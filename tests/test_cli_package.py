@@ -12,8 +12,8 @@ import pytest
 import typer.main
 from helpers import PROJECT_ROOT
 
-from api.cli import app
-from api.cli.importing import ImportOptions
+from kernelindex.cli import app
+from kernelindex.cli.importing import ImportOptions
 
 CLI = PROJECT_ROOT / "api" / "cli"
 SHARED = [field.name for field in dataclasses.fields(ImportOptions)]

@@ -32,8 +32,8 @@ from helpers import (
 from server import Running, serve
 from typer.testing import CliRunner, Result
 
-import registry
-from api.cli import app, vocabularies
+from kernelindex import registry
+from kernelindex.cli import app, vocabularies
 
 ALPHA = make_operation("alpha-norm", family="rmsnorm")
 BETA = make_operation("beta-softmax", family="softmax")

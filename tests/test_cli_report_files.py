@@ -15,9 +15,9 @@ from markdown_it import MarkdownIt
 from signing import T0, Key, commit_raw, stored
 from typer.testing import CliRunner, Result
 
-import registry
-from api.cli import app
-from registry.signatures import POLICY_PATH
+from kernelindex import registry
+from kernelindex.cli import app
+from kernelindex.registry.signatures import POLICY_PATH
 
 WORKFLOW = ".github/workflows/kernelindex-check.yml"
 HOSTILE = "README `x` | <img src=x onerror=alert(1)>.md"

@@ -14,9 +14,9 @@ from helpers import DOC_EXAMPLES
 from jsonschemas import ecma_validator, errors_of
 from typer.testing import CliRunner, Result
 
-import registry
-from api.cli import app
-from registry.parse import load_document
+from kernelindex import registry
+from kernelindex.cli import app
+from kernelindex.registry.parse import load_document
 
 SHIPPED = Path(registry.__file__).parent / "schemas"
 MODELINE = "# yaml-language-server: $schema="
@@ -89,8 +89,8 @@ def test_new_writes_a_starter_its_schema_and_validate_names_each_empty_field(
 ) -> None:
     """The modeline names a file beside the manifest (the schema, byte for byte); the schema and the validator
     both refuse the starter, the validator at exactly its empty fields."""
-    from registry.schemas import schema_file_name
-    from registry.schemas.starter import render_starter
+    from kernelindex.registry.schemas import schema_file_name
+    from kernelindex.registry.schemas.starter import render_starter
 
     out = tmp_path / "work" / "my.yaml"
     result = _run(runner, "new", kind, "--out", out)

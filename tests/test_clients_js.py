@@ -18,8 +18,8 @@ import pytest
 from helpers import commit_meta, to_manifest
 from server import Running, serve
 
-import registry
-from api.settings import EMBEDDED_REPO
+from kernelindex import registry
+from kernelindex.core.settings import EMBEDDED_REPO
 
 pytestmark = pytest.mark.slow
 

@@ -25,10 +25,10 @@ from helpers import (
 )
 from signing import T0
 
-import registry
-from api.context import Context, StoredObjects
-from api.schema import Query, schema
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.core.context import Context, StoredObjects
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.schema.root import Query, schema
 
 TODAY = dt.date(2026, 11, 29)
 OPERATION = make_operation("listing-op")

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from registry.canonical import json_digest
-from registry.cohorts import (
+from kernelindex.registry.canonical import json_digest
+from kernelindex.registry.cohorts import (
     Candidate,
     Primary,
     RankInput,
@@ -27,7 +27,7 @@ from registry.cohorts import (
     record_events,
     trust_of,
 )
-from registry.nodes import instant_ns
+from kernelindex.registry.nodes import instant_ns
 
 NOW = instant_ns("2026-08-01T00:00:00Z")
 

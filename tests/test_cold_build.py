@@ -26,13 +26,13 @@ from helpers import (
 )
 from signing import T0, Key, commit_raw
 
-import registry
-from registry.cohorts import Trust
-from registry.graph import Graph
-from registry.nodes import Run, extract
-from registry.signatures import POLICY_PATH, ssh_signer
-from registry.snapshots import Honour, Publication, build_graph, publication_of
-from registry.store import MAIN
+from kernelindex import registry
+from kernelindex.registry.cohorts import Trust
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.nodes import Run, extract
+from kernelindex.registry.signatures import POLICY_PATH, ssh_signer
+from kernelindex.registry.snapshots import Honour, Publication, build_graph, publication_of
+from kernelindex.registry.store import MAIN
 
 
 def _reference(store: registry.GitStore, commit: str, publication: Publication, honour: Honour | None) -> Graph:

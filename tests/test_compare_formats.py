@@ -17,11 +17,11 @@ from markdown_it import MarkdownIt
 from pagetext import read_page
 from starlette.testclient import TestClient
 
-import registry
-from api.app import create_app
-from api.settings import Settings
-from web import documents
-from web.compare_formats import compare_csv, compare_markdown, csv_cell, markdown_cell
+from kernelindex import registry
+from kernelindex.app import create_app
+from kernelindex.core.settings import Settings
+from kernelindex.web import documents
+from kernelindex.web.compare_formats import compare_csv, compare_markdown, csv_cell, markdown_cell
 
 HOSTILE = [
     '=HYPERLINK("http://evil.example","x")',

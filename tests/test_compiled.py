@@ -1,4 +1,4 @@
-"""api.compiled: a compiled program answers exactly what graphql-core's own executor answers, on the real
+"""kernelindex.engine.compiled: a compiled program answers exactly what graphql-core's own executor answers, on the real
 corpus, for the benchmark's documents, every GraphQL document the documentation shows, and documents that
 use what collection settles (aliases, fragments, `__typename`, `@include`/`@skip` per request); a request
 the program cannot answer (an error to report) is answered by graphql-core, errors and all."""
@@ -18,13 +18,13 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.types.scalar import DEFAULT_SCALAR_REGISTRY
 from test_docs_examples import EXAMPLES
 
-from api import compiled
-from api import schema as api_schema
-from api.context import Context, StoredObjects
-from api.direct import execute_known
-from api.types.scalars import SCALAR_MAP
 from bench.__main__ import DOSSIER, DOSSIER_ACCESSED, LEADERBOARD, LEADERBOARD_ROWS, RECORDS
-from registry.snapshots import Snapshots
+from kernelindex.core.context import Context, StoredObjects
+from kernelindex.engine import compiled
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.schema import root as api_schema
+from kernelindex.schema.types.scalars import SCALAR_MAP
+from kernelindex.service.direct import execute_known
 
 PLAIN = strawberry.Schema(
     query=api_schema.Query,

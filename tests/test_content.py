@@ -33,17 +33,17 @@ from probes import probe_all
 from signing import commit_raw
 from typer.testing import CliRunner
 
-import registry
-from api.cli import app
-from registry.canonical import manifest_digest, stored_json
-from registry.errors import InvalidCommit, Problem
-from registry.importers import ImportPlan
-from registry.integrity import check_commit
-from registry.kinds.content import LINK_PATTERN, artifact_uri_problem, link_problem, text_problem
-from registry.normalize import normalize
-from registry.parse import load_document
-from registry.review import check_range
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.cli import app
+from kernelindex.registry.canonical import manifest_digest, stored_json
+from kernelindex.registry.errors import InvalidCommit, Problem
+from kernelindex.registry.importers import ImportPlan
+from kernelindex.registry.integrity import check_commit
+from kernelindex.registry.kinds.content import LINK_PATTERN, artifact_uri_problem, link_problem, text_problem
+from kernelindex.registry.normalize import normalize
+from kernelindex.registry.parse import load_document
+from kernelindex.registry.review import check_range
+from kernelindex.registry.snapshots import Snapshots
 
 SCHEMAS = EXAMPLES.parent / "schemas"
 """Upstream's JSON Schemas, beside its examples."""
@@ -174,7 +174,7 @@ def test_an_artifact_uri_is_a_link_or_names_its_own_artifact() -> None:
 # Every URL field of every kind ---------------------------------------------------------------------------
 
 _URL_NAMES = ("uri", "url", "repository", "homepage")
-_OURS = {  # the lifecycle kinds are ours (DESIGN section 4): no upstream schema
+_OURS = {  # the lifecycle kinds are ours: no upstream schema
     "Attestation": {"metadata.sourceRefs[].url", "spec.evidenceUrl"},
     "Retraction": {"metadata.sourceRefs[].url"},
     "Supersession": {"metadata.sourceRefs[].url"},
@@ -547,7 +547,7 @@ def test_validate_base_head_lists_each_problem(basic_store: registry.GitStore, r
 
 
 def test_the_export_importer_refuses_a_hostile_source_and_rows() -> None:
-    from registry.importers.kernelindex_export import Export, plan_import
+    from kernelindex.registry.importers.kernelindex_export import Export, plan_import
 
     def export(policy_url: str, repository: str, name: str = "Src") -> Export:
         implementation = _at(_IMPLEMENTATION, ("spec", "projectRevision", "repository"), repository)
@@ -633,22 +633,34 @@ def _fuzz_json(
 
 
 IMPORTERS: list[tuple[str, str, str, Callable[[Any], Any], str]] = [
-    ("mlperf", "mlperf", "summary-v6.0-slice.json", lambda rows: rows[0], "registry.importers.mlperf:plan_mlperf"),
+    (
+        "mlperf",
+        "mlperf",
+        "summary-v6.0-slice.json",
+        lambda rows: rows[0],
+        "kernelindex.registry.importers.mlperf:plan_mlperf",
+    ),
     (
         "gpumode",
         "gpumode",
         "api/fp8-mm-top.json",
         lambda data: data["rows"][0]["row"],
-        "registry.importers.gpumode:plan_gpumode",
+        "kernelindex.registry.importers.gpumode:plan_gpumode",
     ),
     (
         "flashinfer",
         "flashinfer/dataset",
         "solution.json",
         lambda data: data,
-        "registry.importers.flashinfer:plan_flashinfer",
+        "kernelindex.registry.importers.flashinfer:plan_flashinfer",
     ),
-    ("sol", "sol/api", "kernel-4.json", lambda data: data, "registry.importers.sol_execbench:plan_sol_execbench"),
+    (
+        "sol",
+        "sol/api",
+        "kernel-4.json",
+        lambda data: data,
+        "kernelindex.registry.importers.sol_execbench:plan_sol_execbench",
+    ),
 ]
 
 
@@ -678,8 +690,8 @@ def test_the_liger_importer_lets_no_forbidden_character_through(tmp_path: Path, 
 
     from importing import FIXTURES
 
-    from registry.importers import commit_plan
-    from registry.importers.liger import plan_liger
+    from kernelindex.registry.importers import commit_plan
+    from kernelindex.registry.importers.liger import plan_liger
 
     lines = (FIXTURES / "liger" / "all-benchmark-data-slice.csv").read_text().splitlines(keepends=True)
     row = next(csv.reader(io.StringIO(lines[1])))

@@ -1,4 +1,4 @@
-"""The cost model of api.cost: expected values are counted by hand from its documented rule (each
+"""The cost model of kernelindex.engine.cost: expected values are counted by hand from its documented rule (each
 field costs how many times it can resolve; a connection's edges as many times as its page)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from graphql import OperationDefinitionNode, parse
 
-from api.cost import CostModel, estimate
-from api.schema import schema
+from kernelindex.engine.cost import CostModel, estimate
+from kernelindex.schema.root import schema
 
 MODEL = CostModel(max_page=100, list_items=10)
 
@@ -52,7 +52,7 @@ def test_cost_by_hand(query: str, variables: dict[str, Any] | None, expected: in
 
 
 def test_ten_heavy_aliases_stay_under_the_limit_and_twenty_do_not() -> None:
-    from api.schema import LIMITS
+    from kernelindex.schema.root import LIMITS
 
     fields = "name rank trust eligible primary { display value } cohort { key size } implementation { displayName }"
     one = f"runs(first: 100) {{ edges {{ node {{ {fields} }} }} }}"
@@ -91,7 +91,7 @@ def test_a_remembered_cost_follows_the_variables_it_depends_on(variables: dict[s
 
 
 def test_a_search_over_the_limits_is_refused_every_time() -> None:
-    from registry.errors import SearchTooLarge
+    from kernelindex.registry.errors import SearchTooLarge
 
     query = "query($q: String!) { search(query: $q) { runs(first: 1) { totalCount } } }"
     assert _cost(query, {"q": "rmsnorm"}) > 0

@@ -25,10 +25,10 @@ from helpers import (
     to_manifest,
 )
 
-import registry
-from registry.decode import decode
-from registry.nodes import Node, Run, extract
-from registry.snapshots import stream_nodes
+from kernelindex import registry
+from kernelindex.registry.decode import decode
+from kernelindex.registry.nodes import Node, Run, extract
+from kernelindex.registry.snapshots import stream_nodes
 
 
 def _same(kind: str, digest: str, oid: str, data: bytes) -> None:

@@ -18,15 +18,19 @@ from helpers import EMBEDDED_REPO, basic_scenario, make_operation, make_run
 from signing import commit_raw, stored
 from typer.testing import CliRunner
 
-import registry
-from api.cli import app
-from api.settings import EMBEDDED_REPO as SETTINGS_EMBEDDED
-from api.settings import PACKAGED_REPO, Settings
+from kernelindex import registry
+from kernelindex.cli import app
+from kernelindex.core.settings import EMBEDDED_REPO as SETTINGS_EMBEDDED
+from kernelindex.core.settings import PACKAGED_REPO, Settings
 
 
 def test_in_a_clone_the_embedded_registry_is_the_clones_own() -> None:
     assert SETTINGS_EMBEDDED == EMBEDDED_REPO
-    assert PACKAGED_REPO.parts[-3:] == ("api", "embedded", "manifests.git")  # where setup.py puts a wheel's copy
+    assert PACKAGED_REPO.parts[-3:] == (
+        "kernelindex",
+        "embedded",
+        "manifests.git",
+    )  # where setup.py puts a wheel's copy
     assert not PACKAGED_REPO.exists()  # a clone never carries one: the build writes it into the wheel only
 
 
@@ -102,7 +106,7 @@ def test_a_replicas_first_clone_takes_pull_requests_when_configured(
     env |= {"KERNELINDEX_MIRROR_PULL_REQUESTS": "1", "KERNELINDEX_WATCH": "0", "KERNELINDEX_GRAPH_CACHE": "0"}
     args = ["serve", "--mirror", str(basic_store.path), "--repo", str(replica), "--port", str(port), "--poll", "3600"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", *args], env=env, stderr=subprocess.PIPE, start_new_session=True
+        [sys.executable, "-m", "kernelindex.cli", *args], env=env, stderr=subprocess.PIPE, start_new_session=True
     )
     assert process.stderr is not None
     try:

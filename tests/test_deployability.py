@@ -1,4 +1,4 @@
-"""`registry.deployability`: licences, install recipes, source and upstream's deployability verdict, as
+"""`kernelindex.registry.deployability`: licences, install recipes, source and upstream's deployability verdict, as
 table tests on hand-built implementations and against upstream's own columns for the corpus."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 import zstandard
 from helpers import EMBEDDED_REPO, EXPORT, SEEDS, digest_of, make_implementation, make_operation
 
-import registry
-from registry import nodes as n
-from registry.deployability import (
+from kernelindex import registry
+from kernelindex.registry import nodes as n
+from kernelindex.registry.deployability import (
     LICENSE_UNKNOWN,
     NO_INSTALL_RECIPE,
     NO_PUBLIC_SOURCE,
@@ -25,7 +25,7 @@ from registry.deployability import (
     licence_of,
     verdict,
 )
-from registry.snapshots import Snapshots
+from kernelindex.registry.snapshots import Snapshots
 
 OPERATION = make_operation("op-deploy")
 

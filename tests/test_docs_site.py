@@ -19,10 +19,10 @@ DOCS = PROJECT_ROOT / "docs"
 PAGES = sorted([PROJECT_ROOT / "README.md", PROJECT_ROOT / "CONTRIBUTING.md", *DOCS.rglob("*.md")])
 # Readers cannot open our tracker, so prose never sends them there.
 ISSUE_NUMBER = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
-# A file or folder of the project named in prose: `api/dossier.py`, `tests/schema.graphql`, `data/seeds/*.txt`.
+# A file or folder of the project named in prose: `api/service/dossier.py`, `tests/schema.graphql`, `data/seeds/*.txt`.
 CODE_PATH = re.compile(r"`((?:api|web|registry|bench|scripts|tests|data|docs)/[\w./-]*)")
 # What the docs name that a clone does not have until something makes it (caches, installed packages).
-MADE_LATER = ("bench/cache/", "tests/js/node_modules", "api/embedded/")  # the last: in a wheel only (setup.py)
+MADE_LATER = ("bench/cache/", "tests/js/node_modules", "kernelindex/embedded/")  # the last: in a wheel only (setup.py)
 
 
 def _fences(path: Path, language: str) -> list[str]:

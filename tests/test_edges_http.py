@@ -22,11 +22,11 @@ from probes import probe_all
 from security_docs import documented_headers
 from server import Running, serve
 
-import registry
-from api.coalesce import Coalescer
-from api.settings import Settings
-from registry import search
-from registry.search import MAX_QUERY_CHARS, MAX_TERMS
+from kernelindex import registry
+from kernelindex.core.settings import Settings
+from kernelindex.registry import search
+from kernelindex.registry.search import MAX_QUERY_CHARS, MAX_TERMS
+from kernelindex.service.coalesce import Coalescer
 
 HTML = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 JSON = {"accept": "application/json"}
@@ -393,7 +393,7 @@ def _code(body: dict[str, Any]) -> str | None:
 
 
 def test_a_search_does_the_work_its_cost_says_and_a_refused_one_none(api: Running) -> None:
-    """Counted in passes over the index (registry.search.passes), never in time."""
+    """Counted in passes over the index (kernelindex.registry.search.passes), never in time."""
     head = api.service.snapshots.head
     document = "query($q: String!) { search(query: $q, first: 1) { runs { totalCount } } }"
     api.graphql(document, {"q": "warm"})  # the index is built
@@ -442,7 +442,7 @@ def test_trusted_documents_hold_every_edge(tmp_path: Path) -> None:
     with serve(store.path, trusted_documents_path=trusted) as running:
         assert running.graphql(listed).status_code == 200
         assert running.graphql("{ commit { shortId } }").status_code == 403
-        from web.documents import SEARCH
+        from kernelindex.web.documents import SEARCH
 
         own = running.graphql(SEARCH, {"q": "kernel", "first": 5, "cases": 5})
         assert own.status_code == 200 and _code(own.json()) is None

@@ -1,4 +1,4 @@
-"""The embedded registry (DESIGN section 9): every manifest at its own digest, the seed pages' digests,
+"""The embedded registry: every manifest at its own digest, the seed pages' digests,
 the provenance of its history, and a rebuild that yields the same commit ids. Read-only: the
 repository is only opened, and rebuilt elsewhere (tmp_path)."""
 
@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from helpers import DATA, EMBEDDED_REPO, EXPORT, SEEDS
 
-import registry
-from registry import lookup
-from registry.importers import commit_plan, import_export, import_seed_pages, plan_liger
-from registry.validate import operation_mismatch
+from kernelindex import registry
+from kernelindex.registry import lookup
+from kernelindex.registry.importers import commit_plan, import_export, import_seed_pages, plan_liger
+from kernelindex.registry.validate import operation_mismatch
 
 pytestmark = pytest.mark.slow
 

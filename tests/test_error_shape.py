@@ -1,6 +1,6 @@
 """One error shape and one code list: every failure a route did not expect answers
 `{"errors": [{"message", "extensions": {"code"}}]}` (datasette's test_error_shape), and every code the edges
-spell comes from `api.codes`, where it says what it means."""
+spell comes from `kernelindex.core.codes`, where it says what it means."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.testclient import TestClient
 
-import registry
-from api import codes
-from api.app import create_app
-from api.settings import Settings
+from kernelindex import registry
+from kernelindex.app import create_app
+from kernelindex.core import codes
+from kernelindex.core.settings import Settings
 
 
 async def _boom(request: Request) -> Response:
@@ -77,7 +77,7 @@ _CODE_ARGUMENT = {"error": 2, "Refusal": 2, "PageError": 1, "error_body": 1}
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(PROJECT_ROOT).as_posix())
 def test_codes_come_from_the_code_list(path: Path) -> None:
-    """No edge spells a code as a string: it names one of `api.codes` (or passes on one it was given)."""
+    """No edge spells a code as a string: it names one of `kernelindex.core.codes` (or passes on one it was given)."""
     literal = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.Call):

@@ -1,5 +1,5 @@
 """The upstream examples are valid and digest-chained: every reference equals the digest of the example
-it names (data/kernelindex/examples, DESIGN section 2)."""
+it names (data/kernelindex/examples)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from helpers import EXAMPLES, commit_manifests
 
-import registry
+from kernelindex import registry
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.yaml"))
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

@@ -1,4 +1,4 @@
-"""api.execution.Executor reads scalar fields straight: every answer is the one graphql-core's own executor
+"""kernelindex.engine.execution.Executor reads scalar fields straight: every answer is the one graphql-core's own executor
 gives, data and errors alike (messages, paths, locations), on the real corpus and on fields that fail in each
 way a scalar can (a resolver that raises, null for a non-null field, a value its type refuses)."""
 
@@ -14,12 +14,12 @@ from helpers import EMBEDDED_REPO
 from strawberry.schema.config import StrawberryConfig
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
-from api import schema as api_schema
-from api.context import Context, StoredObjects
-from api.dossier import DOSSIER_QUERY
-from api.execution import Executor
-from api.types.scalars import SCALAR_MAP
-from registry.snapshots import Snapshots
+from kernelindex.core.context import Context, StoredObjects
+from kernelindex.engine.execution import Executor
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.schema import root as api_schema
+from kernelindex.schema.types.scalars import SCALAR_MAP
+from kernelindex.service.dossier import DOSSIER_QUERY
 
 LEADERBOARD = """query($key: String!) { cohort(key: $key) { key size entries(first: 20) { edges { node {
   rank tiedWithPrevious run { digest name primary { value display } trust implementation { displayName } } } } }

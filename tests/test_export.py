@@ -26,10 +26,10 @@ from helpers import (
     make_operation,
 )
 
-import registry
-from registry.export import TAR_FORMAT, export_name, plan_export, write_export
-from registry.importers import import_export
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.registry.export import TAR_FORMAT, export_name, plan_export, write_export
+from kernelindex.registry.importers import import_export
+from kernelindex.registry.snapshots import Snapshots
 
 SEEDED = "e775d39b6768675ff8eb086da76420493425c1a4"  # the seed records' commit of the embedded registry
 CORPUS_ONLY = "314f4d24fd889fc1048942a520881d7750ef542c"  # the last corpus import, before the seeds
@@ -136,7 +136,7 @@ def test_record_events_equal_upstreams(corpus_export: Path, expected: dict[str, 
         [e["comparisonKey"], digest_of[e["runId"]], digest_of.get(e["previousRunId"] or ""), e["cause"], e["at"]]
         for e in tables["record_events"]
     )
-    assert len(events) == 2948  # DESIGN section 5
+    assert len(events) == 2948
     assert events == expected["recordEvents"]
 
 
@@ -227,8 +227,8 @@ def test_an_unknown_format_is_refused(small: Snapshots, tmp_path: Path) -> None:
 _MEASURE = """
 import json, sys, time
 from pathlib import Path
-from registry.snapshots import Snapshots
-from registry.export import compressed, plan_export
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.registry.export import compressed, plan_export
 
 def high_water() -> int:
     for line in Path("/proc/self/status").read_text().splitlines():

@@ -12,8 +12,8 @@ import pytest
 from helpers import EMBEDDED_REPO, basic_scenario, commit_manifests, make_run
 from server import Running, serve
 
-import registry
-from api.http.fastlane import FastLane
+from kernelindex import registry
+from kernelindex.http.fastlane import FastLane
 
 RUNS = "{ runs(first: 3) { totalCount edges { node { digest name } } } }"
 RECORDS = "{ records(first: 100) { totalCount edges { node { since holder { name } cohort { key } } } } }"

@@ -1,4 +1,4 @@
-"""Atom feeds (api/feeds.py, served by api/http/publishing.py): valid per feedparser, the ledger's newest
+"""Atom feeds (api/service/feeds.py, served by api/http/publishing.py): valid per feedparser, the ledger's newest
 events in order, stable ids, conditional GET, links from the configured base URL only."""
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import zstandard
 from helpers import EMBEDDED_REPO, TEST_DATA, basic_scenario, commit_meta, digest_of, make_retraction, to_manifest
 from starlette.testclient import TestClient
 
-import registry
-from api.app import create_app
-from api.feeds import MAX_ENTRIES
-from api.settings import Settings
-from registry.export import row_id
-from registry.signatures import POLICY_PATH, ssh_signer
+from kernelindex import registry
+from kernelindex.app import create_app
+from kernelindex.core.settings import Settings
+from kernelindex.registry.export import row_id
+from kernelindex.registry.signatures import POLICY_PATH, ssh_signer
+from kernelindex.service.feeds import MAX_ENTRIES
 
 BASE = "https://registry.example.org"
 SEEDED = "e775d39b6768675ff8eb086da76420493425c1a4"  # the embedded registry's commit with the seed records

@@ -17,7 +17,7 @@ import pytest
 from helpers import TEST_TIME, basic_scenario, commit_manifests, make_operation
 from load import Server, server_process
 
-import registry
+from kernelindex import registry
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import TEST_TIME, commit_manifests, make_operation
 
-import registry
-from api.follow import follow_main
+from kernelindex import registry
+from kernelindex.service.follow import follow_main
 
 QUIET = 0.3  # seconds to wait for a refresh that must not come (the watcher debounces 20 ms)
 

@@ -1,4 +1,4 @@
-"""pygit2 is loaded without the TLS trust store libgit2 builds at its start (`registry.git_binding`).
+"""pygit2 is loaded without the TLS trust store libgit2 builds at its start (`kernelindex.registry.git_binding`).
 
 Observed from outside a fresh interpreter: the trust store named by `SSL_CERT_FILE` is a FIFO here, and a
 thread of the test holds its other end. Opening a FIFO to write returns only once a reader opens it, so
@@ -40,14 +40,14 @@ def _opens_the_bundle(code: str, bundle: Path) -> tuple[bool, str]:
 
 def test_libgit2_reads_the_trust_store_when_it_starts(tmp_path: Path) -> None:
     """What the binding exists for: a plain `import pygit2` reads the CA bundle (when this fails, libgit2
-    no longer does, and `registry.git_binding` can go)."""
+    no longer does, and `kernelindex.registry.git_binding` can go)."""
     opened, _ = _opens_the_bundle("import pygit2", tmp_path / "bundle.pem")
     assert opened
 
 
 def test_the_registry_loads_pygit2_without_reading_it(tmp_path: Path) -> None:
     bundle = tmp_path / "bundle.pem"
-    code = "import os, registry.store; print(os.environ['SSL_CERT_FILE'])"
+    code = "import os, kernelindex.registry.store; print(os.environ['SSL_CERT_FILE'])"
     opened, printed = _opens_the_bundle(code, bundle)
     assert not opened
     assert printed == str(bundle)  # put back for the process's other libraries and its commands
@@ -56,9 +56,9 @@ def test_the_registry_loads_pygit2_without_reading_it(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "code",
     [
-        "import os, registry.store; print('SSL_CERT_FILE' in os.environ)",
+        "import os, kernelindex.registry.store; print('SSL_CERT_FILE' in os.environ)",
         # pygit2 already loaded: the registry takes it as it is, and leaves the variable alone too.
-        "import os, pygit2, registry.store; print('SSL_CERT_FILE' in os.environ)",
+        "import os, pygit2, kernelindex.registry.store; print('SSL_CERT_FILE' in os.environ)",
     ],
     ids=["registry first", "pygit2 first"],
 )

@@ -44,8 +44,8 @@ from helpers import (
 )
 from server import Running, serve
 
-import registry
-from api.graphiql import GraphiQL
+from kernelindex import registry
+from kernelindex.service.graphiql import GraphiQL
 
 GOLDEN = TEST_DATA / "golden"
 RECORDING = os.environ.get("KERNELINDEX_GOLDEN") == "record"

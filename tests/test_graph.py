@@ -22,12 +22,10 @@ from helpers import (
     make_workload,
 )
 
-import registry
-import registry.graph
-import registry.members
-from registry.graph import Graph
-from registry.nodes import Implementation, Run, extract
-from registry.snapshots import Publication, build_graph, move_graph, publication_of
+from kernelindex import registry
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.nodes import Implementation, Run, extract
+from kernelindex.registry.snapshots import Publication, build_graph, move_graph, publication_of
 
 SEED_000 = "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308"
 SEED_003 = "sha256:1b9cb94ec711c4943cd8d77ddf9b04a920e60cd3bd877668d920c3d46bfdcd6d"

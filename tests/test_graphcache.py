@@ -11,13 +11,13 @@ import pytest
 from graph_equality import assert_same_graph
 from helpers import basic_scenario, commit_manifests, make_attestation, make_retraction, make_run, make_supersession
 
-import registry
-from registry import graphcache
-from registry.cohorts import Primary
-from registry.graph import Graph
-from registry.lazymap import LazyMap
-from registry.nodes import Run
-from registry.snapshots import Publication, build_graph, move_graph, publication_of
+from kernelindex import registry
+from kernelindex.registry import graphcache
+from kernelindex.registry.cohorts import Primary
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.lazymap import LazyMap
+from kernelindex.registry.nodes import Run
+from kernelindex.registry.snapshots import Publication, build_graph, move_graph, publication_of
 
 
 def _built(store: registry.GitStore) -> tuple[Graph, Publication]:

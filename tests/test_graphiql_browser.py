@@ -11,7 +11,7 @@ from urllib.parse import quote
 import pytest
 from server import Running, serve
 
-from api.settings import EMBEDDED_REPO
+from kernelindex.core.settings import EMBEDDED_REPO
 
 pytestmark = pytest.mark.slow
 

@@ -20,7 +20,7 @@ import pytest
 import zstandard
 from server import Running, serve
 
-from api.settings import EMBEDDED_REPO
+from kernelindex.core.settings import EMBEDDED_REPO
 
 pytestmark = pytest.mark.slow
 
@@ -152,7 +152,7 @@ def test_codegen_prefixed_hashes_and_document_ids_name_documents(tmp_path: Path)
 
 
 def test_an_allow_list_whose_hash_is_not_its_document_is_refused_at_start(tmp_path: Path) -> None:
-    from api.graphql_http import load_trusted_documents
+    from kernelindex.core.graphql_http import load_trusted_documents
 
     path = tmp_path / "bad.json"
     path.write_bytes(orjson.dumps({"0" * 64: "{ commit { id } }"}))
@@ -172,7 +172,7 @@ def test_a_batch_of_two_is_answered_as_an_array_in_order(api: Running) -> None:
 
 
 def _aliases(fields: int) -> str:
-    # 20 aliases of runs(first: 100) with `fields` leaves a run: 20 * (1 + 1 + 100 + 100 * fields) (api/cost.py)
+    # 20 aliases of runs(first: 100) with `fields` leaves a run: 20 * (1 + 1 + 100 + 100 * fields) (api/engine/cost.py)
     leaves = " ".join(["name", "digest", "title", "status", "observedAt", "publishedAt"][:fields])
     return "{ " + " ".join(f"a{i}: runs(first: 100) {{ edges {{ node {{ {leaves} }} }} }}" for i in range(20)) + " }"
 
@@ -271,7 +271,7 @@ def test_a_preflight_with_the_headers_apollo_and_urql_send_is_allowed(api: Runni
 
 
 def test_cors_origins_are_configurable() -> None:
-    from api.settings import Settings
+    from kernelindex.core.settings import Settings
 
     settings = Settings.from_env({"KERNELINDEX_CORS_ORIGINS": "https://a.example, https://b.example"})
     assert settings.cors_origins == ("https://a.example", "https://b.example")

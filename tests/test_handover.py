@@ -19,7 +19,7 @@ import httpx
 import pytest
 from helpers import PROJECT_ROOT
 
-import registry
+from kernelindex import registry
 
 pytestmark = pytest.mark.slow
 
@@ -71,7 +71,7 @@ def _serving(repo: Path, tmp_path: Path) -> Iterator[Server]:
     port = _free_port()
     pid_file = tmp_path / "serve.pid"
     env = {**os.environ, "KERNELINDEX_GRAPH_CACHE": "1", "KERNELINDEX_POLL_SECONDS": "3600"}
-    command = [sys.executable, "-m", "api.cli", "serve", "--repo", str(repo), "--port", str(port)]
+    command = [sys.executable, "-m", "kernelindex.cli", "serve", "--repo", str(repo), "--port", str(port)]
     process = subprocess.Popen(
         [*command, "--pid-file", str(pid_file)],
         cwd=PROJECT_ROOT,

@@ -24,7 +24,7 @@ from helpers import (
     to_manifest,
 )
 
-import registry
+from kernelindex import registry
 
 
 def test_every_maker_makes_a_valid_manifest_of_its_kind(store: registry.GitStore) -> None:

@@ -1,9 +1,9 @@
-"""`api.hostile.shown` over every code point, against the specifications' own lists: what XML 1.0 may
+"""`kernelindex.core.hostile.shown` over every code point, against the specifications' own lists: what XML 1.0 may
 carry (its `Char` production) and what HTML's parser reports as an error (controls, noncharacters)."""
 
 from __future__ import annotations
 
-from api.hostile import shown
+from kernelindex.core.hostile import shown
 
 _PLANE_ENDS = {plane << 16 | low for plane in range(17) for low in (0xFFFE, 0xFFFF)}
 

@@ -12,8 +12,8 @@ import pytest
 from helpers import EMBEDDED_REPO, SEEDS
 from server import Running, serve
 
-from api.dossier import DOSSIER_QUERY
-from registry.nodes import Run
+from kernelindex.registry.nodes import Run
+from kernelindex.service.dossier import DOSSIER_QUERY
 
 SEED_000 = "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308"
 LARGEST_COHORT = "sha256:39d43c1992795178d10cba3e0981ac913d0242d5d34e9a9cd4ec9ed763039662"

@@ -14,9 +14,9 @@ import pytest
 from helpers import EMBEDDED_REPO, basic_scenario, commit_manifests, digest_of, make_run
 from server import Running, serve
 
-import registry
-from registry.graphcache import cache_path
-from registry.lazymap import LazyMap
+from kernelindex import registry
+from kernelindex.registry.graphcache import cache_path
+from kernelindex.registry.lazymap import LazyMap
 
 RUN_QUERY = (
     "query($at: String, $id: String!) { registry(at: $at) { commit { id } run(id: $id) { rank primary { value } } } }"
@@ -306,7 +306,7 @@ def test_unexpected_errors_are_masked(embedded_api: Running, monkeypatch: pytest
 
 
 def test_the_sdl_snapshot_is_current() -> None:
-    from api.schema import schema
+    from kernelindex.schema.root import schema
 
     snapshot = Path(__file__).with_name("schema.graphql").read_text()
     assert schema.as_str() + "\n" == snapshot, "the API changed: regenerate tests/schema.graphql and review the diff"

@@ -1,4 +1,4 @@
-"""Digest invariance (DESIGN section 2): what may change without changing an identity, and what may not.
+"""Digest invariance: what may change without changing an identity, and what may not.
 
 Each table row is a change applied to a valid document; the digest of the result is compared
 with the digest of the document as it was.
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from helpers import EXAMPLES, TEST_DATA, make_operation, make_protocol, make_workload_suite
 
-import registry
-from registry.parse import load_document
+from kernelindex import registry
+from kernelindex.registry.parse import load_document
 
 Doc = dict[str, Any]
 Change = Callable[[Doc], None]
@@ -254,7 +254,7 @@ def test_digest_changed(base: Callable[[], Doc], change: Change) -> None:
     "spelling", [8000, 8000.0, "8000 ns", "8000ns", "8 us", "8us", "8 µs", "8µs", "0.008 ms", "0.008ms", "0.000008 s"]
 )
 def test_durations_are_nanoseconds(spelling: int | float | str) -> None:
-    """DESIGN section 2: `"0.008 ms"` and `8000` give the same digest."""
+    """`"0.008 ms"` and `8000` give the same digest."""
     reference = _changed(_example("benchmark-run"), _set("spec.timing.latencyNs.median", 8000))
     document = _changed(reference, _set("spec.timing.latencyNs.median", spelling))
     manifest = registry.manifest_from_document(document, "run.json")

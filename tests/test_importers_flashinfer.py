@@ -15,10 +15,10 @@ import pytest
 from importing import FIXTURES, assert_refused, copy_registry, invoke, position_of, validate_out
 from typer.testing import CliRunner
 
-import registry
-from registry.canonical import manifest_digest
-from registry.importers.flashinfer import plan_flashinfer
-from registry.importers.plan import ImportPlan, reconcile
+from kernelindex import registry
+from kernelindex.registry.canonical import manifest_digest
+from kernelindex.registry.importers.flashinfer import plan_flashinfer
+from kernelindex.registry.importers.plan import ImportPlan, reconcile
 
 DATASET = FIXTURES / "flashinfer" / "dataset"
 REVISION = "da915083d4c7c5e61aa3005e3d17ae488e0fc71c"  # info.json's sha; upstream's test pins it too

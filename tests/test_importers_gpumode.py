@@ -14,8 +14,8 @@ import pytest
 from importing import FIXTURES, assert_refused, copy_registry, invoke, position_of, validate_out
 from typer.testing import CliRunner
 
-import registry
-from registry.importers.gpumode import plan_gpumode
+from kernelindex import registry
+from kernelindex.registry.importers.gpumode import plan_gpumode
 
 GPUMODE = FIXTURES / "gpumode"
 BEFORE_LIGER = "e775d39b6768675ff8eb086da76420493425c1a4"
@@ -83,7 +83,7 @@ def test_benchmark_0_binds_the_derived_axes() -> None:
 
 
 def test_the_corpus_digests_reproduce(embedded: registry.GitStore) -> None:
-    from registry.importers.plan import reconcile
+    from kernelindex.registry.importers.plan import reconcile
 
     plan = plan_gpumode(GPUMODE)
     assert FP8_OPERATION in plan.manifests and FP8_CASE_1 in plan.manifests

@@ -15,11 +15,11 @@ import pytest
 from helpers import DATA, EMBEDDED_REPO
 from typer.testing import CliRunner, Result
 
-import registry
-from api.cli import app
-from registry.importers.liger import plan_liger
-from registry.importers.liger_kernels import KERNELS, Binding
-from registry.importers.plan import commit_plan, reconcile
+from kernelindex import registry
+from kernelindex.cli import app
+from kernelindex.registry.importers.liger import plan_liger
+from kernelindex.registry.importers.liger_kernels import KERNELS, Binding
+from kernelindex.registry.importers.plan import commit_plan, reconcile
 
 SLICE = DATA / "kernelindex" / "fixtures" / "liger" / "all-benchmark-data-slice.csv"
 HEADER = SLICE.read_text().splitlines()[0]

@@ -14,9 +14,9 @@ import pytest
 from importing import FIXTURES, assert_refused, copy_registry, invoke, position_of, validate_out
 from typer.testing import CliRunner
 
-import registry
-from registry.importers.mlperf import accelerator, model_slug, plan_mlperf
-from registry.importers.plan import ImportPlan, reconcile
+from kernelindex import registry
+from kernelindex.registry.importers.mlperf import accelerator, model_slug, plan_mlperf
+from kernelindex.registry.importers.plan import ImportPlan, reconcile
 
 MLPERF = FIXTURES / "mlperf"
 V6 = MLPERF / "summary-v6.0-slice.json"

@@ -13,7 +13,7 @@ from importing import FIXTURES, copy_registry, invoke
 from signing import make_key
 from typer.testing import CliRunner
 
-import registry
+from kernelindex import registry
 
 GPUMODE = FIXTURES / "gpumode"
 

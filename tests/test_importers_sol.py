@@ -13,9 +13,9 @@ import pytest
 from importing import FIXTURES, assert_refused, copy_registry, invoke, position_of, validate_out
 from typer.testing import CliRunner
 
-import registry
-from registry.importers.plan import ImportPlan, reconcile
-from registry.importers.sol_execbench import plan_sol_execbench
+from kernelindex import registry
+from kernelindex.registry.importers.plan import ImportPlan, reconcile
+from kernelindex.registry.importers.sol_execbench import plan_sol_execbench
 
 SOL = FIXTURES / "sol"
 EXAMPLES_COMMIT = "a9fa0804c793d438e70850c33fe34426e66d53dd"  # upstream's sol.test.ts pins this one

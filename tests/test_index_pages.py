@@ -15,12 +15,12 @@ from helpers import commit_manifests, make_operation
 from pagetext import read_page
 from starlette.testclient import TestClient
 
-import registry
-from api.app import create_app
-from api.settings import Settings
-from web import documents
-from web.index_pages import GPU_PAGE, OPERATIONS_PAGE, PROJECTS_PAGE
-from web.serving_pages import SERVING_PAGE
+from kernelindex import registry
+from kernelindex.app import create_app
+from kernelindex.core.settings import Settings
+from kernelindex.web import documents
+from kernelindex.web.index_pages import GPU_PAGE, OPERATIONS_PAGE, PROJECTS_PAGE
+from kernelindex.web.serving_pages import SERVING_PAGE
 
 HTML = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}  # Chromium's
 

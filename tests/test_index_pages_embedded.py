@@ -16,8 +16,8 @@ from helpers import EMBEDDED_REPO, TEST_DATA
 from pagetext import read_page
 from server import Running, serve
 
-from web import documents
-from web.serving_pages import SERVING_PAGE
+from kernelindex.web import documents
+from kernelindex.web.serving_pages import SERVING_PAGE
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""api.service.QueryService executes on the caller's event loop when it says it has nothing else to do (`quiet`),
+"""kernelindex.service.queries.QueryService executes on the caller's event loop when it says it has nothing else to do (`quiet`),
 and in a worker thread otherwise, with the same answer either way."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import anyio
 import pytest
 from helpers import EMBEDDED_REPO
 
-from api.context import StoredObjects
-from api.service import QueryService
-from registry.snapshots import Snapshots
+from kernelindex.core.context import StoredObjects
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.service.queries import QueryService
 
 QUERY = "{ runs(first: 2) { totalCount edges { node { digest } } } }"
 

@@ -14,9 +14,9 @@ from probes import TALLY
 from server import serve
 from signing import commit_raw
 
-import registry
-from registry.integrity import IntegrityRecord, check_commit, record_path, verify_commit
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.registry.integrity import IntegrityRecord, check_commit, record_path, verify_commit
+from kernelindex.registry.snapshots import Snapshots
 
 T1 = 1_700_000_000
 

@@ -1,6 +1,6 @@
 """Bad inputs are refused with the file, the JSON path and the reason, and nothing is written.
 
-One table drives three doors: `registry.load_manifest`, `kernelindex add` (in process, every row)
+One table drives three doors: `kernelindex.registry.load_manifest`, `kernelindex add` (in process, every row)
 and `kernelindex add`/`validate` as a real subprocess (a representative subset: exit status,
 one line per problem, no traceback).
 """
@@ -34,9 +34,9 @@ from helpers import (
 )
 from typer.testing import CliRunner
 
-import registry
-from api.cli import app
-from registry.parse import load_document
+from kernelindex import registry
+from kernelindex.cli import app
+from kernelindex.registry.parse import load_document
 
 Doc = dict[str, Any]
 
@@ -637,7 +637,7 @@ SUBSET = [
 
 def _kernelindex(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     script = Path(sys.executable).parent / "kernelindex"
-    command = [str(script)] if script.exists() else [sys.executable, "-c", "from api.cli import main; main()"]
+    command = [str(script)] if script.exists() else [sys.executable, "-c", "from kernelindex.cli import main; main()"]
     return subprocess.run(
         [*command, *args],
         capture_output=True,

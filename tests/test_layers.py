@@ -1,31 +1,41 @@
-"""Imports flow one way (house style section 2): the domain never imports the edges, only registry/store.py
-talks to libgit2, the pages never reach into the registry, no module imports another that imports it back,
-and no import runs up the floors of the house (`FLOORS`)."""
+"""Imports flow one way: the domain never imports the edges, only registry/git_binding.py loads libgit2, the pages
+never reach into the registry, no module or floor imports another that imports it back, no import runs up the
+floors of the house (`kernelindex.FLOORS`, one folder each), and everything imports the project by one name,
+`kernelindex`."""
 
 from __future__ import annotations
 
 import ast
-import re
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 from helpers import PROJECT_ROOT
 
+from kernelindex import FLOORS
+
 REGISTRY = PROJECT_ROOT / "registry"
-EDGES = {"api", "strawberry", "starlette", "uvicorn"}
+EDGES = {"strawberry", "starlette", "uvicorn"}
+"""What the domain never imports, besides every floor of the package above it."""
 GIT_BINDING_HOME = REGISTRY / "git_binding.py"
 
 
 def _imported_modules(path: Path) -> set[str]:
     """Top-level names of every module a file imports, at any depth of the file (functions too)."""
+    return {name.split(".")[0] for name in _imported_names(path)}
+
+
+def _imported_names(path: Path) -> set[str]:
+    """The dotted names of every module a file imports absolutely, at any depth of the file (functions too)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
+            found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module.split(".")[0])
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute | ast.Name)
@@ -35,7 +45,7 @@ def _imported_modules(path: Path) -> set[str]:
             and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)
         ):
-            found.add(node.args[0].value.split(".")[0])
+            found.add(node.args[0].value)
     return found
 
 
@@ -50,6 +60,8 @@ def test_the_walk_sees_the_registry() -> None:
 @pytest.mark.parametrize("path", REGISTRY_FILES, ids=lambda p: p.relative_to(REGISTRY).as_posix())
 def test_registry_never_imports_the_edges(path: Path) -> None:
     assert not _imported_modules(path) & EDGES
+    edges = {name for name in _imported_names(path) if name.startswith("kernelindex.")}
+    assert {name for name in edges if not name.startswith("kernelindex.registry")} == set()
 
 
 @pytest.mark.parametrize("path", REGISTRY_FILES, ids=lambda p: p.relative_to(REGISTRY).as_posix())
@@ -61,14 +73,34 @@ def test_only_the_git_binding_imports_pygit2(path: Path) -> None:
 def test_the_checker_sees_every_import_form(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text(
-        "import api.cli\n"
+        "import kernelindex.cli\n"
         "from starlette.routing import Route\n"
         "def late():\n"
         "    import strawberry\n"
         "    importlib.import_module('uvicorn.main')\n"
         "from . import sibling\n"
     )
-    assert _imported_modules(sample) == {"api", "starlette", "strawberry", "uvicorn"}
+    assert _imported_modules(sample) == {"kernelindex", "starlette", "strawberry", "uvicorn"}
+
+
+OLD_NAMES = {"api", "web", "registry", "bench"}
+"""Top-level names the project's code once had: an import of one would find another project's package."""
+PROJECT_PYTHON = sorted(
+    path
+    for tree in ("registry", "api", "web", "kernelindex", "tests", "bench")
+    for path in (PROJECT_ROOT / tree).rglob("*.py")
+    if "node_modules" not in path.parts
+)
+
+
+@pytest.mark.parametrize("path", PROJECT_PYTHON, ids=lambda p: p.relative_to(PROJECT_ROOT).as_posix())
+def test_the_project_is_imported_by_one_name(path: Path) -> None:
+    """Code imports the project as `kernelindex.*`, never by a folder's name (`bench` is the repository's own tool,
+    imported by its own modules and tests only)."""
+    names = _imported_modules(path) & OLD_NAMES
+    if path.parts[len(PROJECT_ROOT.parts)] in ("bench", "tests"):
+        names -= {"bench"}
+    assert not names
 
 
 WEB_FILES = sorted((PROJECT_ROOT / "web").rglob("*.py"))
@@ -86,42 +118,44 @@ def test_the_walk_sees_the_pages() -> None:
 
 # The floors of the house, and the arrows between modules ---------------------------------------------
 
-FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("the registry", (r"registry(\..+)?",)),
-    (
-        "the API's parts",
-        (
-            r"api",
-            r"api\.(settings|codes|errors|negotiation|compression|cache|urls|previews|context|cost|pipeline|execution|compiled)",
-            r"api\.(freshness|follow|graphql_http|graphiql|feeds|wellknown|dossier|mcp_documents|handover|hostile|coalesce|memory)",
-            r"api\.(read_documents|json_text)",
-        ),
-    ),
-    ("the GraphQL types", (r"api\.types(\..+)?", r"api\.leaderboard")),
-    ("the schema", (r"api\.schema",)),
-    ("the query service and the server", (r"api\.direct", r"api\.service", r"api\.server")),
-    ("the HTTP and MCP edges", (r"api\.http(\..+)?", r"api\.mcp_server", r"api\.mcp_lazy")),
-    ("the pages", (r"web(\..+)?",)),
-    ("the application, which composes", (r"api\.app", r"api\.routes", r"api\.process")),
-    ("the command line", (r"api\.cli(\..+)?",)),
-)
-"""Every module of api/, web/ and registry/ on one floor, the ground first: a module imports its own floor
-and the floors below, never one above (`api.app` composes the pages and the HTTP edges; the pages use the
-query service, never the application). A new module is placed here, or this test fails."""
-
-TREES = ("api", "web", "registry")
+PACKAGE = PROJECT_ROOT / "kernelindex"
+"""The one import package: a module's floor is the subpackage (the folder) it lives in."""
 
 
 def _modules() -> dict[str, Path]:
+    """Every module of the package, by its dotted name, read from the folder tree (the subpackages are
+    symbolic links to the repository's folders, which the walk follows as the package finder does)."""
     found = {}
-    for tree in TREES:
-        for path in sorted((PROJECT_ROOT / tree).rglob("*.py")):
-            parts = list(path.relative_to(PROJECT_ROOT).with_suffix("").parts)
+    for folder, _, files in os.walk(PACKAGE, followlinks=True):
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            path = Path(folder, name)
+            parts = ["kernelindex", *path.relative_to(PACKAGE).with_suffix("").parts]
             found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
 
 
 MODULES = _modules()
+SUBPACKAGES = sorted(entry.name for entry in PACKAGE.iterdir() if entry.is_dir() and (entry / "__init__.py").is_file())
+
+
+def test_every_folder_is_a_floor() -> None:
+    """The floors' order (`kernelindex.FLOORS`) names every subpackage once: a new folder is placed there."""
+    assert sorted(FLOORS) == SUBPACKAGES
+    assert len(set(FLOORS)) == len(FLOORS)
+
+
+def test_each_floor_is_a_link_to_a_folder_of_the_repository() -> None:
+    """The repository keeps its folders (registry/, api/, web/); the package names them by relative links, so a
+    clone moved elsewhere still imports, and nothing under kernelindex/ but its root is a copy."""
+    for name in FLOORS:
+        link = PACKAGE / name
+        assert link.is_symlink(), name
+        target = Path(os.readlink(link))
+        assert not target.is_absolute(), f"{name} -> {target}"
+        assert link.resolve().parent in {PROJECT_ROOT, PROJECT_ROOT / "api"}, f"{name} -> {link.resolve()}"
+    assert not (PROJECT_ROOT / "api" / "__init__.py").exists(), "api/ holds floors; it is no package of its own"
 
 
 def _type_checking(node: ast.If) -> bool:
@@ -146,7 +180,7 @@ def _runtime_nodes(tree: ast.AST) -> Iterable[ast.AST]:
 
 
 def _project_module(name: str) -> str | None:
-    """The module of the project a dotted name is, or is in (`api.types.Run` -> `api.types`)."""
+    """The module of the project a dotted name is, or is in (`kernelindex.schema.types.Run` -> `kernelindex.schema.types`)."""
     while name and name not in MODULES:
         name = name.rpartition(".")[0]
     return name or None
@@ -184,11 +218,19 @@ def _imports(module: str) -> set[str]:
     return found
 
 
-def _floor(module: str) -> int | None:
-    for number, (_, patterns) in enumerate(FLOORS):
-        if any(re.fullmatch(pattern, module) for pattern in patterns):
-            return number
-    return None
+def _floor(module: str) -> int:
+    """The floor of a module: its subpackage's place in `FLOORS`; the package's root sits below them all and its
+    `__main__` (`python -m kernelindex`, the command) above them all."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return -1
+    if parts[1] == "__main__":
+        return len(FLOORS)
+    return FLOORS.index(parts[1])
+
+
+def _floor_name(number: int) -> str:
+    return "the package's root" if number < 0 else "__main__" if number == len(FLOORS) else FLOORS[number]
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -237,29 +279,52 @@ GRAPH = {module: _imports(module) for module in MODULES}
 
 
 def test_the_scan_sees_the_edges() -> None:
-    assert {"api.app", "api.routes", "api.service", "api.http.graphql", "web.render", "registry.store"} <= set(MODULES)
-    assert {"api.routes", "api.server"} <= GRAPH["api.app"]
-    assert "api.service" in GRAPH["web.render"]
-
-
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_every_module_has_a_floor(module: str) -> None:
-    assert _floor(module) is not None, f"{module}: place it on a floor of FLOORS"
+    assert {
+        "kernelindex.app",
+        "kernelindex.app.routes",
+        "kernelindex.service.queries",
+        "kernelindex.http.graphql",
+        "kernelindex.web.render",
+        "kernelindex.registry.store",
+    } <= set(MODULES)
+    assert {"kernelindex.app.routes", "kernelindex.service.server"} <= GRAPH["kernelindex.app"]
+    assert "kernelindex.service.queries" in GRAPH["kernelindex.web.render"]
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_import_runs_up_the_floors(module: str) -> None:
     floor = _floor(module)
-    assert floor is not None
-    upward = sorted(
-        f"{target} ({FLOORS[_floor(target) or 0][0]})" for target in GRAPH[module] if (_floor(target) or 0) > floor
-    )
-    assert not upward, f"{module} ({FLOORS[floor][0]}) imports from above: {', '.join(upward)}"
+    upward = sorted(f"{target} ({_floor_name(_floor(target))})" for target in GRAPH[module] if _floor(target) > floor)
+    assert not upward, f"{module} ({_floor_name(floor)}) imports from above: {', '.join(upward)}"
 
 
 def test_no_modules_import_each_other() -> None:
-    """No cycle of imports, of any length, among the modules of api/, web/ and registry/."""
+    """No cycle of imports, of any length, among the package's modules."""
     assert _cycles(GRAPH) == []
+
+
+def _package_graph() -> dict[str, set[str]]:
+    """Which floor's modules import which other floor's: the arrows between the package's subpackages."""
+    found: dict[str, set[str]] = {name: set() for name in FLOORS}
+    for module, targets in GRAPH.items():
+        parts = module.split(".")
+        if len(parts) < 2 or parts[1] not in found:
+            continue
+        found[parts[1]].update(
+            target.split(".")[1]
+            for target in targets
+            if len(target.split(".")) > 1 and target.split(".")[1] != parts[1]
+        )
+    return found
+
+
+def test_no_package_imports_another_that_imports_it_back() -> None:
+    graph = _package_graph()
+    assert _cycles(graph) == []
+    # The composition root sits above both the HTTP edges and the pages, and the pages use the HTTP edges.
+    assert {"http", "web"} <= graph["app"]
+    assert "http" in graph["web"]
+    assert "app" not in graph["web"] | graph["http"]
 
 
 def test_the_cycle_finder_finds_cycles() -> None:
@@ -272,11 +337,11 @@ def test_the_scan_ignores_what_only_the_type_checker_reads(tmp_path: Path) -> No
     tree = ast.parse(
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n"
-        "    from api.types.runs import Run\n"
+        "    from kernelindex.schema.types.runs import Run\n"
         "else:\n"
-        "    import api.context\n"
+        "    import kernelindex.core.context\n"
         "def f():\n"
-        "    import api.cache\n"
+        "    import kernelindex.core.cache\n"
     )
     names = {
         alias.name if isinstance(node, ast.Import) else str(node.module)
@@ -284,4 +349,4 @@ def test_the_scan_ignores_what_only_the_type_checker_reads(tmp_path: Path) -> No
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in node.names
     }
-    assert names == {"typing", "api.context", "api.cache"}
+    assert names == {"typing", "kernelindex.core.context", "kernelindex.core.cache"}

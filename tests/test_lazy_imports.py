@@ -11,21 +11,21 @@ from helpers import PROJECT_ROOT
 
 PROBE = """
 import sys
-from api.app import create_app
-from api.settings import Settings
-import api.cli
+from kernelindex.app import create_app
+from kernelindex.core.settings import Settings
+import kernelindex.cli
 create_app(Settings())
-print(sorted(m for m in sys.modules if m in ('mcp', 'pydantic', 'api.mcp_server', 'registry.importers', 'jinja2')
-             or m.startswith(('registry.kinds.', 'registry.importers.'))))
+print(sorted(m for m in sys.modules if m in ('mcp', 'pydantic', 'kernelindex.http.mcp_server', 'kernelindex.registry.importers', 'jinja2')
+             or m.startswith(('kernelindex.registry.kinds.', 'kernelindex.registry.importers.'))))
 """
 VALIDATES = """
 import sys
-import registry
+from kernelindex import registry
 assert "pydantic" not in sys.modules
 info = registry.KINDS["OperationSpec"]
 try:
     registry.manifest_from_document({"apiVersion": "kernelindex.dev/v1alpha1", "kind": "OperationSpec",
-                                     "metadata": {"name": "x"}, "spec": {}}, "x.json")
+                            "metadata": {"name": "x"}, "spec": {}}, "x.json")
 except registry.InvalidManifest as exc:
     print(len(exc.problems) > 0, info.model.__name__, "pydantic" in sys.modules)
 """
@@ -38,7 +38,7 @@ def test_a_server_imports_neither_the_mcp_sdk_nor_the_importers_nor_the_models_n
 
 def test_the_import_command_still_finds_its_importers() -> None:
     listed = subprocess.run(
-        [sys.executable, "-c", "from api.cli import main; main()", "import", "--help"],
+        [sys.executable, "-c", "from kernelindex.cli import main; main()", "import", "--help"],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,

@@ -1,11 +1,11 @@
-"""`registry.lazymap.LazyMap`: decoding every bucket in slices, as a server's background pass does after a warm
+"""`kernelindex.registry.lazymap.LazyMap`: decoding every bucket in slices, as a server's background pass does after a warm
 start (pausing for the requests in flight), gives the same mapping as decoding on first read."""
 
 from __future__ import annotations
 
 import pytest
 
-from registry.lazymap import LazyMap, bucket_count, write_buckets
+from kernelindex.registry.lazymap import LazyMap, bucket_count, write_buckets
 
 
 def _lazy(size: int) -> tuple[LazyMap[int], dict[str, int]]:

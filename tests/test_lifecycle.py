@@ -27,10 +27,10 @@ from server import serve
 from signing import T0, Key, commit_raw, merge_into_main, stored
 from typer.testing import CliRunner
 
-import registry
-from api.cli import app as cli
-from registry.review import check_range
-from registry.signatures import POLICY_PATH, ssh_signer
+from kernelindex import registry
+from kernelindex.cli import app as cli
+from kernelindex.registry.review import check_range
+from kernelindex.registry.signatures import POLICY_PATH, ssh_signer
 
 
 def verifycommit_raw(store: registry.GitStore, info: registry.CommitInfo) -> registry.SignatureCheck:

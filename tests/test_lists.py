@@ -20,10 +20,10 @@ from helpers import (
     make_workload,
 )
 
-import registry
-from api.context import Context, StoredObjects
-from api.schema import Query, schema
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.core.context import Context, StoredObjects
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.schema.root import Query, schema
 
 S = basic_scenario()  # rmsnorm: run-a1 8120 ns (Aug 1), run-a2 7.9 µs (Aug 2), run-b1 9000 ns (Aug 3)
 NORM = make_operation("layernorm-h4096", family="layernorm")

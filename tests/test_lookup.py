@@ -32,8 +32,8 @@ from helpers import (
 from server import Running, serve
 from typer.testing import CliRunner, Result
 
-import registry
-from api.cli import app
+from kernelindex import registry
+from kernelindex.cli import app
 
 OPERATION = make_operation("softmax-w8192", family="softmax")
 WORKLOADS = [make_workload(OPERATION, tokens=t, name=f"softmax-t{t}") for t in (1024, 4096)]

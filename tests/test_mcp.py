@@ -1,4 +1,4 @@
-"""The MCP server (api/mcp_server.py) through the SDK's own client, over stdio (`kernelindex mcp`) and over
+"""The MCP server (api/http/mcp_server.py) through the SDK's own client, over stdio (`kernelindex mcp`) and over
 streamable HTTP (`/mcp` of a real server): every tool with real arguments (the seed runs, their cohorts),
 answers pinned to a commit, and bad arguments as tool errors."""
 
@@ -18,14 +18,14 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_types import TextContent
 from server import serve
 
-from api.mcp_server import TOOLS
-from registry.schemas import schema_of
+from kernelindex.http.mcp_server import TOOLS
+from kernelindex.registry.schemas import schema_of
 
 pytestmark = pytest.mark.slow
 
 SEEDED = "e775d39b6768675ff8eb086da76420493425c1a4"  # pinned: the embedded registry's commit with the seeds
 SEED_000 = "sha256:7f6df4bbbdbeb0960fc8acc7e71c764ea190f2a17cf28da04b8cfc1b45aca308"  # sol-submission-6709
-SEED_000_COHORT = "sha256:92bc0be5b5ce9f52"  # DESIGN section 5: its key starts so
+SEED_000_COHORT = "sha256:92bc0be5b5ce9f52"  # its key starts so
 UPSTREAM_TOOLS = {  # apps/mcp/src/server.ts in SamMausberg/KernelIndex, as the issue lists them
     "search_catalog",
     "resolve_kernel",
@@ -242,7 +242,7 @@ def _run(session: Callable[[], Coroutine[Any, Any, None]]) -> None:
 def test_every_tool_over_stdio() -> None:
     parameters = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "api.cli", "mcp", "--repo", str(EMBEDDED_REPO)],
+        args=["-m", "kernelindex.cli", "mcp", "--repo", str(EMBEDDED_REPO)],
         cwd=str(PROJECT_ROOT),
         env={"KERNELINDEX_GRAPH_CACHE": "0"},
     )

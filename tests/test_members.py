@@ -9,8 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import registry.members
-from registry.members import LAYER_FROM, Layered, LayeredMap, compact, layered_over
+from kernelindex.registry.members import LAYER_FROM, Layered, LayeredMap, compact, layered_over
 
 KEYS = st.sampled_from([f"k{i}" for i in range(12)])
 MAP_STEPS = st.lists(
@@ -74,9 +73,9 @@ def test_a_layered_map_is_the_dict_it_stands_for(base: dict[str, int], steps: li
 
 
 def test_layering_starts_at_the_threshold_and_flattens_when_changes_outgrow_the_base() -> None:
-    small = {f"k{i}": i for i in range(registry.members.LAYER_FROM - 1)}
+    small = {f"k{i}": i for i in range(LAYER_FROM - 1)}
     assert type(layered_over(small)) is dict
-    big = {f"k{i}": i for i in range(registry.members.LAYER_FROM)}
+    big = {f"k{i}": i for i in range(LAYER_FROM)}
     layer = layered_over(big)
     assert isinstance(layer, LayeredMap) and layer._base is big
     changes = len(big) // 8 + 1

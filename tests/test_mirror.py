@@ -13,8 +13,8 @@ import pytest
 from helpers import basic_scenario, commit_manifests, make_run
 from server import serve
 
-import registry
-from registry.mirror import Mirror
+from kernelindex import registry
+from kernelindex.registry.mirror import Mirror
 
 HEAD_QUERY = '{ commit { id } run(id: "run-pushed") { rank } }'
 

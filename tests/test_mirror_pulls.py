@@ -10,8 +10,8 @@ from helpers import basic_scenario, make_run
 from server import serve
 from signing import T0, commit_raw, stored
 
-import registry
-from registry.mirror import Mirror
+from kernelindex import registry
+from kernelindex.registry.mirror import Mirror
 
 
 def _fork_pull_request(store: registry.GitStore, name: str, latency: int, *, when: int = T0 + 3600) -> str:

@@ -75,7 +75,7 @@ def test_the_issue_modules_are_all_covered() -> None:
         "registry/trust.py",
         "registry/review.py",
         "registry/store.py",
-        "api/types/pages.py",
+        "api/schema/types/pages.py",
     }
 
 
@@ -113,8 +113,12 @@ def test_each_equivalent_mutant_still_describes_the_code() -> None:
 def test_a_survivor_is_matched_by_its_lines_not_its_number() -> None:
     diff = "--- registry/x.py\n+++ registry/x.py\n@@ -1,3 +1,3 @@\n def f():\n-    return a < b\n+    return a <= b\n"
     assert MUTATION.changed_lines(diff) == ["-return a < b", "+return a <= b"]
-    entry = {"function": "registry.x.x_f", "change": ["-return a < b", "+return a <= b"], "reason": "because"}
-    assert MUTATION.equivalent_reason("registry.x.x_f__mutmut_7", diff, [entry]) == "because"
-    assert MUTATION.equivalent_reason("registry.x.x_g__mutmut_7", diff, [entry]) is None
+    entry = {
+        "function": "kernelindex.registry.x.x_f",
+        "change": ["-return a < b", "+return a <= b"],
+        "reason": "because",
+    }
+    assert MUTATION.equivalent_reason("kernelindex.registry.x.x_f__mutmut_7", diff, [entry]) == "because"
+    assert MUTATION.equivalent_reason("kernelindex.registry.x.x_g__mutmut_7", diff, [entry]) is None
     other = diff.replace("<= b", ">= b")
-    assert MUTATION.equivalent_reason("registry.x.x_f__mutmut_8", other, [entry]) is None
+    assert MUTATION.equivalent_reason("kernelindex.registry.x.x_f__mutmut_8", other, [entry]) is None

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from registry.graph import Graph
-from registry.name_index import NameIndex
-from registry.nodes import Operation
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.name_index import NameIndex
+from kernelindex.registry.nodes import Operation
 
 
 def _op(digest: str, name: str) -> Operation:

@@ -1,12 +1,12 @@
-"""Normalization before hashing (DESIGN section 2): durations to integer nanoseconds, set-like lists only."""
+"""Normalization before hashing: durations to integer nanoseconds, set-like lists only."""
 
 from __future__ import annotations
 
 import pytest
 from helpers import make_implementation, make_operation, make_protocol, make_run, to_manifest
 
-import registry
-from registry.normalize import SET_LIKE_SUPPORT_FIELDS, duration_ns
+from kernelindex import registry
+from kernelindex.registry.normalize import SET_LIKE_SUPPORT_FIELDS, duration_ns
 
 
 @pytest.mark.parametrize(

@@ -23,10 +23,10 @@ from helpers import (
     make_workload,
 )
 
-import registry
-from api.context import Context, StoredObjects
-from api.schema import Query, schema
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.core.context import Context, StoredObjects
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.schema.root import Query, schema
 
 TODAY = dt.date(2026, 11, 29)
 S = basic_scenario()  # cohort X: run-a2 7.9 us (1), run-a1 8120 ns (2), run-b1 9000 ns (3)

@@ -1,4 +1,4 @@
-"""`web.environment.PageEnvironment` reads and writes what Jinja2's own environment does: the same templates
+"""`kernelindex.web.environment.PageEnvironment` reads and writes what Jinja2's own environment does: the same templates
 rendered by both, over dicts whose keys shadow dict methods, missing keys, and other objects; and every value
 escaped and shown as Jinja2's autoescaping with a finalize function shows it, character for character."""
 
@@ -11,7 +11,7 @@ import pytest
 from jinja2 import ChainableUndefined, DictLoader, Environment, StrictUndefined, UndefinedError
 from markupsafe import Markup
 
-from web.environment import PageEnvironment
+from kernelindex.web.environment import PageEnvironment
 
 TEMPLATES = {
     "plain": "{{ d.name }}|{{ d.missing }}|{{ d.nested.value }}",

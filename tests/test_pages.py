@@ -1,7 +1,7 @@
 """Relay's connection algorithm (https://relay.dev/graphql/connections.htm, "Pagination algorithm") on a
 list of ten, each window worked out by hand: which items, `hasNextPage`/`hasPreviousPage` exactly, the
 limits at 0, 100 and one past, and the cursors' errors. The API tests page real cohorts; these pin
-`api.types.pages.paginate` itself at every edge."""
+`kernelindex.schema.types.pages.paginate` itself at every edge."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import cast
 
 import pytest
 
-from api.types.pages import CursorError, PageSizeError, Window, follows_cursor, paginate
-from registry.graph import Graph
+from kernelindex.registry.graph import Graph
+from kernelindex.schema.types.pages import CursorError, PageSizeError, Window, follows_cursor, paginate
 
 COMMIT = "c" * 40
 OTHER = "d" * 40

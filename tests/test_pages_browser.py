@@ -320,7 +320,7 @@ def test_compare_the_two_runs_of_cohort_92bc0be5(browser: Browser) -> None:
 
 def test_a_page_fetched_as_json_equals_the_apis_answer(api: Running) -> None:
     """The run permalink and the leaderboard, asked for JSON, against the same documents at /graphql."""
-    from web import documents
+    from kernelindex.web import documents
 
     permalink = api.client.get(f"/at/{SEEDED}/runs/{SEED_000}", headers={"accept": "application/json"})
     answer = api.graphql(documents.RUN, {"at": SEEDED, "id": SEED_000}).json()["data"]["registry"]

@@ -21,11 +21,11 @@ import zstandard
 from helpers import basic_scenario, commit_manifests, make_implementation, make_operation, make_run
 from starlette.testclient import TestClient
 
-import registry
-from api.app import create_app
-from api.settings import Settings
-from web import documents
-from web.render import ORIGIN
+from kernelindex import registry
+from kernelindex.app import create_app
+from kernelindex.core.settings import Settings
+from kernelindex.web import documents
+from kernelindex.web.render import ORIGIN
 
 COPY = {"copy": True, "copyBase": ORIGIN}
 
@@ -115,7 +115,7 @@ def test_a_page_as_json_is_the_apis_answer_to_the_pages_document(site: Site) -> 
         (
             f"/cohorts/{site.cohort}",
             documents.LEADERBOARD,
-            # No base URL here: the page also asks for the citations its copy buttons copy (web.render).
+            # No base URL here: the page also asks for the citations its copy buttons copy (kernelindex.web.render).
             {"at": None, "key": site.cohort, "first": 50, "after": None, "minTrust": None, **COPY},
         ),
         ("/records", documents.RECORDS, {"at": None, "first": 25, "after": None}),
@@ -419,7 +419,7 @@ def test_the_commit_page_pages_fifty_at_a_time(store: registry.GitStore, count: 
 
 
 def test_the_evidence_text_names_only_what_the_run_lacks(store: registry.GitStore) -> None:
-    """REPRODUCIBLE needs public source and raw evidence (DESIGN section 5): a run with neither is told both,
+    """REPRODUCIBLE needs public source and raw evidence: a run with neither is told both,
     a run with raw samples but a closed implementation only the source, and the reverse only the evidence."""
     s = basic_scenario()
     closed = make_implementation(s.operation, "kernel-closed", repository=None)
@@ -448,8 +448,8 @@ def test_only_a_page_that_would_be_200_is_not_modified(status: int, expected: in
     """RFC 9110 section 15.4.5: 304 stands for a 200 the client holds; a kept error page is sent again."""
     from starlette.requests import Request
 
-    from api.cache import Representation
-    from api.http.responses import finish
+    from kernelindex.core.cache import Representation
+    from kernelindex.http.responses import finish
 
     page = Representation(b"x" * 2048, "text/html; charset=utf-8", {"vary": "accept"}, status=status)
     scope = {

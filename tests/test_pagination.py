@@ -31,11 +31,11 @@ from helpers import (
 )
 from signing import T0, Key
 
-import registry
-from api.context import Context, StoredObjects
-from api.schema import Query, schema
-from registry.signatures import POLICY_PATH, ssh_signer
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.core.context import Context, StoredObjects
+from kernelindex.registry.signatures import POLICY_PATH, ssh_signer
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.schema.root import Query, schema
 
 TODAY = dt.date(2026, 11, 29)
 PINNED = "e775d39b6768675ff8eb086da76420493425c1a4"  # the embedded registry with the seed records

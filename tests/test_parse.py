@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-import registry
-from registry.parse import MAX_DEPTH, MAX_DOCUMENT_BYTES, guess_format, json_path, load_document
+from kernelindex import registry
+from kernelindex.registry.parse import MAX_DEPTH, MAX_DOCUMENT_BYTES, guess_format, json_path, load_document
 
 
 @pytest.mark.parametrize(
@@ -198,7 +198,7 @@ def test_billion_laughs_is_bounded() -> None:
 def test_the_value_count_limit_sits_at_20000(fmt: str) -> None:
     """The largest upstream manifest holds 543 values; a document of exactly MAX_NODES (20,000)
     values loads, one more is refused: {"a": [0 x n]} holds n + 2 values (the object, the list)."""
-    from registry.parse import MAX_NODES
+    from kernelindex.registry.parse import MAX_NODES
 
     def document(values: int) -> bytes:
         items = ", ".join(["0"] * (values - 2))

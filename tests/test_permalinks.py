@@ -1,4 +1,4 @@
-"""Permalinks pin commits of main only (DESIGN section 7): a commit that is on a branch, reachable and
+"""Permalinks pin commits of main only: a commit that is on a branch, reachable and
 previewable through `registry(at:)`, is refused as a permalink until main merges it; then the very
 same URL answers, and keeps answering."""
 
@@ -9,7 +9,7 @@ from helpers import basic_scenario, digest_of, make_run
 from server import serve
 from signing import commit_raw, stored
 
-import registry
+from kernelindex import registry
 
 
 def test_a_commit_on_a_branch_but_not_on_main_has_no_permalink(basic_store: registry.GitStore) -> None:

@@ -21,8 +21,8 @@ import pytest
 from helpers import PROJECT_ROOT, basic_scenario, commit_manifests, make_run, make_workload
 from signing import T0, commit_raw, stored
 
-import registry
-from registry.parse import load_document
+from kernelindex import registry
+from kernelindex.registry.parse import load_document
 
 STAGE_ONE = PROJECT_ROOT / "docs" / "manifests-pr-check.yml"
 STAGE_TWO = PROJECT_ROOT / "docs" / "manifests-pr-report.yml"

@@ -1,4 +1,4 @@
-"""registry.present's fixed-point formatting: `_fixed` words a double as `Decimal(value).quantize(...)` with
+"""kernelindex.registry.present's fixed-point formatting: `_fixed` words a double as `Decimal(value).quantize(...)` with
 ROUND_HALF_UP words it (the exact decimal expansion of the double, ties away from zero), on a table of known
 vectors (ties, doubles just below a tie, negative zero, the limits) and on any double or integer."""
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from registry.present import _fixed, format_value, source_native_summary
+from kernelindex.registry.present import _fixed, format_value, source_native_summary
 
 
 def _quantized(value: float, places: int) -> str:

@@ -22,10 +22,10 @@ from pagetext import Page, read_page
 from PIL import Image
 from starlette.testclient import TestClient
 
-import registry
-from api.app import create_app
-from api.settings import Settings
-from web.cards import FONT
+from kernelindex import registry
+from kernelindex.app import create_app
+from kernelindex.core.settings import Settings
+from kernelindex.web.cards import FONT
 
 BASE = "https://registry.example.org"
 HTML = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}

@@ -1,12 +1,12 @@
-"""Commit messages and trailers, people and times; the errors' shapes (house style section 4)."""
+"""Commit messages and trailers, people and times; the errors' shapes."""
 
 from __future__ import annotations
 
 import pygit2
 import pytest
 
-import registry
-from registry.provenance import format_message, identity_problem, parse_trailers, trailer_pairs
+from kernelindex import registry
+from kernelindex.registry.provenance import format_message, identity_problem, parse_trailers, trailer_pairs
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,9 @@ from governed import build_governed
 from helpers import basic_scenario, commit_manifests, make_operation, to_manifest
 from signing import T0, Key, commit_raw
 
-import registry
-from registry.snapshots import Publication, publication_of
-from registry.store import MAIN
+from kernelindex import registry
+from kernelindex.registry.snapshots import Publication, publication_of
+from kernelindex.registry.store import MAIN
 
 
 def _by_definition(store: registry.GitStore, head: str) -> dict[str, int]:

@@ -14,12 +14,12 @@ import zstandard
 from helpers import EMBEDDED_REPO, basic_scenario, commit_manifests, digest_of, make_operation
 from starlette.testclient import TestClient
 
-import registry
-from api.app import create_app
-from api.settings import Settings
-from registry.citations import export_digest
-from registry.export import plan_export, write_export
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.app import create_app
+from kernelindex.core.settings import Settings
+from kernelindex.registry.citations import export_digest
+from kernelindex.registry.export import plan_export, write_export
+from kernelindex.registry.snapshots import Snapshots
 
 BASE = "https://registry.example.org"
 SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"

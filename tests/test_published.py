@@ -24,10 +24,10 @@ from helpers import (
     to_manifest,
 )
 
-import registry
-from api.context import Context, StoredObjects
-from api.schema import Query, schema
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.core.context import Context, StoredObjects
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.schema.root import Query, schema
 
 TODAY = dt.date(2026, 11, 30)
 PUBLISHED = """query($at: String, $kind: ManifestKind, $first: Int, $after: String) {

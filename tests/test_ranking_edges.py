@@ -15,8 +15,8 @@ import pytest
 import zstandard
 from helpers import DATA, EMBEDDED_REPO
 
-import registry
-from registry.cohorts import (
+from kernelindex import registry
+from kernelindex.registry.cohorts import (
     Candidate,
     Primary,
     Ranked,

@@ -12,9 +12,9 @@ import pytest
 import zstandard
 from helpers import EMBEDDED_REPO, EXPORT
 
-from api.context import Context, StoredObjects
-from api.schema import Query, schema
-from registry.snapshots import Snapshots
+from kernelindex.core.context import Context, StoredObjects
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.schema.root import Query, schema
 
 CORPUS_ONLY = "314f4d24fd889fc1048942a520881d7750ef542c"  # the last corpus import, before the seeds
 RUNS = """query($after: String) { registry(at: "%s") {

@@ -18,10 +18,10 @@ import pytest
 from graph_equality import assert_same_graph
 from helpers import EMBEDDED_REPO, commit_meta
 
-import registry
-from registry.nodes import Run
-from registry.snapshots import Snapshots, build_graph
-from registry.store import MAIN
+from kernelindex import registry
+from kernelindex.registry.nodes import Run
+from kernelindex.registry.snapshots import Snapshots, build_graph
+from kernelindex.registry.store import MAIN
 
 
 @pytest.fixture

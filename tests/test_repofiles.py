@@ -9,12 +9,12 @@ import pytest
 from helpers import basic_scenario, commit_meta, make_run, to_manifest
 from signing import T0, Key, commit_raw, merge_into_main, stored
 
-import registry
-from registry.errors import Problem
-from registry.repofiles import is_repository_file
-from registry.review import RepositoryFileChange, check_range
-from registry.signatures import POLICY_PATH
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.registry.errors import Problem
+from kernelindex.registry.repofiles import is_repository_file
+from kernelindex.registry.review import RepositoryFileChange, check_range
+from kernelindex.registry.signatures import POLICY_PATH
+from kernelindex.registry.snapshots import Snapshots
 
 WORKFLOW = ".github/workflows/kernelindex-check.yml"
 WORKFLOW_TEXT = b"name: kernelindex check\non: pull_request\njobs: {}\n"

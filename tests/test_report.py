@@ -14,8 +14,8 @@ import pytest
 from helpers import EMBEDDED_REPO
 from typer.testing import CliRunner, Result
 
-import registry
-from api.cli import app
+from kernelindex import registry
+from kernelindex.cli import app
 
 pytestmark = pytest.mark.slow
 

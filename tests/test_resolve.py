@@ -1,4 +1,4 @@
-"""`registry.resolve`: exact cohorts with their three picks, nearest cases with their differences, names
+"""`kernelindex.registry.resolve`: exact cohorts with their three picks, nearest cases with their differences, names
 as people type them; on a hand-built registry (answers written out by hand) and on the embedded one
 (answers read from the Liger CSV, the corpus export and the manifests)."""
 
@@ -31,13 +31,13 @@ from helpers import (
 )
 from signing import Key
 
-import registry
-import registry.names
-from registry import nodes as n
-from registry.graph import Graph
-from registry.resolve import EXACT, NEAREST, NONE, KernelRequest, Resolution, bracket, resolve_kernel
-from registry.signatures import POLICY_PATH, ssh_signer
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.registry import names
+from kernelindex.registry import nodes as n
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.resolve import EXACT, NEAREST, NONE, KernelRequest, Resolution, bracket, resolve_kernel
+from kernelindex.registry.signatures import POLICY_PATH, ssh_signer
+from kernelindex.registry.snapshots import Snapshots
 
 # A hand-built registry ---------------------------------------------------------------------------
 
@@ -368,7 +368,7 @@ def test_embedded_every_upstream_alias_finds_upstreams_operation(embedded: Hand)
         if table != "operation_aliases":
             continue
         slug = operations[row["operationId"]]["slug"]
-        found = registry.names.match_operations(embedded.graph, row["alias"], embedded.document)
+        found = names.match_operations(embedded.graph, row["alias"], embedded.document)
         if [embedded.graph.nodes[m.digest].name for m in found] != [slug]:
             missed.append(slug)
     # 434 are titles; the other 16 are GPU MODE leaderboards, named by their runs (`amd-fp8-mm/13`).

@@ -17,11 +17,11 @@ from server import Running, serve
 from signing import Key
 from test_resolve import B200, DOCS, PROTOCOL, RMS, RUNS, W
 
-import registry
-from api.read_documents import RESOLVE_KERNEL
-from registry.signatures import POLICY_PATH, ssh_signer
-from web import documents
-from web.search_page import RESOLVER_CASES
+from kernelindex import registry
+from kernelindex.registry.signatures import POLICY_PATH, ssh_signer
+from kernelindex.service.read_documents import RESOLVE_KERNEL
+from kernelindex.web import documents
+from kernelindex.web.search_page import RESOLVER_CASES
 
 HTML = {"accept": "text/html"}
 

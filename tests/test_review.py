@@ -23,12 +23,12 @@ from helpers import (
 )
 from signing import T0, Key, commit_raw, merge_into_main, stored
 
-import registry
-from registry.errors import Problem
-from registry.review import MAX_FILES, check_range
-from registry.signatures import POLICY_PATH, ssh_signer
-from registry.snapshots import Snapshots
-from registry.store import MAIN
+from kernelindex import registry
+from kernelindex.registry.errors import Problem
+from kernelindex.registry.review import MAX_FILES, check_range
+from kernelindex.registry.signatures import POLICY_PATH, ssh_signer
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.registry.store import MAIN
 
 NOT_STORED_REASON = (  # docs/contributing.md's stored form, and the command that writes it
     "not in the stored form (sorted keys, 2-space indent, normalized values, trailing newline); "

@@ -11,10 +11,10 @@ import pygit2
 from helpers import basic_scenario, commit_meta, digest_of, make_run, to_manifest
 from signing import T0, Key, commit_raw, stored
 
-import registry
-from registry.errors import Problem
-from registry.review import check_range
-from registry.signatures import POLICY_PATH
+from kernelindex import registry
+from kernelindex.registry.errors import Problem
+from kernelindex.registry.review import check_range
+from kernelindex.registry.signatures import POLICY_PATH
 
 BLOB = pygit2.enums.FileMode.BLOB
 EXECUTABLE = pygit2.enums.FileMode.BLOB_EXECUTABLE

@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschemas import ecma_validator
 
-import registry
-from registry.parse import load_document
-from registry.schemas import schema_of
+from kernelindex import registry
+from kernelindex.registry.parse import load_document
+from kernelindex.registry.schemas import schema_of
 
 # What the model refuses and JSON Schema cannot say (each a substring of the model's reason).
 UNEXPRESSIBLE = {

@@ -20,11 +20,11 @@ import pytest
 from helpers import DOC_EXAMPLES, commit_manifests
 from jsonschemas import ecma_validator, errors_of
 
-import registry
-from registry.parse import load_document
-from registry.schemas import kind_slug, schema_of
-from registry.schemas.starter import render_starter
-from registry.validate import check_additions
+from kernelindex import registry
+from kernelindex.registry.parse import load_document
+from kernelindex.registry.schemas import kind_slug, schema_of
+from kernelindex.registry.schemas.starter import render_starter
+from kernelindex.registry.validate import check_additions
 
 KIND_EXAMPLES = sorted((DOC_EXAMPLES / "kinds").glob("*.yaml"))
 INVALID_EXAMPLES = sorted((DOC_EXAMPLES / "invalid").glob("*.yaml"))

@@ -14,12 +14,20 @@ import regress
 from helpers import EXAMPLES, EXPORT, PROJECT_ROOT, UPSTREAM_SCHEMAS
 from jsonschemas import ecma_validator, errors_of
 
-import registry
-from registry.errors import UnknownKind
-from registry.kinds.content import XML_TEXT_PATTERN
-from registry.parse import load_document
-from registry.schemas import find_kind, get_kind, kind_slug, schema_file_name, schema_id, schema_of, schema_text
-from registry.schemas.generate import generated_text
+from kernelindex import registry
+from kernelindex.registry.errors import UnknownKind
+from kernelindex.registry.kinds.content import XML_TEXT_PATTERN
+from kernelindex.registry.parse import load_document
+from kernelindex.registry.schemas import (
+    find_kind,
+    get_kind,
+    kind_slug,
+    schema_file_name,
+    schema_id,
+    schema_of,
+    schema_text,
+)
+from kernelindex.registry.schemas.generate import generated_text
 
 SCHEMA_DIR = Path(registry.__file__).parent / "schemas"
 UPSTREAM_KINDS = [name for name, info in registry.KINDS.items() if not info.lifecycle]
@@ -32,9 +40,9 @@ def test_one_shipped_schema_per_kind_and_nothing_else() -> None:
 
 
 def test_the_wheel_carries_every_schema() -> None:
-    """pyproject's package-data for `registry` matches each shipped file (a wheel built from it holds 17)."""
+    """pyproject's package-data for `kernelindex.registry` matches each shipped file (a wheel built from it holds 17)."""
     globs = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
-        "registry"
+        "kernelindex.registry"
     ]
     shipped = [f"schemas/{path.name}" for path in SCHEMA_DIR.glob("*.schema.json")]
     assert shipped and all(any(fnmatch.fnmatch(name, g) for g in globs) for name in shipped)
@@ -100,7 +108,7 @@ def test_upstream_examples_are_valid_under_ours(path: Path) -> None:
 @pytest.mark.slow
 def test_every_corpus_manifest_is_valid_under_ours() -> None:
     """All 19,765 manifests of the upstream export, as the registry publishes them."""
-    from registry.importers.kernelindex_export import plan_import, read_export
+    from kernelindex.registry.importers.kernelindex_export import plan_import, read_export
 
     manifests = {m.digest: m for batch in plan_import(read_export(EXPORT)) for _, m in batch.manifests}
     assert len(manifests) == 19_765
@@ -127,7 +135,7 @@ EXPECTED_DIFFERENCES = {
     ("BenchmarkRun", "$.spec.timing.latencyNs.confidence95", "maxItems"): "the same pair, from above",
 }
 
-# Links are stricter than upstream's plain strings: http(s) with a host (`registry.kinds.content`), and an
+# Links are stricter than upstream's plain strings: http(s) with a host (`kernelindex.registry.kinds.content`), and an
 # artifact's `uri` may also name the artifact itself (`kernelindex:artifact/<digest>`), so each such field
 # differs by a `pattern` (an `anyOf` for artifact URIs). test_content.py checks that exactly upstream's URL
 # fields carry the rule; here they are told apart from every other difference by name.
@@ -198,7 +206,7 @@ def _differences(
         if isinstance(theirs, dict) or isinstance(mine, dict):
             continue  # a subschema: compared below
         if keyword == "pattern" and theirs is None and mine == XML_TEXT_PATTERN:
-            continue  # free text refuses what XML cannot carry, in ours only (registry.kinds.content)
+            continue  # free text refuses what XML cannot carry, in ours only (kernelindex.registry.kinds.content)
         if keyword == "pattern" and isinstance(theirs, str):
             theirs = theirs.replace(r"\d", "[0-9]")  # the same in ECMAScript; Python's \d takes any digit
         if keyword == "required":

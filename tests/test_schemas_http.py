@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from server import Running, serve
 
-import registry
+from kernelindex import registry
 
 SHIPPED = Path(registry.__file__).parent / "schemas"
 NAME = "benchmark-run.v1alpha1.schema.json"

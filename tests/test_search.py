@@ -10,10 +10,10 @@ import pytest
 from helpers import basic_scenario, commit_manifests, make_run
 from server import Running, serve
 
-import registry
-from api.settings import EMBEDDED_REPO
-from registry.cohorts import Trust
-from registry.search import parse_query
+from kernelindex import registry
+from kernelindex.core.settings import EMBEDDED_REPO
+from kernelindex.registry.cohorts import Trust
+from kernelindex.registry.search import parse_query
 
 # Upstream's cases, as its tests state them -------------------------------------------------------------
 

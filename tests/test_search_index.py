@@ -34,12 +34,12 @@ from hypothesis import strategies as st
 from search_reference import reference_search_runs
 from server import Running, serve
 
-import registry
-from registry import search, search_facets
-from registry.errors import SearchTooLarge
-from registry.graph import Graph
-from registry.search import MAX_QUERY_CHARS, MAX_TERMS, parse_query, search_cost, search_scored
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.registry import search, search_facets
+from kernelindex.registry.errors import SearchTooLarge
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.search import MAX_QUERY_CHARS, MAX_TERMS, parse_query, search_cost, search_scored
+from kernelindex.registry.snapshots import Snapshots
 
 UPSTREAM_CASES = [  # apps/web/src/lib/search-query.test.ts, and what tests/test_search.py asks
     "rmsnorm B200 bf16 [2048, 4096]",

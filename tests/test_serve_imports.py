@@ -18,9 +18,9 @@ import pytest
 from helpers import basic_scenario, commit_manifests, digest_of
 from load import server_process
 
-import registry
+from kernelindex import registry
 
-NOT_BEFORE_ASKED = ("PIL", "websockets", "urllib.request", "mcp", "typer", "pydantic", "api.cli")
+NOT_BEFORE_ASKED = ("PIL", "websockets", "urllib.request", "mcp", "typer", "pydantic", "kernelindex.cli")
 """Modules that a serving process which has answered GraphQL, a page and its health has not imported: Pillow
 (preview images), a WebSocket library (no route is one), urllib's HTTP client (`--api` of the command line),
 the MCP SDK (the first /mcp request), and the command line's parser (typer; uvicorn brings click) and commands."""
@@ -59,7 +59,14 @@ def test_the_serving_process_imports_what_it_serves_with_and_the_rest_when_first
         page = client.get(f"/at/{head}/runs/{run}", headers={"accept": "text/html"})
         assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
         imported = _imported(log)
-        assert {"uvicorn", "strawberry", "registry.graph", "api.app", "web.render", "jinja2"} <= imported  # read right
+        assert {
+            "uvicorn",
+            "strawberry",
+            "kernelindex.registry.graph",
+            "kernelindex.app",
+            "kernelindex.web.render",
+            "jinja2",
+        } <= imported  # read right
         assert not imported & set(NOT_BEFORE_ASKED), sorted(imported & set(NOT_BEFORE_ASKED))
         # Asked for, a preview image is drawn as before, with Pillow imported then.
         card = client.get(f"/at/{head}/runs/{run}/card.png")

@@ -19,9 +19,9 @@ import pytest
 from helpers import basic_scenario, commit_manifests, digest_of, make_run
 from typer.testing import CliRunner
 
-import registry
-from api.cli import app as cli
-from api.settings import Settings
+from kernelindex import registry
+from kernelindex.cli import app as cli
+from kernelindex.core.settings import Settings
 
 BASE = "https://registry.example.org"
 
@@ -52,7 +52,7 @@ def _children(pid: int) -> list[str]:
 def _serving(args: list[str], env: dict[str, str], url: str) -> Iterator[subprocess.Popen[bytes]]:
     """`kernelindex serve ARGS` in its own process group, until /healthz answers 200 at `url`."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", *args],
+        [sys.executable, "-m", "kernelindex.cli", "serve", *args],
         env={**os.environ, "KERNELINDEX_GRAPH_CACHE": "0", **env},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -1,4 +1,4 @@
-"""The query service (api/service.py): the one way every edge runs GraphQL, and the one "commit of main" check.
+"""The query service (api/service/queries.py): the one way every edge runs GraphQL, and the one "commit of main" check.
 
 A real registry of two commits on main and one on a branch, with fixed signatures; the expected commit ids
 come from git (the store), never from the service."""
@@ -13,11 +13,11 @@ import pygit2
 import pytest
 from helpers import TEST_TIME, basic_scenario, commit_manifests, digest_of, make_run
 
-import registry
-from api.context import StoredObjects
-from api.previews import Previews
-from api.service import Answer, NotPublished, QueryService
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.core.context import StoredObjects
+from kernelindex.core.previews import Previews
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.service.queries import Answer, NotPublished, QueryService
 
 
 def _branch(store: registry.GitStore, parent: str) -> str:

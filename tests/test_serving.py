@@ -10,8 +10,8 @@ import math
 
 import pytest
 
-from registry import serving as s
-from registry.errors import InvalidConstraint, UnknownMetric, UnsupportedOperator, WrongUnit
+from kernelindex.registry import serving as s
+from kernelindex.registry.errors import InvalidConstraint, UnknownMetric, UnsupportedOperator, WrongUnit
 
 PARTS = s.CohortParts(
     model_digest="sha256:" + "a" * 64,

@@ -16,13 +16,13 @@ import pytest
 import zstandard
 from helpers import EMBEDDED_REPO, TEST_DATA, TEST_TIME
 
-import registry
-from registry import serving as policy
-from registry.graph import Graph, Mainline
-from registry.graphcache import decode, encode
-from registry.nodes import ServingConfiguration, ServingRun, extract
-from registry.serving_graph import ConstraintRequest, ObjectiveRequest, ServingIndex, serving_index
-from registry.snapshots import Publication, build_graph, move_graph, publication_of
+from kernelindex import registry
+from kernelindex.registry import serving as policy
+from kernelindex.registry.graph import Graph, Mainline
+from kernelindex.registry.graphcache import decode, encode
+from kernelindex.registry.nodes import ServingConfiguration, ServingRun, extract
+from kernelindex.registry.serving_graph import ConstraintRequest, ObjectiveRequest, ServingIndex, serving_index
+from kernelindex.registry.snapshots import Publication, build_graph, move_graph, publication_of
 
 pytestmark = pytest.mark.slow
 

@@ -16,8 +16,8 @@ from helpers import EMBEDDED_REPO, TEST_DATA
 from server import Running, serve
 from typer.testing import CliRunner
 
-import registry
-from api.cli import app
+from kernelindex import registry
+from kernelindex.cli import app
 
 pytestmark = pytest.mark.slow
 

@@ -24,10 +24,10 @@ from helpers import (
 )
 from signing import T0, Key, commit_raw, stored
 
-import registry
-from registry.review import check_range
-from registry.signatures import POLICY_PATH, check_signature, ssh_signer
-from registry.snapshots import build_graph
+from kernelindex import registry
+from kernelindex.registry.review import check_range
+from kernelindex.registry.signatures import POLICY_PATH, check_signature, ssh_signer
+from kernelindex.registry.snapshots import build_graph
 
 SCENARIO = basic_scenario()
 TARGET = SCENARIO.runs[1]  # run-a2, the cohort's record holder (7.9 µs)

@@ -16,12 +16,12 @@ from catalog_scenario import Catalog, build_catalog
 from helpers import EMBEDDED_REPO
 from starlette.testclient import TestClient
 
-import registry
-from api.app import create_app
-from api.settings import Settings
-from api.urls import Urls
-from api.wellknown import SITEMAP_FAMILIES, sitemap_index, sitemap_part
-from registry.snapshots import Snapshots
+from kernelindex import registry
+from kernelindex.app import create_app
+from kernelindex.core.settings import Settings
+from kernelindex.core.urls import Urls
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.service.wellknown import SITEMAP_FAMILIES, sitemap_index, sitemap_part
 
 BASE = "https://registry.example.org"
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"

@@ -15,7 +15,7 @@ from governed import Governed, build_governed
 from server import Running, serve
 from signing import Key
 
-import registry
+from kernelindex import registry
 
 HTML = {"accept": "text/html"}
 

@@ -1,4 +1,4 @@
-"""`registry.status`: a run's standing at the head for a reader who saw it at an older commit, on the
+"""`kernelindex.registry.status`: a run's standing at the head for a reader who saw it at an older commit, on the
 governed registry (tests/governed.py), whose facts and their commits are written out by hand."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from governed import START, Governed, build_governed
 from helpers import EMBEDDED_REPO, basic_scenario, commit_meta, digest_of, make_retraction, make_run, to_manifest
 from signing import Key, commit_raw, stored
 
-import registry
-from registry.cohorts import Trust
-from registry.signatures import ssh_signer
-from registry.snapshots import Snapshots
-from registry.status import CURRENT, MISSING, RETRACTED, SUPERSEDED, UNPUBLISHED, run_status
+from kernelindex import registry
+from kernelindex.registry.cohorts import Trust
+from kernelindex.registry.signatures import ssh_signer
+from kernelindex.registry.snapshots import Snapshots
+from kernelindex.registry.status import CURRENT, MISSING, RETRACTED, SUPERSEDED, UNPUBLISHED, run_status
 
 
 @pytest.fixture
@@ -125,7 +125,7 @@ def test_two_counted_retractions_show_the_first_published_in_every_process(
     again = make_retraction(governed.runs["c1"], "the same drift, seen again")
     store.add([to_manifest(again)], commit_meta(START + 400, source="governed"), sign=ssh_signer(keys["alice"].private))
     script = (
-        "import sys; from pathlib import Path; from registry.snapshots import Snapshots; "
+        "import sys; from pathlib import Path; from kernelindex.registry.snapshots import Snapshots; "
         "s = Snapshots(Path(sys.argv[1])); s.load(); "
         "print(s.head.facts[sys.argv[2]].retraction)"
     )

@@ -1,4 +1,4 @@
-"""GitStore (DESIGN section 3): one checked commit per write, trailers, no-op re-adds, conflicts,
+"""GitStore: one checked commit per write, trailers, no-op re-adds, conflicts,
 the pack path, revisions and diffs. Real repositories in tmp_path; nothing mocked."""
 
 from __future__ import annotations
@@ -27,9 +27,8 @@ from helpers import (
     to_manifest,
 )
 
-import registry
-import registry.store
-from registry.store import MAIN
+from kernelindex import registry
+from kernelindex.registry.store import MAIN
 
 
 def _operations(count: int, prefix: str = "op") -> list[dict[str, object]]:
@@ -534,7 +533,7 @@ def test_diff_sees_a_file_turned_into_a_folder_and_modes(basic_store: registry.G
 
 
 def test_publication_is_the_first_commit_on_main_holding_the_file(store: registry.GitStore) -> None:
-    from registry import lookup
+    from kernelindex.registry import lookup
 
     first = commit_manifests(store, [make_operation("a")])
     second = commit_manifests(store, [make_operation("b")], TEST_TIME + 10)

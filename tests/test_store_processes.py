@@ -1,5 +1,5 @@
 """Writers in other processes: concurrent adds never lose an update, and a writer killed with SIGKILL
-at any moment leaves main at the old or the new commit and the repository sound (DESIGN section 3)."""
+at any moment leaves main at the old or the new commit and the repository sound."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import TEST_TIME, commit_manifests, make_operation, to_manifest
 
-import registry
+from kernelindex import registry
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +25,7 @@ WRITER = """
 import sys
 sys.path.insert(0, {tests!r})
 from helpers import commit_meta, make_operation, to_manifest
-import registry
+from kernelindex import registry
 
 repo, prefix, rounds, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 store = registry.GitStore(repo)
@@ -40,7 +40,7 @@ BIG_ADD = """
 import sys
 sys.path.insert(0, {tests!r})
 from helpers import commit_meta, make_operation, to_manifest
-import registry
+from kernelindex import registry
 
 repo, prefix, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = registry.GitStore(repo)

@@ -1,7 +1,7 @@
 """The store's write path against git processes that do not take kernelindex's writer lock (a push,
 a `git pack-refs`, a hand-made ref): main moved or deleted while a batch is written, a ref lock held,
 a private ref that cannot be created. A write either lands on what main is now, or fails saying why;
-it never overwrites another's commit (DESIGN section 3)."""
+it never overwrites another's commit."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import pytest
 from helpers import TEST_TIME, commit_manifests, commit_meta, make_operation, to_manifest
 from signing import Key
 
-import registry
-from registry.signatures import ssh_signer
+from kernelindex import registry
+from kernelindex.registry.signatures import ssh_signer
 
 # git's own identity for the commits another process pushes (commit-tree refuses to guess one).
 _PUSHER = {

@@ -24,8 +24,8 @@ from helpers import (
 )
 from signing import Key
 
-import registry
-from registry.signatures import check_signature, ssh_signer
+from kernelindex import registry
+from kernelindex.registry.signatures import check_signature, ssh_signer
 
 
 def _runs(count: int) -> list[registry.Manifest]:
@@ -65,7 +65,7 @@ def test_a_signed_commit_is_the_commit_that_was_signed(basic_store: registry.Git
 
 def test_a_bulk_pack_holds_whole_objects_and_no_private_ref(store: registry.GitStore) -> None:
     """64 files or more go through `git fast-import --depth=0`: near-identical manifests are stored
-    whole (reading deltas back is ~12x slower, DESIGN section 10), and the writer's private ref is gone."""
+    whole (reading deltas back is ~12x slower), and the writer's private ref is gone."""
     commit_manifests(store, basic_scenario().docs)
     dead = "refs/kernelindex/incoming/host-1-deadbeef0000"  # a writer killed between fast-import and cleanup
     head = store.head()

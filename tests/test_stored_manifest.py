@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from helpers import EMBEDDED_REPO, basic_scenario
 
-import registry
-from registry.canonical import stored_json
-from registry.errors import InvalidManifest
-from registry.manifest import stored_manifest
-from registry.parse import MAX_DEPTH, MAX_NODES
+from kernelindex import registry
+from kernelindex.registry.canonical import stored_json
+from kernelindex.registry.errors import InvalidManifest
+from kernelindex.registry.manifest import stored_manifest
+from kernelindex.registry.parse import MAX_DEPTH, MAX_NODES
 
 
 def _full(data: bytes) -> registry.Manifest | None:

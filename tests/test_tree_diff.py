@@ -16,11 +16,11 @@ from collections.abc import Callable, Collection, Sequence
 import pygit2
 import pytest
 
-import registry
-from registry.cat_file import CatFile
-from registry.errors import StoreCorrupt
-from registry.kinds import KIND_BY_FOLDER
-from registry.store import FanOutMoves, TreeChange
+from kernelindex import registry
+from kernelindex.registry.cat_file import CatFile
+from kernelindex.registry.errors import StoreCorrupt
+from kernelindex.registry.kinds import KIND_BY_FOLDER
+from kernelindex.registry.store import FanOutMoves, TreeChange
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _SIGNATURE = pygit2.Signature("Test", "test@example.com", 1_700_000_000, 0)

@@ -15,10 +15,10 @@ from server import serve
 from signing import T0, Key, commit_raw, merge_into_main, stored
 from typer.testing import CliRunner
 
-import registry
-from api.cli import app as cli
-from registry.review import RangeReport, check_range
-from registry.signatures import POLICY_PATH
+from kernelindex import registry
+from kernelindex.cli import app as cli
+from kernelindex.registry.review import RangeReport, check_range
+from kernelindex.registry.signatures import POLICY_PATH
 
 FASTEST = basic_scenario().runs[1]  # run-a2, 7.9 µs: the cohort's record holder
 RETRACT_FASTEST = stored(make_retraction(FASTEST, "a forged retraction"))

@@ -10,11 +10,11 @@ import pytest
 from helpers import basic_scenario, commit_manifests, to_manifest
 from signing import T0, Key, commit_raw, merge_into_main
 
-import registry
-from registry.provenance import SignatureCheck
-from registry.review import check_range
-from registry.signatures import POLICY_PATH
-from registry.trust import Policy, PolicyChange, TrustChain, parse_policy
+from kernelindex import registry
+from kernelindex.registry.provenance import SignatureCheck
+from kernelindex.registry.review import check_range
+from kernelindex.registry.signatures import POLICY_PATH
+from kernelindex.registry.trust import Policy, PolicyChange, TrustChain, parse_policy
 
 ED = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEd0zE3jmPM1Q1V0LnpmkrbQxJjqJNJ3rQhRcIW4n4PF"
 

@@ -1,4 +1,4 @@
-"""URLs are spelled once (api/urls.py): every link the builder makes is a path the application routes to the
+"""URLs are spelled once (api/core/urls.py): every link the builder makes is a path the application routes to the
 route of the same name, pinned twins and `.json` twins included; and every route is declared from that table."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import orjson
 import pytest
 from starlette.routing import Match, Route
 
-from api.app import create_app
-from api.settings import Settings
-from api.urls import PATHS, Urls, twin
+from kernelindex.app import create_app
+from kernelindex.core.settings import Settings
+from kernelindex.core.urls import PATHS, Urls, twin
 
 COMMIT = "e775d39b6768675ff8eb086da76420493425c1a4"
 SAMPLES = {
@@ -130,8 +130,8 @@ ROUTE_LITERAL = re.compile(
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(Path(__file__).parent.parent).as_posix())
 def test_no_module_but_the_table_spells_a_page_path(path: Path) -> None:
-    """Paths of pages and permalinks are spelled in `api/urls.py` alone (docstrings and comments may name them)."""
-    if path.name == "urls.py" and path.parent.name == "api":
+    """Paths of pages and permalinks are spelled in `api/core/urls.py` alone (docstrings and comments may name them)."""
+    if path.name == "urls.py" and path.parent.name == "core":
         return
     import ast
 

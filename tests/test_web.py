@@ -11,12 +11,12 @@ import pytest
 from helpers import EXPORT, PROJECT_ROOT
 from starlette.requests import Request
 
-from api.http.requests import wants_json
-from api.urls import Urls
-from web.badges import badge, text_width
-from web.charts import IntervalRow, interval_chart, step_chart
-from web.kernelindex_ids import digest_of, id_of
-from web.names import external_id, humanize_operation, short
+from kernelindex.core.urls import Urls
+from kernelindex.http.requests import wants_json
+from kernelindex.web.badges import badge, text_width
+from kernelindex.web.charts import IntervalRow, interval_chart, step_chart
+from kernelindex.web.kernelindex_ids import digest_of, id_of
+from kernelindex.web.names import external_id, humanize_operation, short
 
 # KernelIndex's own cases (apps/web/src/lib/names.test.ts), plus the three seed pages' "All results for".
 HUMANIZED = [

@@ -6,7 +6,7 @@ answers `schema`, `new`, `show`, `cite` and `lookup`.
 No network: the build backend comes from this environment (`--no-isolation`), and so do the wheel's dependencies
 (a `.pth` file in the new environment names this one's site-packages, where path entries are added but none of
 their `.pth` files run, so this environment's editable install of the project stays out of sight). The project
-itself comes from the wheel only: `import api` must resolve inside the new environment.
+itself comes from the wheel only: `import kernelindex` must resolve inside the new environment.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import pytest
 from helpers import EMBEDDED_REPO, PROJECT_ROOT
 from test_docs_examples import EXAMPLES, subtree
 
-import registry
+from kernelindex import registry
 
 pytestmark = pytest.mark.slow  # a build, a virtual environment, a server process
 
@@ -75,7 +75,10 @@ def _copy_of_the_project(target: Path) -> None:
         return
     for name in filter(None, listed.stdout.decode().split("\0")):
         source = PROJECT_ROOT / name
-        if source.is_file():
+        if source.is_symlink():  # kernelindex/'s subpackages: links to the repository's folders
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            (target / name).symlink_to(os.readlink(source))
+        elif source.is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
 
@@ -127,7 +130,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 def test_the_project_comes_from_the_wheel_alone(installed: Installed) -> None:
     found = subprocess.run(
-        [str(installed.venv / "bin" / "python"), "-c", "import api, registry; print(api.__file__, registry.__file__)"],
+        [
+            str(installed.venv / "bin" / "python"),
+            "-c",
+            "import kernelindex.app, kernelindex.registry; print(kernelindex.app.__file__, kernelindex.registry.__file__)",
+        ],
         cwd=installed.elsewhere,
         env=installed.env,
         capture_output=True,
@@ -140,11 +147,15 @@ def test_the_project_comes_from_the_wheel_alone(installed: Installed) -> None:
 def test_the_wheel_carries_the_embedded_registry_byte_for_byte(installed: Installed) -> None:
     with zipfile.ZipFile(installed.wheel) as wheel:
         packed = {
-            name.removeprefix("api/embedded/manifests.git/"): hashlib.sha256(wheel.read(name)).hexdigest()
+            name.removeprefix("kernelindex/embedded/manifests.git/"): hashlib.sha256(wheel.read(name)).hexdigest()
             for name in wheel.namelist()
-            if name.startswith("api/embedded/manifests.git/")
+            if name.startswith("kernelindex/embedded/manifests.git/")
         }
-        schemas = [name for name in wheel.namelist() if name.startswith("registry/schemas/") and name.endswith(".json")]
+        schemas = [
+            name
+            for name in wheel.namelist()
+            if name.startswith("kernelindex/registry/schemas/") and name.endswith(".json")
+        ]
     clone = {
         str(path.relative_to(EMBEDDED_REPO)): hashlib.sha256(path.read_bytes()).hexdigest()
         for path in EMBEDDED_REPO.rglob("*")
@@ -157,7 +168,7 @@ def test_the_wheel_carries_the_embedded_registry_byte_for_byte(installed: Instal
 def test_show_cite_and_lookup_read_the_embedded_registry(installed: Installed) -> None:
     shown = installed.run("show", "sol-submission-6709", "--kind", "BenchmarkRun").stdout
     assert f"digest:    {SEED_RUN}" in shown.splitlines()
-    assert "api/embedded" not in shown  # a manifest, not a path
+    assert "kernelindex/embedded" not in shown  # a manifest, not a path
     cited = installed.run("cite", "sol-submission-6709").stdout
     assert SEED_RUN in cited and "/at/667fb1b393371afe7b1663540a73b8bc9ee41f9b/runs/" in cited  # the embedded main
     cohort = json.loads(installed.run("lookup", "cohort", SEED_COHORT[7:23], "--json").stdout)

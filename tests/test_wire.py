@@ -1,4 +1,4 @@
-"""The HTTP protocol every server runs (`api.http.wire`): a response's head leaves in the same write as its
+"""The HTTP protocol every server runs (`kernelindex.serving.wire`): a response's head leaves in the same write as its
 first body bytes, and nothing is held past the event loop's turn, so interim responses, HEAD answers and
 streams that wait before their body still reach the client as uvicorn would send them.
 
@@ -19,7 +19,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from uvicorn.server import ServerState
 
-from api.http.wire import HttpProtocol
+from kernelindex.serving.wire import HttpProtocol
 
 Scope = MutableMapping[str, Any]
 Asgi = Callable[[Scope, Any, Any], Awaitable[None]]

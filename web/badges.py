@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from web.render import templates
+from kernelindex.web.render import templates
 
 __all__ = ["Badge", "badge", "text_width"]
 

@@ -9,11 +9,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from web import documents
-from web.cards import Card, draw
-from web.link_previews import SITE
-from web.names import day, humanize_operation
-from web.render import Format, Spec, guarded, json_asked, render
+from kernelindex.web import documents
+from kernelindex.web.cards import Card, draw
+from kernelindex.web.link_previews import SITE
+from kernelindex.web.names import day, humanize_operation
+from kernelindex.web.render import Format, Spec, guarded, json_asked, render
 
 __all__ = ["PNG", "cohort_card", "operation_card", "run_card"]
 

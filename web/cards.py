@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from web.link_previews import CARD_HEIGHT, CARD_WIDTH, SITE
+from kernelindex.web.link_previews import CARD_HEIGHT, CARD_WIDTH, SITE
 
 if TYPE_CHECKING:
     from PIL import ImageFont

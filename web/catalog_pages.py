@@ -9,15 +9,15 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from api.codes import BAD_USER_INPUT
-from api.http import operations
-from api.http.requests import server_of, wants_json
-from api.urls import Urls
-from web import documents
-from web.link_previews import head_links
-from web.names import humanize_operation
-from web.render import PageError, Spec, guarded, json_asked, render, strip_json
-from web.sweeps import operation_sweep
+from kernelindex.core.codes import BAD_USER_INPUT
+from kernelindex.core.urls import Urls
+from kernelindex.http import operations
+from kernelindex.http.requests import server_of, wants_json
+from kernelindex.web import documents
+from kernelindex.web.link_previews import head_links
+from kernelindex.web.names import humanize_operation
+from kernelindex.web.render import PageError, Spec, guarded, json_asked, render, strip_json
+from kernelindex.web.sweeps import operation_sweep
 
 __all__ = ["commit", "home", "home_or_index", "implementation", "operation", "project", "source"]
 

@@ -7,14 +7,14 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from api.codes import BAD_USER_INPUT
-from api.urls import Urls
-from web import documents
-from web.charts import IntervalRow, interval_chart, step_chart
-from web.compare_formats import CSV, MARKDOWN, compare_csv, compare_markdown
-from web.link_previews import head_links
-from web.names import humanize_operation
-from web.render import Format, PageError, Spec, copy_citations, guarded, json_asked, render, strip_json
+from kernelindex.core.codes import BAD_USER_INPUT
+from kernelindex.core.urls import Urls
+from kernelindex.web import documents
+from kernelindex.web.charts import IntervalRow, interval_chart, step_chart
+from kernelindex.web.compare_formats import CSV, MARKDOWN, compare_csv, compare_markdown
+from kernelindex.web.link_previews import head_links
+from kernelindex.web.names import humanize_operation
+from kernelindex.web.render import Format, PageError, Spec, copy_citations, guarded, json_asked, render, strip_json
 
 __all__ = ["COMPARE_MAX", "COMPARE_MIN", "LEADERBOARD_PAGE", "RECORDS_PAGE", "compare", "leaderboard", "records"]
 

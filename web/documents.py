@@ -1,16 +1,16 @@
 """The named GraphQL document behind each page: a page shows what its document answers, nothing else.
 The read side's documents that other edges share (the feed, a run's standing, the dataset, the resolver's
-fields) live in `api/read_documents.py` and are named here too.
+fields) live in `api/service/read_documents.py` and are named here too.
 
 Each is an ordinary query a frontend developer can copy (every page links to its own, opened at
 `/graphql`); `$at` pins it to a commit (null: the served head of main). The run page's document is
-the run dossier (`api/dossier.py`), the one its permalink serves as JSON.
+the run dossier (`api/service/dossier.py`), the one its permalink serves as JSON.
 """
 
 from __future__ import annotations
 
-from api.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
-from api.read_documents import CATALOG_EXPORT, CHANGES, RESOLUTION_FIELDS, RUN_STANDING
+from kernelindex.service.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
+from kernelindex.service.read_documents import CATALOG_EXPORT, CHANGES, RESOLUTION_FIELDS, RUN_STANDING
 
 __all__ = [
     "CATALOG_EXPORT",

@@ -1,7 +1,8 @@
 """The pages' Jinja2 environment: Jinja2's own, with a shorter way to the values of GraphQL answers and to
 their escaped text.
 
-Imported on the first page drawn (`web.render.templates`): a server that only answers GraphQL never loads jinja2.
+Imported on the first page drawn (`kernelindex.web.render.templates`): a server that only answers GraphQL never loads
+jinja2.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from web import documents
-from web.render import Spec, copy_citations, guarded, json_asked, render
+from kernelindex.web import documents
+from kernelindex.web.render import Spec, copy_citations, guarded, json_asked, render
 
 __all__ = ["exports"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from web.render import STATIC
+from kernelindex.web.render import STATIC
 
 __all__ = ["favicon"]
 

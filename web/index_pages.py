@@ -8,11 +8,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from api.codes import BAD_USER_INPUT
-from api.urls import Urls
-from web import documents
-from web.names import humanize_operation
-from web.render import PageError, Spec, guarded, json_asked, render, strip_json
+from kernelindex.core.codes import BAD_USER_INPUT
+from kernelindex.core.urls import Urls
+from kernelindex.web import documents
+from kernelindex.web.names import humanize_operation
+from kernelindex.web.render import PageError, Spec, guarded, json_asked, render, strip_json
 
 __all__ = [
     "GPU_PAGE",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from api.urls import Urls
+from kernelindex.core.urls import Urls
 
 __all__ = ["CARD_HEIGHT", "CARD_WIDTH", "DESCRIPTION", "SITE", "Preview", "head_links", "preview"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from api.hostile import link, profile_link, repository_link, shown
+from kernelindex.core.hostile import link, profile_link, repository_link, shown
 
 __all__ = [
     "FILTERS",

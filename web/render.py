@@ -10,7 +10,7 @@ A rendered page depends only on its cache key: the links it holds to itself (its
 built from the parameters it read (`Spec.query`), never from the raw query string, which may carry anything.
 Every value from the registry is hostile wherever it is shown: the templates escape it (autoescape), make
 characters XML cannot carry visible (`escape_forbidden`, as every `{{ }}` is shown) and link only
-http(s) URLs (`web.names.link`); headers come from `finish`.
+http(s) URLs (`kernelindex.web.names.link`); headers come from `finish`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from api.cache import IMMUTABLE, REVALIDATE, Representation
-from api.codes import (
+from kernelindex.core.cache import IMMUTABLE, REVALIDATE, Representation
+from kernelindex.core.codes import (
     AMBIGUOUS_NAME,
     BAD_USER_INPUT,
     CURSOR_ERROR,
@@ -39,14 +39,14 @@ from api.codes import (
     REVISION_NOT_FOUND,
     SEARCH_TOO_LARGE,
 )
-from api.http.requests import not_ready, server_of, wants_json
-from api.http.responses import JSON, error_body, finish
-from api.json_text import pretty_json
-from api.server import Server
-from api.service import Answer
-from api.urls import Urls, twin, unpinned
-from web.link_previews import DESCRIPTION, preview
-from web.names import FILTERS, shown
+from kernelindex.core.json_text import pretty_json
+from kernelindex.core.urls import Urls, twin, unpinned
+from kernelindex.http.requests import not_ready, server_of, wants_json
+from kernelindex.http.responses import JSON, error_body, finish
+from kernelindex.service.queries import Answer
+from kernelindex.service.server import Server
+from kernelindex.web.link_previews import DESCRIPTION, preview
+from kernelindex.web.names import FILTERS, shown
 
 if TYPE_CHECKING:
     from starlette.templating import Jinja2Templates
@@ -85,7 +85,7 @@ def templates() -> Jinja2Templates:
     from jinja2 import FileSystemLoader
     from starlette.templating import Jinja2Templates
 
-    from web.environment import PageEnvironment
+    from kernelindex.web.environment import PageEnvironment
 
     # Templates are read once: they are part of the package, and looking at each file's time again for every
     # page (Jinja2's auto_reload) cost ~1% of a first-time run page.

@@ -8,24 +8,24 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from api.cache import REVALIDATE, entity_tag
-from api.codes import BAD_USER_INPUT, MANIFEST_NOT_FOUND
-from api.http import permalinks
-from api.http.requests import not_ready, server_of
-from api.http.responses import error, finish
-from api.urls import Urls
-from web import documents
-from web.badges import AMBER, BLUE, GREEN, badge
-from web.charts import step_chart
-from web.kernelindex_ids import digest_of, id_of
-from web.link_previews import head_links
-from web.names import humanize_operation
-from web.render import Spec, cached, copy_citations, json_asked, render
-from web.serving_pages import serving_run_page
+from kernelindex.core.cache import REVALIDATE, entity_tag
+from kernelindex.core.codes import BAD_USER_INPUT, MANIFEST_NOT_FOUND
+from kernelindex.core.urls import Urls
+from kernelindex.http import permalinks
+from kernelindex.http.requests import not_ready, server_of
+from kernelindex.http.responses import error, finish
+from kernelindex.web import documents
+from kernelindex.web.badges import AMBER, BLUE, GREEN, badge
+from kernelindex.web.charts import step_chart
+from kernelindex.web.kernelindex_ids import digest_of, id_of
+from kernelindex.web.link_previews import head_links
+from kernelindex.web.names import humanize_operation
+from kernelindex.web.render import Spec, cached, copy_citations, json_asked, render
+from kernelindex.web.serving_pages import serving_run_page
 
 __all__ = ["implementation_badge", "kernelindex_run", "run_badge", "run_description", "run_page", "run_permalink"]
 
-# What each evidence level means, and what would raise it (DESIGN section 5; attestations never do).
+# What each evidence level means, and what would raise it (attestations never do).
 _EVIDENCE = {
     "REPORTED": "Reported: the source published the number; nobody here has rerun it.",
     "REPRODUCIBLE": "Reproducible: the implementation's source is public and the run carries raw evidence.",
@@ -124,7 +124,7 @@ async def run_permalink(request: Request) -> Response:
 
 
 def _variables(request: Request, commit: str, digest: str) -> dict[str, Any]:
-    """The run page's variables: the dossier's, and its citations to copy (`web.render.copy_citations`)."""
+    """The run page's variables: the dossier's, and its citations to copy (`kernelindex.web.render.copy_citations`)."""
     return {"at": commit, "id": digest, **copy_citations(request)}
 
 

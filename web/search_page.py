@@ -7,10 +7,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from api.urls import Urls
-from web import documents
-from web.names import humanize_operation
-from web.render import Spec, guarded, json_asked, render
+from kernelindex.core.urls import Urls
+from kernelindex.web import documents
+from kernelindex.web.names import humanize_operation
+from kernelindex.web.render import Spec, guarded, json_asked, render
 
 __all__ = ["RESOLVER_CASES", "SEARCH_PAGE", "search"]
 

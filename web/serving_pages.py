@@ -10,11 +10,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from api.codes import BAD_USER_INPUT
-from api.urls import Urls
-from web import documents
-from web.charts import pareto_chart
-from web.render import PageError, Spec, copy_citations, guarded, json_asked, render, strip_json
+from kernelindex.core.codes import BAD_USER_INPUT
+from kernelindex.core.urls import Urls
+from kernelindex.web import documents
+from kernelindex.web.charts import pareto_chart
+from kernelindex.web.render import PageError, Spec, copy_citations, guarded, json_asked, render, strip_json
 
 __all__ = [
     "CONSTRAINT_ROWS",

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from web.charts import SweepChart, sweep_chart
+from kernelindex.web.charts import SweepChart, sweep_chart
 
 __all__ = ["Sweep", "SweepRow", "operation_sweep"]
 

@@ -11,6 +11,6 @@ public in `options` (the options), `console` (output and errors), `stores` (the 
 
 from __future__ import annotations
 
-from api.cli.main import app, main
+from kernelindex.cli.main import app, main
 
 __all__ = ["app", "main"]

@@ -1,7 +1,7 @@
-"""`python -m api.cli`: the `kernelindex` command."""
+"""`python -m kernelindex.cli`: the `kernelindex` command."""
 
 from __future__ import annotations
 
-from api.cli.main import main
+from kernelindex.cli.main import main
 
 main()

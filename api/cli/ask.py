@@ -18,8 +18,8 @@ from typing import Any
 
 import typer
 
-import registry
-from api.cli.stores import read_settings, read_trust_root, repo_path
+from kernelindex import registry
+from kernelindex.cli.stores import read_settings, read_trust_root, repo_path
 
 __all__ = ["MAX_ANSWER_BYTES", "Document", "Unreachable", "ask", "endpoint"]
 
@@ -57,8 +57,9 @@ def ask(
     (`--repo`, or the default), whose links are under `base_url` (default: where `serve` would listen).
 
     Raises:
-        registry.RegistryError: the answer has errors (the first one's message), or (`Unreachable`) the served
-            registry could not be asked; as `registry.snapshots.Snapshots.load` for a local registry.
+        kernelindex.registry.RegistryError: the answer has errors (the first one's message), or (`Unreachable`) the
+        served
+            registry could not be asked; as `kernelindex.registry.snapshots.Snapshots.load` for a local registry.
     """
     answer = _remote(api, document, variables) if api else _local(repo, document, variables, base_url)
     errors = answer.get("errors") or []
@@ -76,9 +77,9 @@ def ask(
 def _local(repo: Path | None, document: Document, variables: Mapping[str, Any], base: str | None) -> dict[str, Any]:
     import anyio
 
-    from api.context import StoredObjects
-    from api.service import QueryService
-    from registry.snapshots import Snapshots
+    from kernelindex.core.context import StoredObjects
+    from kernelindex.registry.snapshots import Snapshots
+    from kernelindex.service.queries import QueryService
 
     settings = read_settings()
     root = (base or settings.base_url or f"http://{settings.host}:{settings.port}").rstrip("/")

@@ -1,8 +1,9 @@
 """The read commands over kernel runs: `search`, `runs`, `records`, `compare`, `changes`, `gpus`, `models`.
 
-Each runs one named GraphQL document (`api/cli/documents.py`) through the one runner (`api.cli.ask`): the query
+Each runs one named GraphQL document (`api/cli/documents.py`) through the one runner (`kernelindex.cli.ask`): the query
 service over a local registry, or a served registry with `--api URL` (`KERNELINDEX_API`), pinned by `--at`. It prints
-a table (`api.cli.listing`), the answer's `data` (`--json`) or the list's items one per line (`--jsonl`); `--limit`
+a table (`kernelindex.cli.listing`), the answer's `data` (`--json`) or the list's items one per line (`--jsonl`);
+`--limit`
 and `--cursor` page the list as the API pages it (`first`, `after`).
 """
 
@@ -13,10 +14,10 @@ from typing import Annotated, Any
 
 import typer
 
-from api.cli.ask import Document
-from api.cli.console import guarded
-from api.cli.listing import Column, Listing, dig, nodes, output, print_listing
-from api.cli.options import (
+from kernelindex.cli.ask import Document
+from kernelindex.cli.console import guarded
+from kernelindex.cli.listing import Column, Listing, dig, nodes, output, print_listing
+from kernelindex.cli.options import (
     ApiOption,
     AtOption,
     CursorOption,
@@ -25,7 +26,7 @@ from api.cli.options import (
     LimitOption,
     RepoOption,
 )
-from api.cli.vocabularies import RecordOrder, RunOrder, RunStatus, Trust
+from kernelindex.cli.vocabularies import RecordOrder, RunOrder, RunStatus, Trust
 
 __all__ = ["RUN_COLUMNS", "changes", "compare", "gpus", "models", "read", "records", "runs", "search"]
 
@@ -33,7 +34,7 @@ __all__ = ["RUN_COLUMNS", "changes", "compare", "gpus", "models", "read", "recor
 def read(document: Document, variables: dict[str, Any], repo: Any, api: str | None, at: str | None) -> dict[str, Any]:
     """The snapshot (`registry`) of `document`'s answer at `at`, asked locally or of `api`; null variables dropped
     (the document's defaults apply)."""
-    from api.cli.ask import ask
+    from kernelindex.cli.ask import ask
 
     given = {name: value for name, value in {**variables, "at": at}.items() if value is not None}
     return ask(document, given, repo=repo, api=api)
@@ -75,7 +76,7 @@ def search(
     as_jsonl: JsonlOption = False,
 ) -> None:
     """Runs matching a query in the search grammar, most relevant first (keys: op, family, gpu, dtype, shape...)."""
-    from api.cli.documents import SEARCH
+    from kernelindex.cli.documents import SEARCH
 
     mode = output(as_json, as_jsonl)
     data = read(SEARCH, {"query": query, "first": limit, "after": cursor}, repo, api, at)
@@ -120,7 +121,7 @@ def runs(
     as_jsonl: JsonlOption = False,
 ) -> None:
     """Kernel runs, narrowed as the API's RunFilter narrows them, newest observed first."""
-    from api.cli.documents import RUNS
+    from kernelindex.cli.documents import RUNS
 
     mode = output(as_json, as_jsonl)
     given: dict[str, Any] = {
@@ -163,7 +164,7 @@ def records(
     as_jsonl: JsonlOption = False,
 ) -> None:
     """The runs holding each cohort's record (its best value), newest record first."""
-    from api.cli.documents import RECORDS
+    from kernelindex.cli.documents import RECORDS
 
     mode = output(as_json, as_jsonl)
     given = {"operation": operation, "gpu": gpu, "source": source, "since": since}
@@ -206,7 +207,7 @@ def compare(
     as_jsonl: JsonlOption = False,
 ) -> None:
     """Runs side by side: every field, which differ, and which difference makes them incomparable (`material`)."""
-    from api.cli.documents import COMPARE
+    from kernelindex.cli.documents import COMPARE
 
     mode = output(as_json, as_jsonl)
     data = read(COMPARE, {"runs": ids}, repo, api, at)
@@ -243,7 +244,7 @@ def changes(
 ) -> None:
     """What each commit of main published, retracted, superseded and verified, and the records it moved; newest
     first."""
-    from api.cli.documents import CHANGES
+    from kernelindex.cli.documents import CHANGES
 
     mode = output(as_json, as_jsonl)
     data = read(CHANGES, {"since": since, "first": limit, "after": cursor}, repo, api, at)
@@ -277,7 +278,7 @@ def gpus(
     as_jsonl: JsonlOption = False,
 ) -> None:
     """GPU products with environments in the registry, most kernel runs first."""
-    from api.cli.documents import GPUS
+    from kernelindex.cli.documents import GPUS
 
     mode = output(as_json, as_jsonl)
     data = read(GPUS, {}, repo, api, at)
@@ -310,7 +311,7 @@ def models(
     as_jsonl: JsonlOption = False,
 ) -> None:
     """Models served in the registry's serving runs, by name."""
-    from api.cli.documents import MODELS
+    from kernelindex.cli.documents import MODELS
 
     mode = output(as_json, as_jsonl)
     data = read(MODELS, {"first": limit, "after": cursor}, repo, api, at)

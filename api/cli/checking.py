@@ -8,10 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-import registry
-from api.cli.console import emit_json, err, guarded
-from api.cli.options import AtOption, JsonOption, RepoOption, TrustRootOption
-from api.cli.stores import Files, StoreView, open_store, read_files, read_trust_root, try_open
+from kernelindex import registry
+from kernelindex.cli.console import emit_json, err, guarded
+from kernelindex.cli.options import AtOption, JsonOption, RepoOption, TrustRootOption
+from kernelindex.cli.stores import Files, StoreView, open_store, read_files, read_trust_root, try_open
 
 __all__ = ["validate"]
 
@@ -65,7 +65,7 @@ def validate(
     except registry.InvalidManifest as exc:
         problems.extend(exc.problems)
     if read.bundles and store is not None:
-        from registry.validate import check_additions
+        from kernelindex.registry.validate import check_additions
 
         problems.extend(read.locate(check_additions(read.sourced(), StoreView(store, commit))))
     if fmt == "json":
@@ -97,8 +97,8 @@ def validate(
 
 
 def _validate_range(store: registry.GitStore, base: str, head: str, fmt: str, trust_root: bytes | None = None) -> None:
-    from api.cli.report import range_report
-    from registry.review import check_range
+    from kernelindex.cli.report import range_report
+    from kernelindex.registry.review import check_range
 
     base_commit, head_commit = store.resolve(base), store.resolve(head)
     if fmt == "text":
@@ -118,7 +118,7 @@ def _validate_range(store: registry.GitStore, base: str, head: str, fmt: str, tr
 
 def _review_comment(report: Any, base: str, head: str) -> str:
     """Plain text a CI job can post on the pull request as it is."""
-    from api.cli.report import repository_files_text
+    from kernelindex.cli.report import repository_files_text
 
     lines = [f"kernelindex validate {base}..{head}: {report.commits} commit(s), {len(report.added)} manifest(s) added"]
     if report.ok:

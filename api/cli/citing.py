@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
-import registry
-from api.cli.console import guarded
-from api.cli.options import AtOption, RepoOption
-from api.cli.stores import kinds
+from kernelindex import registry
+from kernelindex.cli.console import guarded
+from kernelindex.cli.options import AtOption, RepoOption
+from kernelindex.cli.stores import kinds
 
 __all__ = ["cite"]
 
@@ -28,8 +28,8 @@ def cite(
     ] = None,
 ) -> None:
     """Print a citation of a run, pinned to a commit, with its digest and today's date."""
-    from api.cli.ask import ask
-    from api.cli.documents import CITE
+    from kernelindex.cli.ask import ask
+    from kernelindex.cli.documents import CITE
 
     if kinds(kind) != ("BenchmarkRun",):
         raise typer.BadParameter(f"{kind!r}: only a BenchmarkRun is cited", param_hint="--kind")

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import typer
 
-import registry
+from kernelindex import registry
 
 __all__ = ["Progress", "emit_json", "err", "guarded", "progress_bar"]
 

@@ -1,9 +1,9 @@
-"""The named GraphQL documents the commands read with (`api.cli.ask`): ordinary queries a frontend developer
+"""The named GraphQL documents the commands read with (`kernelindex.cli.ask`): ordinary queries a frontend developer
 could send, each pinned by `$at` (null: the served head of main), as the pages' documents are."""
 
 from __future__ import annotations
 
-from api.cli.ask import Document
+from kernelindex.cli.ask import Document
 
 __all__ = ["CITE", "LOOKUP_COHORT", "LOOKUP_OPERATION"]
 

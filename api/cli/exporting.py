@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from api.cli.console import emit_json, guarded
-from api.cli.options import AtOption, JsonOption, RepoOption
-from api.cli.stores import open_store, read_trust_root
+from kernelindex.cli.console import emit_json, guarded
+from kernelindex.cli.options import AtOption, JsonOption, RepoOption
+from kernelindex.cli.stores import open_store, read_trust_root
 
 __all__ = ["export"]
 
@@ -28,8 +28,8 @@ def export(
     as_json: JsonOption = False,
 ) -> None:
     """Export the registry at a commit of main: catalog-<date>-<sha8>.jsonl.zst, or a tar of its manifests."""
-    from registry.export import FORMATS, TAR_FORMAT, plan_export, tar_name, write_export
-    from registry.snapshots import Snapshots
+    from kernelindex.registry.export import FORMATS, TAR_FORMAT, plan_export, tar_name, write_export
+    from kernelindex.registry.snapshots import Snapshots
 
     if fmt not in FORMATS:
         raise typer.BadParameter(f"{fmt!r}: expected {' or '.join(FORMATS)}", param_hint="--format")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-import registry
+from kernelindex import registry
 
 __all__ = ["git_config", "identity", "signer_for"]
 
@@ -46,7 +46,7 @@ def identity(value: str | None, store: registry.GitStore, which: str) -> tuple[s
 
 
 def signer_for(store: registry.GitStore, key: Path | None) -> Callable[[bytes], bytes]:
-    from registry.signatures import ssh_signer
+    from kernelindex.registry.signatures import ssh_signer
 
     if key is None:
         configured = git_config(store, "user.signingkey")

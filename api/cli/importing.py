@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 
 import typer
 
-import registry
-from api.cli.console import Progress, emit_json, guarded, progress_bar
-from api.cli.identity import identity, signer_for
-from api.cli.options import (
+from kernelindex import registry
+from kernelindex.cli.console import Progress, emit_json, guarded, progress_bar
+from kernelindex.cli.identity import identity, signer_for
+from kernelindex.cli.options import (
     AuthorOption,
     BranchOption,
     DryRunOption,
@@ -33,10 +33,10 @@ from api.cli.options import (
     SignOption,
     SkipBadOption,
 )
-from api.cli.stores import read_trust_root, try_open, writable_store
+from kernelindex.cli.stores import read_trust_root, try_open, writable_store
 
 if TYPE_CHECKING:  # the importers load only when an import runs: a server never needs them
-    from registry.importers.plan import ImportPlan, Reconciled
+    from kernelindex.registry.importers.plan import ImportPlan, Reconciled
 
 __all__ = ["ImportOptions", "importer", "run_import"]
 
@@ -46,7 +46,7 @@ Planner = Callable[[Progress], "ImportPlan"]
 @dataclass(frozen=True, slots=True)
 class ImportOptions:
     """Where and how an import writes: what every `kernelindex import <source>` takes besides its source.
-    Each field's type is its command-line option (`api.cli.options`), in the order the help lists them."""
+    Each field's type is its command-line option (`kernelindex.cli.options`), in the order the help lists them."""
 
     repo: RepoOption = None
     branch: BranchOption = None
@@ -85,8 +85,8 @@ def importer(command: Callable[..., None]) -> Callable[..., None]:
 
 def run_import(planner: Planner, options: ImportOptions) -> None:
     """Plan, reconcile and write an import; every source command is this with its own planner."""
-    from registry.importers.plan import commit_plan, reconcile, write_directory
-    from registry.importers.sourcefiles import SourceFileError
+    from kernelindex.registry.importers.plan import commit_plan, reconcile, write_directory
+    from kernelindex.registry.importers.sourcefiles import SourceFileError
 
     if sum(bool(x) for x in (options.branch, options.out, options.dry_run)) > 1:
         raise typer.BadParameter("choose one of --branch, --out and --dry-run", param_hint="--branch/--out/--dry-run")
@@ -162,7 +162,7 @@ def _target(store: registry.GitStore | None, branch: str | None, out: Path | Non
 
 def _pr_report(store: registry.GitStore, target: str) -> Any:
     """The PR report of main..target (None when main is missing)."""
-    from api.cli import report
+    from kernelindex.cli import report
 
     main = store.head()
     head = store.head(target)

@@ -2,7 +2,7 @@
 line for each item of its list (`--jsonl`); and where the next page starts (`--cursor`).
 
 Everything printed is a function of the answer alone, so a command prints the same bytes whether the query
-service answered it locally or a served registry did (`api.cli.ask`). A table's cells are plain text: a name
+service answered it locally or a served registry did (`kernelindex.cli.ask`). A table's cells are plain text: a name
 from a contributor is never read as markup or as a terminal control sequence.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import typer
 
-from api.cli.console import emit_json
+from kernelindex.cli.console import emit_json
 
 __all__ = ["Column", "Listing", "cell", "dig", "nodes", "output", "print_listing"]
 

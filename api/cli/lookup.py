@@ -4,7 +4,7 @@ Runs rank only against runs with the same operation, workload, protocol, environ
 metric (a cohort), so a new run measured against a leaderboard names that leaderboard's workload, protocol
 and environment by digest. This lists them, with their names and how many runs use each, for one cohort or
 for every cohort of an operation; as a table, or `--json` for scripts. It reads through the query service
-(`api.cli.ask`): locally, or from a served registry with `--api URL`.
+(`kernelindex.cli.ask`): locally, or from a served registry with `--api URL`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Annotated, Any
 
 import typer
 
-import registry
-from api.cli.console import emit_json, guarded
-from api.cli.options import ApiOption, AtOption, JsonOption, RepoOption
+from kernelindex import registry
+from kernelindex.cli.console import emit_json, guarded
+from kernelindex.cli.options import ApiOption, AtOption, JsonOption, RepoOption
 
 __all__ = ["app"]
 
@@ -107,8 +107,8 @@ def operation(
     as_json: JsonOption = False,
 ) -> None:
     """The workloads, protocols and environments of an operation's cohorts, with their runs."""
-    from api.cli.ask import ask
-    from api.cli.documents import LOOKUP_OPERATION
+    from kernelindex.cli.ask import ask
+    from kernelindex.cli.documents import LOOKUP_OPERATION
 
     cohorts: list[dict[str, Any]] = []
     after: str | None = None
@@ -150,8 +150,8 @@ def cohort(
     as_json: JsonOption = False,
 ) -> None:
     """The workload, protocol and environment a cohort compares under, with its runs."""
-    from api.cli.ask import ask
-    from api.cli.documents import LOOKUP_COHORT
+    from kernelindex.cli.ask import ask
+    from kernelindex.cli.documents import LOOKUP_COHORT
 
     data = ask(LOOKUP_COHORT, {"at": at, "key": key}, repo=repo, api=api)["registry"]
     commit, found = data["commit"]["id"], data["cohort"]

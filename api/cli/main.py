@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from api.cli import (
+from kernelindex.cli import (
     browsing,
     checking,
     citing,
@@ -17,8 +17,8 @@ from api.cli import (
     sources,
     writing,
 )
-from api.cli.console import err
-from api.cli.stores import read_settings
+from kernelindex.cli.console import err
+from kernelindex.cli.stores import read_settings
 
 __all__ = ["app", "main"]
 

@@ -68,7 +68,7 @@ SignOption = Annotated[
 ]
 SigningKeyOption = Annotated[Path | None, typer.Option(help="SSH key for --sign (default: user.signingkey).")]
 
-# What every read command takes to page and to choose its output (`api.cli.listing`).
+# What every read command takes to page and to choose its output (`kernelindex.cli.listing`).
 JsonlOption = Annotated[
     bool, typer.Option("--jsonl", help="One JSON object per line (each item of the list) on stdout, for scripts.")
 ]

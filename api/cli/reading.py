@@ -9,11 +9,11 @@ from typing import Annotated, Any
 
 import typer
 
-import registry
-from api.cli.console import emit_json, guarded
-from api.cli.listing import cell
-from api.cli.options import ApiOption, AtOption, JsonOption, RepoOption
-from api.cli.stores import kinds, open_store, read_manifests
+from kernelindex import registry
+from kernelindex.cli.console import emit_json, guarded
+from kernelindex.cli.listing import cell
+from kernelindex.cli.options import ApiOption, AtOption, JsonOption, RepoOption
+from kernelindex.cli.stores import kinds, open_store, read_manifests
 
 __all__ = ["digest", "log", "show"]
 
@@ -45,8 +45,8 @@ def show(
 ) -> None:
     """Print one manifest as stored, with its publication; a run with its dossier (standing, cohort, leader) and
     any integrity warnings. Asked of the query service, locally or of a served registry (`--api`)."""
-    from api.cli.ask import ask
-    from api.cli.documents import SHOW, SHOW_RUN
+    from kernelindex.cli.ask import ask
+    from kernelindex.cli.documents import SHOW, SHOW_RUN
 
     wanted = kinds(kind)
     variables: dict[str, Any] = {"id": ident, **({"at": at} if at else {}), **({"kind": wanted[0]} if wanted else {})}

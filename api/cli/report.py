@@ -1,6 +1,7 @@
 """The pull-request check with its report, as `kernelindex validate --base --head --format text|markdown|json`
 prints it (and `kernelindex import ... --branch` at its end): the problems, the repository's own files the
-change touches (`registry.repofiles`), then what the change would do at merge (`registry.report`).
+change touches (`kernelindex.registry.repofiles`), then what the change would do at merge
+(`kernelindex.registry.report`).
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import registry
-from registry.report import PullRequestReport, pull_request_report, to_json, to_markdown
-from registry.review import RangeReport, RepositoryFileChange, check_range
+from kernelindex import registry
+from kernelindex.registry.report import PullRequestReport, pull_request_report, to_json, to_markdown
+from kernelindex.registry.review import RangeReport, RepositoryFileChange, check_range
 
 __all__ = ["RangeOutcome", "code_span", "range_report", "repository_files_text"]
 
@@ -111,7 +112,7 @@ def range_report(
     trust_root: bytes | None = None,
 ) -> RangeOutcome:
     """Check base..head (commit ids) and, when the check passes, simulate the merge."""
-    from registry.snapshots import build_graph, move_graph
+    from kernelindex.registry.snapshots import build_graph, move_graph
 
     chain = registry.TrustChain(store, trust_root)
     check = check_range(store, base, head, chain=chain)

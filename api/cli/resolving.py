@@ -1,8 +1,8 @@
 """`kernelindex serving runs|cohorts|resolve` and `kernelindex resolve kernel`: serving results, and the two
 resolvers (which run to deploy for a serving cohort under bounds; which kernel cohort answers a request).
 
-Like every read command they run one named GraphQL document through `api.cli.ask` (locally or `--api URL`) and
-print it with `api.cli.listing`.
+Like every read command they run one named GraphQL document through `kernelindex.cli.ask` (locally or `--api URL`) and
+print it with `kernelindex.cli.listing`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import Annotated, Any
 
 import typer
 
-from api.cli.browsing import read, short
-from api.cli.console import guarded
-from api.cli.listing import Column, Listing, dig, nodes, output, print_listing
-from api.cli.options import (
+from kernelindex.cli.browsing import read, short
+from kernelindex.cli.console import guarded
+from kernelindex.cli.listing import Column, Listing, dig, nodes, output, print_listing
+from kernelindex.cli.options import (
     ApiOption,
     AtOption,
     CursorOption,
@@ -25,7 +25,7 @@ from api.cli.options import (
     LimitOption,
     RepoOption,
 )
-from api.cli.vocabularies import ServingRunStatus
+from kernelindex.cli.vocabularies import ServingRunStatus
 
 __all__ = ["resolve_app", "serving_app"]
 
@@ -79,7 +79,7 @@ def serving_runs(
     as_jsonl: JsonlOption = False,
 ) -> None:
     """Serving runs, narrowed as the API's ServingRunFilter narrows them."""
-    from api.cli.documents import SERVING_RUNS
+    from kernelindex.cli.documents import SERVING_RUNS
 
     mode = output(as_json, as_jsonl)
     given: dict[str, Any] = {
@@ -115,7 +115,7 @@ def serving_cohorts(
     as_jsonl: JsonlOption = False,
 ) -> None:
     """Serving cohorts: the runs comparable with each other (same model, load, topology, quality and metrics)."""
-    from api.cli.documents import SERVING_COHORTS
+    from kernelindex.cli.documents import SERVING_COHORTS
 
     mode = output(as_json, as_jsonl)
     given = {"model": model, "workload": workload, "minSize": min_size}
@@ -180,8 +180,8 @@ def serving_resolve(
     as_jsonl: JsonlOption = False,
 ) -> None:
     """A serving cohort's runs that meet every bound, ranked by an objective, else its Pareto frontier."""
-    import registry
-    from api.cli.documents import SERVING_RESOLVE
+    from kernelindex import registry
+    from kernelindex.cli.documents import SERVING_RESOLVE
 
     mode = output(as_json, as_jsonl)
     constraints = [_constraint(text) for text in where or []]
@@ -270,7 +270,7 @@ def resolve_kernel(
 ) -> None:
     """The cohorts measuring exactly a request, with their leader, best verified and best deployable runs; else the
     nearest measured cases with each difference explained; else what the registry does not know."""
-    from api.cli.documents import RESOLVE_KERNEL
+    from kernelindex.cli.documents import RESOLVE_KERNEL
 
     mode = output(as_json, as_jsonl)
     variables = {

@@ -15,8 +15,8 @@ from typing import Annotated
 
 import typer
 
-from api.cli.console import emit_json, err, guarded
-from api.cli.options import JsonOption
+from kernelindex.cli.console import emit_json, err, guarded
+from kernelindex.cli.options import JsonOption
 
 __all__ = ["new", "schema"]
 
@@ -26,7 +26,7 @@ SCHEMA_FOLDER = "schemas"
 
 def _kind(text: str) -> str:
     """The kind a person names (name, slug or folder, any case); a usage error that suggests the nearest one."""
-    from registry.schemas import find_kind, nearest_kind
+    from kernelindex.registry.schemas import find_kind, nearest_kind
 
     found = find_kind(text)
     if found is not None:
@@ -65,8 +65,8 @@ def schema(
     as_json: JsonOption = False,
 ) -> None:
     """Print a kind's JSON Schema (Draft 2020-12), list the kinds, or write the schemas into a folder."""
-    from registry.kinds import KINDS
-    from registry.schemas import kind_slug, schema_file_name, schema_text
+    from kernelindex.registry.kinds import KINDS
+    from kernelindex.registry.schemas import kind_slug, schema_file_name, schema_text
 
     if list_:
         rows = [(name, kind_slug(name), info.folder, schema_file_name(name)) for name, info in sorted(KINDS.items())]
@@ -114,9 +114,9 @@ def new(
     The empty fields are placeholders: `kernelindex validate` refuses the file, naming each one, until every
     one is filled in.
     """
-    from api.urls import Urls
-    from registry.schemas import schema_file_name, schema_text
-    from registry.schemas.starter import render_starter
+    from kernelindex.core.urls import Urls
+    from kernelindex.registry.schemas import schema_file_name, schema_text
+    from kernelindex.registry.schemas.starter import render_starter
 
     name = _kind(kind)
     file_name = schema_file_name(name)

@@ -7,17 +7,17 @@ from typing import Annotated
 
 import typer
 
-import registry
-from api.cli.console import err, guarded
-from api.cli.options import RepoOption, TrustRootOption
-from api.cli.stores import describe_registry, open_store, read_settings, read_trust_root, repo_path
-from api.settings import Settings
+from kernelindex import registry
+from kernelindex.cli.console import err, guarded
+from kernelindex.cli.options import RepoOption, TrustRootOption
+from kernelindex.cli.stores import describe_registry, open_store, read_settings, read_trust_root, repo_path
+from kernelindex.core.settings import Settings
 
 __all__ = ["NO_BASE_URL_WARNING", "OWNS_PROCESS", "mcp", "serve"]
 
 OWNS_PROCESS = False
 """Whether `serve` runs as the command itself (`main`), so that it may replace the process with the serving one
-(`api.process`); called from Python (a test's runner) it serves in place."""
+(`kernelindex.serving.process`); called from Python (a test's runner) it serves in place."""
 
 NO_BASE_URL_WARNING = (
     "kernelindex: warning: no base URL is set (KERNELINDEX_BASE_URL or --base-url): links are relative to this "
@@ -55,7 +55,7 @@ def serve(
     path = repo_path(repo).resolve()
     mirror_url = mirror or settings.mirror_url
     if mirror_url:
-        from registry.mirror import Mirror
+        from kernelindex.registry.mirror import Mirror
 
         # The first start of a replica clones (docs/deploy.md), pull requests' heads too when configured: a preview
         # of a fork's pull request must not wait for the first poll.
@@ -80,17 +80,17 @@ def serve(
         chosen["KERNELINDEX_MIRROR_URL"] = mirror_url
     # The options are the application's settings, read as the environment would give them. This process's
     # environment is never written: a worker gets the settings with its configuration, a successor with its
-    # command (api.handover).
+    # command (kernelindex.serving.handover).
     final = Settings.from_env({**os.environ, **chosen})
     if not final.base_url:
         err(NO_BASE_URL_WARNING)
-    from api import process
-    from api.urls import Urls
+    from kernelindex.core.urls import Urls
+    from kernelindex.serving import process
 
     listening = Urls(f"http://{final.host}:{final.port}")  # where this process listens, for its first line
 
     if final.workers > 1:
-        from api.app import WorkerConfig
+        from kernelindex.app import WorkerConfig
 
         err(f"kernelindex: serving {served} on {listening.graphql()} ({final.workers} worker(s))")
         processes = WorkerConfig(final, **process.options(final))
@@ -116,8 +116,8 @@ def mcp(
     """Serve the MCP tools over stdio (for an assistant's MCP configuration); stdout is the protocol."""
     import datetime as dt
 
-    from api.mcp_server import run_stdio
-    from registry.snapshots import Snapshots
+    from kernelindex.http.mcp_server import run_stdio
+    from kernelindex.registry.snapshots import Snapshots
 
     settings = read_settings()
     snapshots = Snapshots(open_store(repo).path, trust_root=read_trust_root(None))

@@ -10,11 +10,11 @@ from typing import Annotated
 
 import typer
 
-import registry
-from api.cli.console import emit_json, guarded, progress_bar
-from api.cli.importing import ImportOptions, importer, run_import
-from api.cli.options import JsonOption, RepoOption
-from api.cli.stores import writable_store
+from kernelindex import registry
+from kernelindex.cli.console import emit_json, guarded, progress_bar
+from kernelindex.cli.importing import ImportOptions, importer, run_import
+from kernelindex.cli.options import JsonOption, RepoOption
+from kernelindex.cli.stores import writable_store
 
 __all__ = ["COMMANDS"]
 
@@ -29,7 +29,9 @@ def import_kernelindex_export(
     as_json: JsonOption = False,
 ) -> None:
     """Import the upstream catalog export: one commit per source; a second import changes nothing."""
-    from registry.importers import import_export  # importers load only for an import: a server never needs them
+    from kernelindex.registry.importers import (
+        import_export,  # importers load only for an import: a server never needs them
+    )
 
     store = writable_store(repo)
     started = time.perf_counter()
@@ -45,7 +47,7 @@ def import_kernelindex_seeds(
     as_json: JsonOption = False,
 ) -> None:
     """Import KernelIndex run pages (bundles and reconstructed implementations), dated as published."""
-    from registry.importers import import_seed_pages
+    from kernelindex.registry.importers import import_seed_pages
 
     store = writable_store(repo)
     started = time.perf_counter()
@@ -88,7 +90,7 @@ def import_liger(
     options: ImportOptions,
 ) -> None:
     """Liger-Kernel's benchmark CSV: one run per speed row of a curated kernel (BSD-2-Clause data)."""
-    from registry.importers.liger import plan_liger
+    from kernelindex.registry.importers.liger import plan_liger
 
     run_import(
         lambda progress: plan_liger(csv, revision=revision, progress=progress),
@@ -119,7 +121,7 @@ def import_sol_execbench(
     options: ImportOptions,
 ) -> None:
     """SOL-ExecBench: definitions, workloads, solutions and traces, or leaderboard submissions."""
-    from registry.importers.sol_execbench import plan_sol_execbench
+    from kernelindex.registry.importers.sol_execbench import plan_sol_execbench
 
     if top < 0:
         raise typer.BadParameter("0 or more", param_hint="--top")
@@ -145,7 +147,7 @@ def import_gpumode(
     options: ImportOptions,
 ) -> None:
     """GPU MODE KernelBot: each user's best submission per curated board, one run per benchmark shape."""
-    from registry.importers.gpumode import plan_gpumode
+    from kernelindex.registry.importers.gpumode import plan_gpumode
 
     if top < 0:
         raise typer.BadParameter("0 or more", param_hint="--top")
@@ -179,7 +181,7 @@ def import_flashinfer_bench(
     options: ImportOptions,
 ) -> None:
     """FlashInfer-Bench: definitions, solutions (with their Apache-2.0 source by digest) and traces."""
-    from registry.importers.flashinfer import BASELINE, plan_flashinfer
+    from kernelindex.registry.importers.flashinfer import BASELINE, plan_flashinfer
 
     run_import(
         lambda progress: plan_flashinfer(
@@ -202,7 +204,7 @@ def import_mlperf(
     options: ImportOptions,
 ) -> None:
     """MLPerf Inference: closed-division datacenter LLM results as serving runs (Apache-2.0 data)."""
-    from registry.importers.mlperf import plan_mlperf
+    from kernelindex.registry.importers.mlperf import plan_mlperf
 
     run_import(
         lambda progress: plan_mlperf(path, progress=progress),

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-import registry
-from api.cli.console import err
-from api.settings import Settings
-from registry.validate import operation_found
+from kernelindex import registry
+from kernelindex.cli.console import err
+from kernelindex.core.settings import Settings
+from kernelindex.registry.validate import operation_found
 
 if TYPE_CHECKING:
-    from registry.bundle import Bundle
+    from kernelindex.registry.bundle import Bundle
 
 __all__ = [
     "Files",
@@ -141,9 +141,9 @@ def read_files(files: list[Path], projects: Collection[str] | None = None) -> Fi
     file before failing.
 
     Raises:
-        registry.InvalidManifest: every problem, each located in its file.
+        kernelindex.registry.InvalidManifest: every problem, each located in its file.
     """
-    from registry.bundle import read_bundle
+    from kernelindex.registry.bundle import read_bundle
 
     bundles: list[Bundle] = []
     problems: list[registry.Problem] = []
@@ -171,7 +171,7 @@ def kinds(kind: str | None) -> tuple[str, ...] | None:
     """`--kind`, any case, as the kind's name (`benchmarkrun` -> `BenchmarkRun`)."""
     if kind is None:
         return None
-    from registry.kinds import KINDS
+    from kernelindex.registry.kinds import KINDS
 
     match = [name for name in KINDS if name.lower() == kind.strip().lower()]
     if not match:

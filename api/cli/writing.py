@@ -9,11 +9,11 @@ from typing import Annotated
 
 import typer
 
-import registry
-from api.cli.console import emit_json, guarded
-from api.cli.identity import git_config, identity, signer_for
-from api.cli.options import JsonOption, RepoOption
-from api.cli.stores import StoreView, read_files, read_settings, repo_path, writable_store
+from kernelindex import registry
+from kernelindex.cli.console import emit_json, guarded
+from kernelindex.cli.identity import git_config, identity, signer_for
+from kernelindex.cli.options import JsonOption, RepoOption
+from kernelindex.cli.stores import StoreView, read_files, read_settings, repo_path, writable_store
 
 __all__ = ["add", "init"]
 
@@ -31,7 +31,7 @@ def init(
     author: Annotated[str | None, typer.Option(help="'Name <email>' (default: git config user.*).")] = None,
 ) -> None:
     """Create an empty registry (a bare git repository whose main branch is the publication record)."""
-    from registry.signatures import POLICY_PATH
+    from kernelindex.registry.signatures import POLICY_PATH
 
     # Where nothing names a registry, the new one is ./manifests.git (found there next time), never the embedded one.
     path = Path("manifests.git") if repo is None and read_settings().repo_origin == "embedded" else repo_path(repo)
@@ -111,7 +111,7 @@ def add(
     if new_branch:
         if start is None:
             raise registry.RegistryError("the registry is empty: a branch needs a commit to start from")
-        from registry.validate import check_additions
+        from kernelindex.registry.validate import check_additions
 
         refused = check_additions(read.sourced(), StoreView(store, start))
         if refused:  # before the branch is made: a refused change leaves no ref behind either

@@ -4,14 +4,14 @@ A repeated answer costs microseconds to find, and the framework around it (a `Re
 chain, the router, a `Response`) cost several times that on the event loop: under load, that work is
 the tail latency; for an answer met for the first time, it was a third of the server's time (py-spy of
 first-time dossiers and leaderboards). `FastLane` sits under the application's error handler and above
-every other middleware. For `POST` and `GET /graphql` it does what the endpoint (`api.http.graphql`)
+every other middleware. For `POST` and `GET /graphql` it does what the endpoint (`kernelindex.http.graphql`)
 does for one operation (the same parsing, the same refusals, the same persisted-query rule, the same
 key), and sends the cached answer, or executes the operation as the endpoint would
 (`answer_operation`: one execution per burst, cached when it may be) and sends that. Anything else (a
 batch, a refusal, a minimum commit, GraphiQL, a server not ready, an execution that raised) goes down
 the normal path untouched, with the body it read replayed.
 
-The answer leaves exactly as the normal path sends it: the endpoint's headers (`api.http.responses.send`,
+The answer leaves exactly as the normal path sends it: the endpoint's headers (`kernelindex.http.responses.send`,
 Starlette's content length and type), then the headers the middleware under it would add, by the same
 code (`CORSMiddleware.send` of an instance configured like the application's, and `SafeAnswers`'
 completion). The finished header list of an answer without `Origin` is kept with the answer, per coding.
@@ -25,15 +25,15 @@ from typing import Any
 from starlette.datastructures import Headers, QueryParams
 from starlette.middleware.cors import CORSMiddleware
 
-from api import compression
-from api import graphql_http as gh
-from api.cache import Representation
-from api.http.graphql import MAX_BODY, answer_operation, request_digest
-from api.http.headers import ASGIApp, Message, Receive, Scope, Send, completed
-from api.http.responses import VARY
-from api.schema import LIMITS
-from api.server import Server
-from api.urls import PATHS
+from kernelindex.core import compression
+from kernelindex.core import graphql_http as gh
+from kernelindex.core.cache import Representation
+from kernelindex.core.urls import PATHS
+from kernelindex.http.graphql import MAX_BODY, answer_operation, request_digest
+from kernelindex.http.headers import ASGIApp, Message, Receive, Scope, Send, completed
+from kernelindex.http.responses import VARY
+from kernelindex.schema.root import LIMITS
+from kernelindex.service.server import Server
 
 __all__ = ["FastLane"]
 
@@ -142,7 +142,7 @@ class FastLane:
     async def _send(
         self, scope: Scope, headers: Headers, item: Representation, status: int, media: str, send: Send
     ) -> None:
-        """What `api.http.responses.send` and the middleware under this one send for `item`."""
+        """What `kernelindex.http.responses.send` and the middleware under this one send for `item`."""
         content = item.body
         coding = None
         if len(content) >= compression.MIN_BYTES:

@@ -1,8 +1,9 @@
-"""`/graphql`: GraphQL over HTTP (`api.graphql_http` reads the protocol), GraphiQL for a browser, and its files.
+"""`/graphql`: GraphQL over HTTP (`kernelindex.core.graphql_http` reads the protocol), GraphiQL for a browser, and its
+files.
 
 The endpoint is ours rather than strawberry's view so that a response for (commit, document, variables) is
 served from a cache at the speed of a static route, with strong entity tags (304 on `If-None-Match`) and
-immutable caching when pinned to a full commit id. Answers come from the query service (`api.service`).
+immutable caching when pinned to a full commit id. Answers come from the query service (`kernelindex.service.queries`).
 """
 
 from __future__ import annotations
@@ -14,18 +15,18 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-import registry
-from api import freshness
-from api import graphql_http as gh
-from api.cache import IMMUTABLE, REVALIDATE, Representation, entity_tag
-from api.codes import BAD_REQUEST, COMMIT_NOT_YET_AVAILABLE, NOT_ACCEPTABLE, NOT_FOUND, QUERY_TOO_LARGE
-from api.errors import code_of_class
-from api.http.headers import GRAPHIQL_POLICY
-from api.http.requests import not_ready, server_of
-from api.http.responses import VARY, error, error_body, finish, send
-from api.schema import LIMITS, schema
-from api.server import Server
-from registry.graph import Graph
+from kernelindex import registry
+from kernelindex.core import graphql_http as gh
+from kernelindex.core.cache import IMMUTABLE, REVALIDATE, Representation, entity_tag
+from kernelindex.core.codes import BAD_REQUEST, COMMIT_NOT_YET_AVAILABLE, NOT_ACCEPTABLE, NOT_FOUND, QUERY_TOO_LARGE
+from kernelindex.core.errors import code_of_class
+from kernelindex.http.headers import GRAPHIQL_POLICY
+from kernelindex.http.requests import not_ready, server_of
+from kernelindex.http.responses import VARY, error, error_body, finish, send
+from kernelindex.registry.graph import Graph
+from kernelindex.schema.root import LIMITS, schema
+from kernelindex.service import freshness
+from kernelindex.service.server import Server
 
 __all__ = ["MAX_BODY", "answer_operation", "asset", "endpoint", "request_digest", "sdl"]
 
@@ -171,7 +172,7 @@ def request_digest(query: str, operation: gh.Operation) -> str | None:
 
 
 async def _at_least(server: Server, request: Request, parsed: gh.Operation | list[gh.Operation]) -> Response | None:
-    """Wait until the commits the client last saw are served (api.freshness), or say why not: the
+    """Wait until the commits the client last saw are served (kernelindex.service.freshness), or say why not: the
     `X-Registry-Min-Commit` header, and `registry(minCommit:)` in any operation of the request."""
     operations = [parsed] if isinstance(parsed, gh.Operation) else parsed
     try:

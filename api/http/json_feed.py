@@ -1,7 +1,8 @@
 """`/feeds/changes.json`: what each commit of main changed, as a JSON Feed 1.1 (https://jsonfeed.org/version/1.1),
 newest first, one item per commit; `?since=<commit>` lists only the commits after it, `next_url` pages on.
 
-The feed is a frontend of the `changes` field (the document `api.read_documents.CHANGES`, run by the query
+The feed is a frontend of the `changes` field (the document `kernelindex.service.read_documents.CHANGES`, run by the
+query
 service); what JSON Feed has no field for (counts by kind, the runs retracted, superseded and verified, the
 records moved) is in each item's `_kernelindex` extension. An item's `id` is its commit id: it never changes.
 Links are absolute under a configured base URL, else relative to the server's root, as in the Atom feeds.
@@ -17,12 +18,12 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from api.cache import FOLLOW, IMMUTABLE, entity_tag
-from api.codes import BAD_USER_INPUT, REVISION_NOT_FOUND
-from api.http.requests import not_ready, server_of
-from api.http.responses import error, finish
-from api.read_documents import CHANGES
-from api.urls import Urls, unpinned
+from kernelindex.core.cache import FOLLOW, IMMUTABLE, entity_tag
+from kernelindex.core.codes import BAD_USER_INPUT, REVISION_NOT_FOUND
+from kernelindex.core.urls import Urls, unpinned
+from kernelindex.http.requests import not_ready, server_of
+from kernelindex.http.responses import error, finish
+from kernelindex.service.read_documents import CHANGES
 
 __all__ = ["FEED_ITEMS", "FEED_MOVED", "JSON_FEED", "changes_feed"]
 

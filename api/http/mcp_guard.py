@@ -20,9 +20,9 @@ from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
 
-from api.codes import HOST_NOT_ALLOWED, ORIGIN_NOT_ALLOWED
-from api.http.responses import error
-from api.settings import Settings, is_loopback
+from kernelindex.core.codes import HOST_NOT_ALLOWED, ORIGIN_NOT_ALLOWED
+from kernelindex.core.settings import Settings, is_loopback
+from kernelindex.http.responses import error
 
 __all__ = ["McpGuard", "origin_of"]
 

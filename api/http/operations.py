@@ -1,9 +1,10 @@
 """What operators and API clients ask of the server itself: `/healthz`, the refresh hook, and the index of
-the API (`/` for an API client; a browser gets the home page, `web.catalog_pages.home_or_index`).
+the API (`/` for an API client; a browser gets the home page, `kernelindex.web.catalog_pages.home_or_index`).
 
 The refresh hook needs its secret (`KERNELINDEX_HOOK_SECRET`) unless the server listens on loopback only
 and the call comes from loopback: a public hook would let anyone make the server work (and a replica
-fetch) at will. Bursts are coalesced (`api.coalesce`): one refresh in flight, one queued, the rest join it.
+fetch) at will. Bursts are coalesced (`kernelindex.service.coalesce`): one refresh in flight, one queued, the rest join
+it.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import time
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from api.cache import REVALIDATE
-from api.codes import HOOK_DISABLED, NOT_READY, UNAUTHORIZED
-from api.http.requests import server_of
-from api.http.responses import error
-from api.settings import is_loopback
-from registry.provenance import utc_instant
+from kernelindex.core.cache import REVALIDATE
+from kernelindex.core.codes import HOOK_DISABLED, NOT_READY, UNAUTHORIZED
+from kernelindex.core.settings import is_loopback
+from kernelindex.http.requests import server_of
+from kernelindex.http.responses import error
+from kernelindex.registry.provenance import utc_instant
 
 __all__ = ["healthz", "index", "refresh"]
 

@@ -3,7 +3,7 @@ the same URLs at the head of main redirect to the commit served now.
 
 A permalink names a commit of main's served history by its full id: a prefix or a branch name redirects
 (307) to the full id, anything else is 404, so what a permalink answers never changes. A run's permalink is
-also its page: `web.run_pages.run_permalink` answers a browser, and asks `dossier` here for an API client.
+also its page: `kernelindex.web.run_pages.run_permalink` answers a browser, and asks `dossier` here for an API client.
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-import registry
-from api.cache import IMMUTABLE, Representation
-from api.codes import INTERNAL, MANIFEST_NOT_FOUND, REVISION_NOT_FOUND
-from api.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
-from api.graphql_http import etag_matches
-from api.http.requests import digest_param, not_ready, server_of
-from api.http.responses import JSON, error, send
-from api.service import NotPublished
-from registry.graph import Graph
-from registry.provenance import utc_instant
+from kernelindex import registry
+from kernelindex.core.cache import IMMUTABLE, Representation
+from kernelindex.core.codes import INTERNAL, MANIFEST_NOT_FOUND, REVISION_NOT_FOUND
+from kernelindex.core.graphql_http import etag_matches
+from kernelindex.http.requests import digest_param, not_ready, server_of
+from kernelindex.http.responses import JSON, error, send
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.provenance import utc_instant
+from kernelindex.service.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
+from kernelindex.service.queries import NotPublished
 
 __all__ = ["RunTarget", "dossier", "head_manifest", "head_run", "manifest", "resolve_run"]
 

@@ -1,6 +1,7 @@
 """Publishing the registry beyond GraphQL: Atom feeds, catalog exports pinned to a commit, and `llms.txt` /
-`robots.txt` / the sitemap. What they say is rendered by `api.feeds`, `api.wellknown` and
-`registry.export`, which know nothing of HTTP; here are their validators, caching and refusals.
+`robots.txt` / the sitemap. What they say is rendered by `kernelindex.service.feeds`, `kernelindex.service.wellknown`
+and
+`kernelindex.registry.export`, which know nothing of HTTP; here are their validators, caching and refusals.
 """
 
 from __future__ import annotations
@@ -15,20 +16,20 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
 
-import registry
-from api.cache import FOLLOW, IMMUTABLE, entity_tag
-from api.codes import AMBIGUOUS_NAME, MANIFEST_NOT_FOUND, NO_BASE_URL, NOT_FOUND, REVISION_NOT_FOUND
-from api.feeds import Feed, publications_feed, records_feed
-from api.http.requests import not_ready, server_of
-from api.http.responses import JSON, error
-from api.service import NotPublished
-from api.urls import Urls, unpinned
-from api.wellknown import llms_txt, robots_txt, sitemap_index
-from api.wellknown import sitemap_part as sitemap_file
-from registry.export import CATALOG_FORMAT, export_name, plan_export
-from registry.export_cache import CachedExport
-from registry.graph import Graph
-from registry.provenance import utc_instant
+from kernelindex import registry
+from kernelindex.core.cache import FOLLOW, IMMUTABLE, entity_tag
+from kernelindex.core.codes import AMBIGUOUS_NAME, MANIFEST_NOT_FOUND, NO_BASE_URL, NOT_FOUND, REVISION_NOT_FOUND
+from kernelindex.core.urls import Urls, unpinned
+from kernelindex.http.requests import not_ready, server_of
+from kernelindex.http.responses import JSON, error
+from kernelindex.registry.export import CATALOG_FORMAT, export_name, plan_export
+from kernelindex.registry.export_cache import CachedExport
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.provenance import utc_instant
+from kernelindex.service.feeds import Feed, publications_feed, records_feed
+from kernelindex.service.queries import NotPublished
+from kernelindex.service.wellknown import llms_txt, robots_txt, sitemap_index
+from kernelindex.service.wellknown import sitemap_part as sitemap_file
 
 __all__ = [
     "cohort_feed",

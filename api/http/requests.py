@@ -6,11 +6,11 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-import registry
-from api.codes import BAD_DIGEST, NOT_READY
-from api.http.responses import error
-from api.negotiation import qualities
-from api.server import Server
+from kernelindex import registry
+from kernelindex.core.codes import BAD_DIGEST, NOT_READY
+from kernelindex.core.negotiation import qualities
+from kernelindex.http.responses import error
+from kernelindex.service.server import Server
 
 __all__ = ["digest_param", "not_ready", "server_of", "wants_json"]
 

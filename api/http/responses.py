@@ -1,6 +1,7 @@
 """How every HTTP answer of the registry is finished: errors in the one documented shape (with the one code
-list, `api.codes`), pages and badges (`finish`: where every HTML and SVG response is made, with the security
-headers of `api.http.headers`), and cached answers in the content coding a client accepts (`send`).
+list, `kernelindex.core.codes`), pages and badges (`finish`: where every HTML and SVG response is made, with the
+security
+headers of `kernelindex.http.headers`), and cached answers in the content coding a client accepts (`send`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from starlette.responses import Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
-from api import compression
-from api.cache import REVALIDATE, ByteLRU, Representation
-from api.graphql_http import etag_matches
-from api.http.headers import for_media
+from kernelindex.core import compression
+from kernelindex.core.cache import REVALIDATE, ByteLRU, Representation
+from kernelindex.core.graphql_http import etag_matches
+from kernelindex.http.headers import for_media
 
 __all__ = ["ERROR_CACHE", "JSON", "VARY", "Files", "error", "error_body", "finish", "send"]
 
@@ -35,7 +36,8 @@ def error_body(message: str, code: str) -> bytes:
 def error(
     status: int, message: str, code: str, *, headers: Mapping[str, str] | None = None, media_type: str = JSON
 ) -> Response:
-    """An error answer: `status`, the error shape with `message` and `code` (one of `api.codes`); not stored
+    """An error answer: `status`, the error shape with `message` and `code` (one of `kernelindex.core.codes`); not
+    stored
     by any cache unless `headers` say otherwise."""
     return Response(
         error_body(message, code),

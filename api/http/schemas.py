@@ -1,5 +1,5 @@
 """The JSON Schemas of the manifest kinds, served for editors (`kernelindex new --schema-url` writes a modeline
-naming them) and validators: the files the package ships (`registry.schemas`), under their shipped names.
+naming them) and validators: the files the package ships (`kernelindex.registry.schemas`), under their shipped names.
 
 `/schemas/{name}` is the schema this server validates with now, revalidated by its entity tag; it names its
 immutable twin in `Content-Location`: `/schemas/{version}/{name}`, where the version is a digest of every
@@ -15,10 +15,10 @@ import hashlib
 from starlette.requests import Request
 from starlette.responses import Response
 
-from api.cache import IMMUTABLE, REVALIDATE, Representation
-from api.codes import NOT_FOUND
-from api.http.responses import error, send
-from api.urls import Urls
+from kernelindex.core.cache import IMMUTABLE, REVALIDATE, Representation
+from kernelindex.core.codes import NOT_FOUND
+from kernelindex.core.urls import Urls
+from kernelindex.http.responses import error, send
 
 __all__ = ["MEDIA_TYPE", "current", "shipped", "versioned"]
 
@@ -28,8 +28,8 @@ MEDIA_TYPE = "application/schema+json"
 @functools.cache
 def shipped() -> tuple[str, dict[str, bytes]]:
     """(the version of the shipped schemas, each schema's bytes by its file name), read once."""
-    from registry.kinds import KINDS
-    from registry.schemas import schema_file_name, schema_text
+    from kernelindex.registry.kinds import KINDS
+    from kernelindex.registry.schemas import schema_file_name, schema_text
 
     files = {schema_file_name(kind): schema_text(kind).encode() for kind in sorted(KINDS)}
     digest = hashlib.sha256()

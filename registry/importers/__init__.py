@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from registry.importers.kernelindex_export import import_export
-from registry.importers.liger import plan_liger
-from registry.importers.plan import ImportPlan, commit_plan
-from registry.importers.seed_pages import import_seed_pages
+from kernelindex.registry.importers.kernelindex_export import import_export
+from kernelindex.registry.importers.liger import plan_liger
+from kernelindex.registry.importers.plan import ImportPlan, commit_plan
+from kernelindex.registry.importers.seed_pages import import_seed_pages
 
 __all__ = ["ImportPlan", "commit_plan", "import_export", "import_seed_pages", "plan_liger"]

@@ -18,9 +18,9 @@ from typing import Any
 
 import orjson
 
-from registry.errors import Problem
-from registry.importers.locate import PathPart, json_path, locate
-from registry.importers.sourcefiles import InputFile, Progress, column_of
+from kernelindex.registry.errors import Problem
+from kernelindex.registry.importers.locate import PathPart, json_path, locate
+from kernelindex.registry.importers.sourcefiles import InputFile, Progress, column_of
 
 __all__ = [
     "BadValue",

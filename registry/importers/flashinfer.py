@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from registry.errors import InvalidManifest
-from registry.importers.fields import BadValue, Located, Record, js_numbers, kebab, lines_of, pruned
-from registry.importers.plan import ImportPlan, SourceTerms
-from registry.importers.sourcefiles import InputFile, Progress, SourceFileError, json_document
-from registry.importers.trace_format import (
+from kernelindex.registry.errors import InvalidManifest
+from kernelindex.registry.importers.fields import BadValue, Located, Record, js_numbers, kebab, lines_of, pruned
+from kernelindex.registry.importers.plan import ImportPlan, SourceTerms
+from kernelindex.registry.importers.sourcefiles import InputFile, Progress, SourceFileError, json_document
+from kernelindex.registry.importers.trace_format import (
     API_VERSION,
     Trace,
     case_document,

@@ -28,13 +28,13 @@ from typing import Any
 
 import orjson
 
-from registry.errors import InvalidManifest, Problem
-from registry.importers.sourcefiles import Progress
-from registry.kinds.content import link_problem, text_problem
-from registry.manifest import Manifest, manifest_from_document
-from registry.provenance import CommitMeta, Person, trailer_pairs
-from registry.store import AddResult, GitStore
-from registry.validate import operation_mismatch
+from kernelindex.registry.errors import InvalidManifest, Problem
+from kernelindex.registry.importers.sourcefiles import Progress
+from kernelindex.registry.kinds.content import link_problem, text_problem
+from kernelindex.registry.manifest import Manifest, manifest_from_document
+from kernelindex.registry.provenance import CommitMeta, Person, trailer_pairs
+from kernelindex.registry.store import AddResult, GitStore
+from kernelindex.registry.validate import operation_mismatch
 
 __all__ = [
     "IMPORTER",
@@ -69,7 +69,7 @@ _MANIFEST_TABLES = {
     "serving_configurations": "configurationDigest",
     "serving_workloads": "workloadDigest",
     "serving_runs": "runDigest",
-    # Ours (registry.export): protocols, environments and lifecycle facts, which upstream keeps
+    # Ours (kernelindex.registry.export): protocols, environments and lifecycle facts, which upstream keeps
     # only inside run bundles or in database columns.
     "registry_manifests": "digest",
 }

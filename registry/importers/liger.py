@@ -23,11 +23,11 @@ from typing import Any
 
 import orjson
 
-from registry.errors import InvalidManifest
-from registry.importers.fields import evaluate_axis, js_round, kebab
-from registry.importers.liger_kernels import KERNELS, MODES, Binding, Kernel, Tensor
-from registry.importers.plan import ImportPlan, SourceTerms
-from registry.importers.sourcefiles import InputFile, Progress, SourceFileError, csv_records
+from kernelindex.registry.errors import InvalidManifest
+from kernelindex.registry.importers.fields import evaluate_axis, js_round, kebab
+from kernelindex.registry.importers.liger_kernels import KERNELS, MODES, Binding, Kernel, Tensor
+from kernelindex.registry.importers.plan import ImportPlan, SourceTerms
+from kernelindex.registry.importers.sourcefiles import InputFile, Progress, SourceFileError, csv_records
 
 __all__ = ["COLUMNS", "TERMS", "kebab", "plan_liger"]
 

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from registry.errors import InvalidManifest
-from registry.importers.fields import BadValue, Located, Record, js_numbers, kebab, pruned
-from registry.importers.locate import json_path
-from registry.importers.plan import ImportPlan, SourceTerms
-from registry.importers.sourcefiles import InputFile, Progress, SourceFileError, json_document
+from kernelindex.registry.errors import InvalidManifest
+from kernelindex.registry.importers.fields import BadValue, Located, Record, js_numbers, kebab, pruned
+from kernelindex.registry.importers.locate import json_path
+from kernelindex.registry.importers.plan import ImportPlan, SourceTerms
+from kernelindex.registry.importers.sourcefiles import InputFile, Progress, SourceFileError, json_document
 
 __all__ = ["BENCHMARKS", "ROUNDS", "TERMS", "plan_mlperf"]
 

@@ -19,14 +19,14 @@ from typing import Any
 
 import orjson
 
-from registry.canonical import stored_json
-from registry.errors import Problem, RegistryError
-from registry.importers.sourcefiles import InputFile
-from registry.kinds.content import escape_forbidden
-from registry.manifest import Manifest, manifest_from_document
-from registry.nodes import instant_ns
-from registry.provenance import CommitMeta, Person, trailer_pairs
-from registry.store import MAIN, AddResult, GitStore
+from kernelindex.registry.canonical import stored_json
+from kernelindex.registry.errors import Problem, RegistryError
+from kernelindex.registry.importers.sourcefiles import InputFile
+from kernelindex.registry.kinds.content import escape_forbidden
+from kernelindex.registry.manifest import Manifest, manifest_from_document
+from kernelindex.registry.nodes import instant_ns
+from kernelindex.registry.provenance import CommitMeta, Person, trailer_pairs
+from kernelindex.registry.store import MAIN, AddResult, GitStore
 
 __all__ = [
     "IMPORTER",

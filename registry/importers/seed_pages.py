@@ -20,11 +20,11 @@ from typing import Any
 
 import orjson
 
-from registry.errors import InvalidManifest, Problem
-from registry.importers.kernelindex_export import IMPORTER
-from registry.manifest import Manifest, load_manifest, manifest_from_document
-from registry.provenance import CommitInfo, CommitMeta, Person, trailer_pairs
-from registry.store import AddResult, GitStore
+from kernelindex.registry.errors import InvalidManifest, Problem
+from kernelindex.registry.importers.kernelindex_export import IMPORTER
+from kernelindex.registry.manifest import Manifest, load_manifest, manifest_from_document
+from kernelindex.registry.provenance import CommitInfo, CommitMeta, Person, trailer_pairs
+from kernelindex.registry.store import AddResult, GitStore
 
 __all__ = ["SeedPage", "import_seed_pages", "read_seed_pages"]
 

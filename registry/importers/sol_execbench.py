@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from registry.errors import InvalidManifest
-from registry.importers.fields import (
+from kernelindex.registry.errors import InvalidManifest
+from kernelindex.registry.importers.fields import (
     BadValue,
     Located,
     Record,
@@ -39,10 +39,10 @@ from registry.importers.fields import (
     pruned,
     utc_instant,
 )
-from registry.importers.locate import json_path
-from registry.importers.plan import ImportPlan, SourceTerms
-from registry.importers.sourcefiles import InputFile, Progress, SourceFileError, json_document
-from registry.importers.trace_format import (
+from kernelindex.registry.importers.locate import json_path
+from kernelindex.registry.importers.plan import ImportPlan, SourceTerms
+from kernelindex.registry.importers.sourcefiles import InputFile, Progress, SourceFileError, json_document
+from kernelindex.registry.importers.trace_format import (
     API_VERSION,
     case_document,
     check_definition,

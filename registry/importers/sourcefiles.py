@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from registry.errors import Problem
+from kernelindex.registry.errors import Problem
 
 __all__ = [
     "CsvRecord",

@@ -18,7 +18,15 @@ from typing import Any
 
 import orjson
 
-from registry.importers.fields import BadValue, Record, collation_key, evaluate_axis, js_round, kebab, utc_instant
+from kernelindex.registry.importers.fields import (
+    BadValue,
+    Record,
+    collation_key,
+    evaluate_axis,
+    js_round,
+    kebab,
+    utc_instant,
+)
 
 __all__ = [
     "API_VERSION",

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from registry.errors import InvalidManifest, Problem
-from registry.parse import json_path
+from kernelindex.registry.errors import InvalidManifest, Problem
+from kernelindex.registry.parse import json_path
 
 if TYPE_CHECKING:
-    from registry.kinds.common import Strict
+    from kernelindex.registry.kinds.common import Strict
 
 __all__ = [
     "API_VERSION",
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-API_VERSION = "kernelindex.dev/v1alpha1"  # registry.kinds.common checks that its own is the same
+API_VERSION = "kernelindex.dev/v1alpha1"  # kernelindex.registry.kinds.common checks that its own is the same
 DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
 DURATION_SPACE = "[\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
 """The optional space between a duration's number and its unit: ECMAScript's `\\s`, which upstream's
@@ -53,7 +53,7 @@ class Reference:
 @dataclass(frozen=True, slots=True)
 class KindInfo:
     name: str
-    model_name: str  # "<module of registry.kinds>.<class>"
+    model_name: str  # "<module of kernelindex.registry.kinds>.<class>"
     folder: str
     references: tuple[Reference, ...] = ()
     lifecycle: bool = False
@@ -65,7 +65,9 @@ class KindInfo:
         model = _MODELS.get(self.model_name)
         if model is None:  # importlib's lookup of a loaded module still takes its lock: ~50 us a call
             module, _, name = self.model_name.partition(".")
-            model = _MODELS[self.model_name] = getattr(importlib.import_module(f"registry.kinds.{module}"), name)
+            model = _MODELS[self.model_name] = getattr(
+                importlib.import_module(f"kernelindex.registry.kinds.{module}"), name
+            )
         return model
 
 
@@ -179,7 +181,7 @@ def validate_document(document: Any, source: str, *, clean: bool = False, encode
 
     Every problem is reported at once, each with its JSON path. `clean`: the caller has proven
     that no value is null and no string or key holds a character XML forbids
-    (`registry.manifest.stored_manifest` proves both from the stored bytes), so the values are not
+    (`kernelindex.registry.manifest.stored_manifest` proves both from the stored bytes), so the values are not
     visited one by one for them. `encoded`: `orjson.dumps(document)`, when the caller has made it.
 
     Raises:
@@ -212,7 +214,7 @@ def validate_document(document: Any, source: str, *, clean: bool = False, encode
     except pydantic.ValidationError as exc:
         errors = exc.errors(include_url=False)
     except orjson.JSONEncodeError as exc:
-        # From a reader more lenient than registry.parse: an unpaired surrogate (reported above), or an
+        # From a reader more lenient than kernelindex.registry.parse: an unpaired surrogate (reported above), or an
         # integer past 64 bits.
         if not found:
             problems.append(Problem(source, "$", f"not representable as JSON: {exc}"))
@@ -267,8 +269,8 @@ def _nulls(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int
 
 
 def _text_problems(value: Any, source: str, path: tuple[str | int, ...] = ()) -> list[Problem]:
-    """Where a string or key holds a character XML cannot carry (`registry.kinds.content`)."""
-    from registry.kinds.content import text_problem  # with validation, as the models (a server reads only)
+    """Where a string or key holds a character XML cannot carry (`kernelindex.registry.kinds.content`)."""
+    from kernelindex.registry.kinds.content import text_problem  # with validation, as the models (a server reads only)
 
     if isinstance(value, str):
         reason = text_problem(value)

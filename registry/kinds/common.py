@@ -56,8 +56,8 @@ __all__ = [
     "UriDigest",
 ]
 
-from registry.kinds import API_VERSION, DIGEST_PATTERN, DURATION_SPACE
-from registry.kinds.content import ARTIFACT_URI_PATTERN, LINK_PATTERN, artifact_uri_problem, link_problem
+from kernelindex.registry.kinds import API_VERSION, DIGEST_PATTERN, DURATION_SPACE
+from kernelindex.registry.kinds.content import ARTIFACT_URI_PATTERN, LINK_PATTERN, artifact_uri_problem, link_problem
 
 MAX_SAFE_INTEGER = 2**53 - 1
 DURATION_PATTERN = r"^[0-9]+(\.[0-9]+)?\s?(ns|us|µs|ms|s)$"
@@ -195,7 +195,7 @@ def _check_link(value: str) -> str:
     return value
 
 
-# A URL the registry publishes as a link: http(s) with a host (registry.kinds.content says exactly what).
+# A URL the registry publishes as a link: http(s) with a host (kernelindex.registry.kinds.content says exactly what).
 Link = Annotated[
     str,
     StringConstraints(max_length=2000),

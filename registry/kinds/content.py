@@ -75,7 +75,7 @@ XML_FORBIDDEN = "\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff"
 the unpaired surrogates a Python string can hold)."""
 XML_TEXT_PATTERN = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$"
 """Text XML can carry, as a JSON Schema pattern (ECMAScript): unpaired surrogates are not text a
-JSON Schema validator sees, so the parser refuses those (`registry.parse`)."""
+JSON Schema validator sees, so the parser refuses those (`kernelindex.registry.parse`)."""
 
 _LINK = re.compile(LINK_PATTERN)
 _ARTIFACT = re.compile(ARTIFACT_URI_PATTERN)

@@ -7,7 +7,7 @@ from typing import Literal, Self
 
 from pydantic import ConfigDict, Field, model_validator
 
-from registry.kinds.common import (
+from kernelindex.registry.kinds.common import (
     API_VERSION,
     DigestStr,
     Duration,

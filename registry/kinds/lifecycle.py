@@ -1,4 +1,4 @@
-"""The registry's lifecycle kinds (DESIGN section 4): facts about runs, content-addressed like runs.
+"""The registry's lifecycle kinds: facts about runs, content-addressed like runs.
 
 Upstream keeps these in database columns; here they are manifests, so who said what and
 when comes from git. Attestations are open to anyone and never change trust; the other
@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from registry.kinds.common import DigestStr, Duration, Link, Metadata, MetadataName, Str500, Strict
-from registry.kinds.kernel import ApiVersion
+from kernelindex.registry.kinds.common import DigestStr, Duration, Link, Metadata, MetadataName, Str500, Strict
+from kernelindex.registry.kinds.kernel import ApiVersion
 
 __all__ = ["Attestation", "Retraction", "Supersession", "Verification"]
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from registry.kinds.common import (
+from kernelindex.registry.kinds.common import (
     DigestStr,
     GitCommit,
     Identifier,
@@ -22,7 +22,7 @@ from registry.kinds.common import (
     Strict,
     Timestamp,
 )
-from registry.kinds.kernel import ApiVersion, RunMeasurement
+from kernelindex.registry.kinds.kernel import ApiVersion, RunMeasurement
 
 __all__ = [
     "ModelRevision",

@@ -1,7 +1,7 @@
 """The JSON Schemas (Draft 2020-12) of every manifest kind, shipped with the package for editors and tools.
 
 One file per kind, `<kind-slug>.v1alpha1.schema.json` beside this module (upstream's file names, plus the
-four lifecycle kinds). They are generated from the kinds' models (`registry.schemas.generate`, run by
+four lifecycle kinds). They are generated from the kinds' models (`kernelindex.registry.schemas.generate`, run by
 `scripts/generate-schemas`) and committed; a test keeps the two equal, and another checks that the models
 and the schemas judge generated documents alike. What a schema cannot say (a duration that does not land
 on a whole nanosecond, `2048.0` where an integer goes, references that resolve) the registry still checks.
@@ -17,8 +17,8 @@ import re
 from importlib import resources
 from typing import Any
 
-from registry.errors import UnknownKind
-from registry.kinds import KINDS
+from kernelindex.registry.errors import UnknownKind
+from kernelindex.registry.kinds import KINDS
 
 __all__ = [
     "SCHEMA_DIALECT",

@@ -23,10 +23,10 @@ from typing import Any
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from registry.kinds import KINDS
-from registry.kinds.common import DIGEST_DESCRIPTION
-from registry.kinds.content import XML_TEXT_PATTERN
-from registry.schemas import SCHEMA_DIALECT, schema_file_name, schema_id
+from kernelindex.registry.kinds import KINDS
+from kernelindex.registry.kinds.common import DIGEST_DESCRIPTION
+from kernelindex.registry.kinds.content import XML_TEXT_PATTERN
+from kernelindex.registry.schemas import SCHEMA_DIALECT, schema_file_name, schema_id
 
 __all__ = ["generate_schema", "generated_text", "write_schemas"]
 

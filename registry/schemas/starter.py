@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from registry.parse import json_path
-from registry.schemas import get_kind, schema_of
+from kernelindex.registry.parse import json_path
+from kernelindex.registry.schemas import get_kind, schema_of
 
 __all__ = ["Starter", "render_starter"]
 

@@ -1,1 +1,0 @@
-"""The edges: GraphQL schema, ASGI app, CLI."""

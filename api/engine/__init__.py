@@ -1,0 +1,1 @@
+"""How a GraphQL document is executed: limits, the cost model, the document cache and the compiled executor."""

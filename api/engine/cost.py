@@ -1,0 +1,281 @@
+"""The estimated cost of a GraphQL operation: how many fields it may resolve, before it runs.
+
+Each field costs the number of times it can be resolved. A field inside a list is resolved once per
+item: a connection's `edges` once per item of the page its field asks for (`first` or `last`, or the
+argument's default; clamped to [0, max_page] because a larger page is refused anyway), a list
+that takes `first` itself (`Cohort.leaderboard`) that many times, any other list of objects
+`list_items` times (an estimate: measurements, attestations, history...). Leaf
+lists (strings, enums) cost one. Introspection fields (`__schema`, `__type`) cost one: their size
+is the schema's, fixed. Fragments count where they are spread; the branches of an abstract type
+all count (an upper bound).
+
+    { runs(first: 100) { totalCount edges { node { name } } } }
+    runs 1 + totalCount 1 + edges 1 + node 100 + name 100 = 203
+
+A search (`search(query:)`, `operations(search:)`) also costs its passes over the snapshot's search index
+(`kernelindex.registry.search.search_cost`: 1 + its terms), each worth `search_pass` fields, once per time the field
+resolves; a query over the search limits (512 characters, 32 terms) is refused before anything runs
+(`SearchTooLarge`), whichever edge sent it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLField,
+    GraphQLInterfaceType,
+    GraphQLList,
+    GraphQLNamedType,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLSchema,
+    InlineFragmentNode,
+    IntValueNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    StringValueNode,
+    Undefined,
+    VariableNode,
+    get_named_type,
+)
+
+from kernelindex.registry.search_query import search_cost
+
+__all__ = ["SEARCHES", "SEARCH_PASS", "CostModel", "estimate"]
+
+SEARCH_PASS = 500
+"""What one pass over a snapshot's search index costs, in fields: a pass looks at most once at each of the
+9,508 runs of the embedded registry, about 3 ms at worst (bench/search.py: the broadest word, 5,922 runs
+matched, 6.7 ms for its 2 passes), where a field costs about 4 us (runs(first: 100) with 12 fields, ~5 ms).
+So a search at the term limit (33 passes, 16,500) fits under the cost limit with a page of its runs, and
+two of them in one request do not."""
+SEARCHES = {"search": "query", "operations": "search"}
+"""The fields that search, and the argument holding their query."""
+
+
+@dataclass(frozen=True, slots=True)
+class CostModel:
+    max_page: int
+    list_items: int = 10
+    default_page: int = 20  # a connection's page without `first` or `last`
+    search_pass: int = SEARCH_PASS
+
+
+def estimate(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operation: OperationDefinitionNode,
+    variables: Mapping[str, Any],
+    model: CostModel,
+) -> int:
+    """The cost of `operation` (a validated one) with its coerced `variables`.
+
+    A document's cost depends on its text and on the variables it passes as page sizes or search queries
+    only, so it is remembered by those (a first-time dossier or leaderboard asks the same document with
+    another id: the walk, ~5% of its answer, is done once).
+
+    Raises:
+        SearchTooLarge: a search in it is over the search limits (never remembered: refused each time).
+    """
+    text = document.loc.source.body if document.loc is not None else None
+    key: tuple[Any, ...] | None = None
+    if text is not None:
+        used = _COST_VARIABLES.get(text)
+        if used is None:
+            used = _cost_variables(document)
+            _remember(_COST_VARIABLES, text, used)
+        try:
+            key = (text, id(schema), operation.loc.start if operation.loc else None, model)
+            key += tuple(_hashable(variables.get(name, _ABSENT)) for name in used)
+            found = _ESTIMATES.get(key)
+        except TypeError:  # an unhashable value (a list as a page size): walked, not remembered
+            key = found = None
+        if found is not None:
+            return found
+    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+    root = schema.get_root_type(operation.operation)
+    if root is None:
+        return 0
+    walker = _Walker(schema, fragments, variables, model)
+    cost = walker.selections(root, operation.selection_set, 1, None, frozenset())
+    if key is not None:
+        _remember(_ESTIMATES, key, cost)
+    return cost
+
+
+_REMEMBERED = 4096
+"""Documents (and their cost-bearing variable values) whose cost is remembered; the oldest half is
+forgotten when full."""
+_COST_VARIABLES: dict[str, tuple[str, ...]] = {}
+_ESTIMATES: dict[tuple[Any, ...], int] = {}
+_ABSENT = object()
+_COST_ARGUMENTS = frozenset({"first", "last", *SEARCHES.values()})
+"""The arguments whose values the walk reads: page sizes and search queries."""
+
+
+def _remember(store: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(store) >= _REMEMBERED:
+        for old in list(store)[: _REMEMBERED // 2]:
+            store.pop(old, None)
+    store[key] = value
+
+
+def _hashable(value: Any) -> Any:
+    """`value` as part of a key: its type too, since `1` and `True` (or `1.0`) are equal keys."""
+    hash(value)
+    return (type(value), value)
+
+
+def _cost_variables(document: DocumentNode) -> tuple[str, ...]:
+    """The variables the document passes to a page-size or search argument, anywhere in it."""
+    found: set[str] = set()
+
+    def visit(selection_set: SelectionSetNode | None) -> None:
+        for selection in selection_set.selections if selection_set else ():
+            if isinstance(selection, FieldNode):
+                for argument in selection.arguments or ():
+                    if argument.name.value in _COST_ARGUMENTS and isinstance(argument.value, VariableNode):
+                        found.add(argument.value.name.value)
+                visit(selection.selection_set)
+            elif isinstance(selection, InlineFragmentNode):
+                visit(selection.selection_set)
+
+    for definition in document.definitions:
+        if isinstance(definition, OperationDefinitionNode | FragmentDefinitionNode):
+            visit(definition.selection_set)
+    return tuple(sorted(found))
+
+
+class _Walker:
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        fragments: Mapping[str, FragmentDefinitionNode],
+        variables: Mapping[str, Any],
+        model: CostModel,
+    ) -> None:
+        self.schema = schema
+        self.fragments = fragments
+        self.variables = variables
+        self.model = model
+
+    def selections(
+        self,
+        parent: GraphQLNamedType,
+        selection_set: SelectionSetNode,
+        count: int,
+        page: int | None,
+        spread: frozenset[str],
+    ) -> int:
+        """The cost of a selection set resolved `count` times, inside a field that asked for `page` items."""
+        total = 0
+        for selection in selection_set.selections:
+            if isinstance(selection, FieldNode):
+                total += self.field(parent, selection, count, page, spread)
+            elif isinstance(selection, InlineFragmentNode):
+                condition = selection.type_condition
+                target = self.schema.get_type(condition.name.value) if condition else parent
+                if target is not None:
+                    total += self.selections(target, selection.selection_set, count, page, spread)
+            elif isinstance(selection, FragmentSpreadNode):
+                name = selection.name.value
+                fragment = self.fragments.get(name)
+                if fragment is None or name in spread:  # validation refuses both; never loop
+                    continue
+                target = self.schema.get_type(fragment.type_condition.name.value)
+                if target is not None:
+                    total += self.selections(target, fragment.selection_set, count, page, spread | {name})
+        return total
+
+    def field(
+        self, parent: GraphQLNamedType, node: FieldNode, count: int, page: int | None, spread: frozenset[str]
+    ) -> int:
+        name = node.name.value
+        if name.startswith("__") or not isinstance(parent, GraphQLObjectType | GraphQLInterfaceType):
+            return count
+        definition = parent.fields.get(name)
+        if definition is None:
+            return count
+        own = count + count * self.model.search_pass * self._passes(node, definition)
+        if node.selection_set is None:
+            return own
+        items = 1
+        own_page = self._page(node, definition)
+        if page is not None and own_page is not None and not _sized(node):
+            # a connection that pages with its wrapper's arguments when it has none (`search(first:) { runs }`)
+            own_page = page
+        if _is_list(definition):
+            # a list that takes `first` itself (Cohort.leaderboard) holds that many; an edges list, its
+            # connection's page; any other, `list_items`
+            items = own_page if own_page is not None else page if page is not None else self.model.list_items
+        if own_page is None and not _is_list(definition):
+            own_page = page  # a connection wrapped in an object (`search(first:) { runs { edges } }`)
+        child = get_named_type(definition.type)
+        return own + self.selections(child, node.selection_set, count * items, own_page, spread)
+
+    def _passes(self, node: FieldNode, definition: GraphQLField) -> int:
+        """The passes over the search index a searching field asks for (0 for any other field).
+
+        Raises:
+            SearchTooLarge: its query is over the search limits.
+        """
+        argument = SEARCHES.get(node.name.value)
+        if argument is None or argument not in definition.args:
+            return 0
+        value: Any = None
+        for given in node.arguments or ():
+            if given.name.value != argument:
+                continue
+            if isinstance(given.value, StringValueNode):
+                value = given.value.value
+            elif isinstance(given.value, VariableNode):
+                value = self.variables.get(given.value.name.value)
+        if not isinstance(value, str) or (not value and argument == "search"):
+            return 0  # no query: `operations` lists every operation without searching
+        return search_cost(value)
+
+    def _page(self, node: FieldNode, definition: GraphQLField) -> int | None:
+        """The page size a connection field asks for (`first` or `last`; the default page without either)."""
+        if "first" not in definition.args:
+            return None
+        sizes: list[Any] = []
+        for name in ("first", "last"):
+            argument = definition.args.get(name)
+            if argument is None:
+                continue
+            value: Any = argument.default_value
+            for given in node.arguments or ():
+                if given.name.value != name:
+                    continue
+                if isinstance(given.value, IntValueNode):
+                    value = int(given.value.value)
+                elif isinstance(given.value, VariableNode):
+                    value = self.variables.get(given.value.name.value, value)
+                else:
+                    value = None  # a literal null
+            if value is not None and value is not Undefined:
+                sizes.append(value)
+        if not sizes:
+            return min(self.model.default_page, self.model.max_page)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in sizes):
+            return self.model.max_page
+        return min(max(int(max(sizes)), 0), self.model.max_page)
+
+
+def _sized(node: FieldNode) -> bool:
+    """Whether the field's node gives `first` or `last` itself."""
+    return any(argument.name.value in ("first", "last") for argument in node.arguments or ())
+
+
+def _is_list(definition: GraphQLField) -> bool:
+    kind = definition.type
+    if isinstance(kind, GraphQLNonNull):
+        kind = kind.of_type
+    return isinstance(kind, GraphQLList)

@@ -1,0 +1,690 @@
+"""The root of the API: `registry(at:)` and its head shortcuts, and the strawberry schema with its limits."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Collection, Sequence
+from itertools import takewhile
+from typing import Annotated, Any
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.extensions import AddValidationRules, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.schema.config import StrawberryConfig
+
+from kernelindex import registry
+from kernelindex.core.cache import ByteLRU
+from kernelindex.core.context import StoredObjects
+from kernelindex.core.errors import ErrorCodes
+from kernelindex.engine.compiled import CompiledExecutor
+from kernelindex.engine.cost import CostModel
+from kernelindex.engine.pipeline import CostLimit, DocumentCache, ParsedDocument
+from kernelindex.registry import nodes as n
+from kernelindex.registry.graph import Graph
+from kernelindex.registry.provenance import utc_instant
+from kernelindex.registry.search import gpu_keys_matching, search_cost, tokens
+from kernelindex.schema import types as t
+from kernelindex.schema.types import serving_root as st
+from kernelindex.schema.types.base import Info
+from kernelindex.schema.types.deployment import facts_of, implementation_passes
+from kernelindex.schema.types.identity import find_cohort, find_manifest
+from kernelindex.schema.types.node_root import NodeRoot
+from kernelindex.schema.types.read_root import ReadRoot
+from kernelindex.schema.types.scalars import SCALAR_MAP, DateTime
+from kernelindex.schema.types.search_root import SearchRoot
+
+__all__ = ["COST_MODEL", "DOCUMENTS", "LIMITS", "Query", "Snapshot", "schema"]
+
+LIMITS = {
+    "max_depth": 12,  # the deepest useful query (a dossier) is 7
+    "max_aliases": 20,
+    "max_tokens": 4000,  # the dossier query is ~250
+    "max_query_bytes": 64 * 1024,
+    "max_page": t.MAX_PAGE,
+    # fields an operation may resolve (kernelindex.engine.cost); 10 x runs(first: 100) with 12 fields is ~12,000
+    "max_cost": 25_000,
+    "document_cache_bytes": 32 * 1024 * 1024,
+}
+
+
+@strawberry.input(description="Narrow a list of runs; every given condition must hold.")
+class RunFilter:
+    operation: str | None = strawberry.field(
+        default=None, description="Runs of this operation: its digest, a unique prefix, name or `id`."
+    )
+    gpu: str | None = strawberry.field(
+        default=None,
+        description="A GPU product, a word of it or an architecture, any case: 'NVIDIA B200', 'b200', 'sm_100'.",
+    )
+    source: str | None = strawberry.field(
+        default=None, description="Runs of this source, by its slug (`Source.slug`: sol-execbench, community...)."
+    )
+    status: list[t.RunStatus] | None = strawberry.field(
+        default=None, description="Runs with one of these statuses (PASSED for results that can rank)."
+    )
+    min_trust: t.Trust | None = strawberry.field(
+        default=None,
+        description="Runs at or above this evidence level (VERIFIED keeps VERIFIED and REPLICATED): what a "
+        "leaderboard's evidence filter wants.",
+    )
+    trust: list[t.Trust] | None = strawberry.field(
+        default=None, description="Runs at exactly one of these levels (for facets: REPORTED alone, say)."
+    )
+    eligible_only: bool = strawberry.field(
+        default=False, description="Only runs that rank (`eligible`); false by default: every run."
+    )
+    observed_since: DateTime | None = strawberry.field(
+        default=None, description="Runs measured at or after this instant (`observedAt`)."
+    )
+    implementation: str | None = strawberry.field(
+        default=None, description="Runs of this implementation: its digest, a unique prefix, name or `id`."
+    )
+    workload: str | None = strawberry.field(
+        default=None, description="Runs on this workload: its digest, a unique prefix, name or `id`."
+    )
+    cohort: str | None = strawberry.field(
+        default=None, description="Runs of this cohort: its key, a unique prefix of at least 12 hex digits, or `id`."
+    )
+    deployable_only: bool = strawberry.field(
+        default=False,
+        description="Only runs whose implementation is deployable under deployability-v1 (public source, an "
+        "install recipe, a known licence: `Implementation.deployability`).",
+    )
+    license_known: bool | None = strawberry.field(
+        default=None,
+        description="true: only runs whose implementation's licence is known (an SPDX expression was concluded); "
+        "false: only those whose licence is unknown; null: either.",
+    )
+    installable: bool | None = strawberry.field(
+        default=None,
+        description="true: only runs whose implementation's manifest gives a way to install it; false: only those "
+        "whose does not; null: either.",
+    )
+
+
+@strawberry.input(description="Narrow a list of cohorts; every given condition must hold.")
+class CohortFilter:
+    operation: str | None = strawberry.field(
+        default=None, description="Cohorts of this operation: its digest, a unique prefix, name or `id`."
+    )
+    gpu: str | None = strawberry.field(
+        default=None,
+        description="Cohorts measured on this GPU: a product, a word of it or an architecture, any case "
+        "('NVIDIA B200', 'b200', 'sm_100').",
+    )
+    workload: str | None = strawberry.field(
+        default=None, description="Cohorts on this workload: its digest, a unique prefix, name or `id`."
+    )
+    min_size: int | None = strawberry.field(default=None, description="Cohorts of at least this many runs.")
+
+
+@strawberry.enum(description="The order of a list of cohorts.")
+class CohortOrder(enum.Enum):
+    LARGEST = strawberry.enum_value("largest", description="Most runs first, then by key; the default.")
+    NEWEST_RECORD = strawberry.enum_value(
+        "newest_record", description="The most recent change of record holder first; cohorts without a record last."
+    )
+    KEY = strawberry.enum_value("key", description="By key: a fixed order, for walking every cohort.")
+
+
+@strawberry.input(description="Narrow the records ledger; every given condition must hold.")
+class RecordFilter:
+    operation: str | None = strawberry.field(
+        default=None, description="Records of this operation's cohorts: its digest, a unique prefix, name or `id`."
+    )
+    gpu: str | None = strawberry.field(
+        default=None,
+        description="Records measured on this GPU: a product, a word of it or an architecture, any case "
+        "('NVIDIA B200', 'b200', 'sm_100').",
+    )
+    source: str | None = strawberry.field(
+        default=None, description="Records held by a run of this source (`Source.slug`: sol-execbench...)."
+    )
+    since: DateTime | None = strawberry.field(
+        default=None, description="Records taken at or after this instant (`RecordEntry.since`)."
+    )
+
+
+_Id = Annotated[
+    str,
+    strawberry.argument(
+        description="A digest (sha256:<64 lower-case hex>), a unique hex prefix of at least 12 digits, a "
+        "metadata.name, or the object's `id`. Malformed: BAD_USER_INPUT; well-formed but absent: null."
+    ),
+]
+_NOUNS = {
+    "BenchmarkRun": ("Run", "a run"),
+    "OperationSpec": ("Operation", "an operation"),
+    "ImplementationRevision": ("Implementation", "an implementation"),
+    "SoftwareProject": ("Project", "a project"),
+    "BenchmarkProtocol": ("Protocol", "a protocol"),
+    "ExecutionEnvironment": ("Environment", "an environment"),
+    "WorkloadCase": ("Workload", "a workload"),
+}
+# Every type whose id names a manifest (by its digest): `manifest(digest:)` takes any of their ids.
+_MANIFEST_TYPES = (
+    "Manifest", "Run", "Operation", "Workload", "Implementation", "Project", "Protocol", "Environment",
+    "Attestation", "Retraction", "Verification", "ServingRun", "Model", "ServingStack", "ServingConfiguration",
+    "ServingWorkload",
+)  # fmt: skip
+
+
+def _lookup(graph: Graph, kinds: tuple[str, ...], ident: str) -> n.Node | None:
+    """The manifest of one of `kinds` an id argument names (digest, prefix, name or Node id); None if none.
+
+    Raises:
+        BadUserInput: malformed (says what was expected).
+    """
+    type_name, noun = _NOUNS[kinds[0]]
+    found: n.Node | None = find_manifest(graph, kinds, ident, (type_name,), noun)
+    return found
+
+
+def _cohort(graph: Graph, key: str) -> registry.graph.Cohort | None:
+    found: registry.graph.Cohort | None = find_cohort(graph.cohorts, key)
+    return found
+
+
+def _implementation_test(graph: Graph, objects: StoredObjects, f: RunFilter) -> Callable[[str], bool] | None:
+    """Whether an implementation (a digest) passes the filter's conditions on implementation facts; None
+    when the filter has none. Each implementation is judged once per call (its facts are kept longer:
+    `kernelindex.schema.types.deployment.facts_of`)."""
+    if not f.deployable_only and f.license_known is None and f.installable is None:
+        return None
+    judged: dict[str, bool] = {}
+
+    def test(digest: str) -> bool:
+        found = judged.get(digest)
+        if found is None:
+            node = graph.nodes.get(digest)
+            found = judged[digest] = isinstance(node, n.Implementation) and implementation_passes(
+                facts_of(objects, node),
+                deployable_only=f.deployable_only,
+                license_known=f.license_known,
+                installable=f.installable,
+            )
+        return found
+
+    return test
+
+
+def _filtered_runs(graph: Graph, f: RunFilter | None, objects: StoredObjects) -> list[str]:
+    if f is None:
+        return _all_runs(graph)
+    candidates: set[str] | None = None
+
+    def narrow(found: Collection[str]) -> None:
+        nonlocal candidates
+        candidates = set(found) if candidates is None else candidates.intersection(found)
+
+    if f.operation is not None:
+        node = _lookup(graph, ("OperationSpec",), f.operation)
+        narrow(graph.runs_by["operation"].get(node.digest, set()) if node else set())
+    if f.gpu is not None:  # any case, a product word or an architecture: "b200", "NVIDIA B200", "sm_100"
+        index = graph.runs_by["gpu"]
+        narrow({d for key in gpu_keys_matching(f.gpu, index) for d in index[key]})
+    if f.source is not None:
+        narrow(graph.runs_by["source"].get(f.source.strip(), set()))
+    if f.implementation is not None:
+        node = _lookup(graph, ("ImplementationRevision",), f.implementation)
+        narrow(graph.runs_by["implementation"].get(node.digest, set()) if node else set())
+    if f.workload is not None:
+        node = _lookup(graph, ("WorkloadCase", "WorkloadSuite"), f.workload)
+        narrow(graph.runs_by["workload"].get(node.digest, set()) if node else set())
+    if f.cohort is not None:
+        cohort = _cohort(graph, f.cohort)
+        narrow(set(cohort.members) if cohort else set())
+    pool: Any = candidates if candidates is not None else graph.facts.keys()
+    implementations = _implementation_test(graph, objects, f)
+    statuses = {s.name.lower() for s in f.status} if f.status else None
+    trusts = {t.trust_of_enum(x) for x in f.trust} if f.trust else None
+    minimum = t.trust_of_enum(f.min_trust) if f.min_trust else None
+    since = n.instant_ns(f.observed_since) if f.observed_since else None
+    kept = []
+    for digest in pool:
+        node = graph.nodes[digest]
+        facts = graph.facts[digest]
+        assert isinstance(node, n.Run)
+        if statuses is not None and node.status not in statuses:
+            continue
+        if trusts is not None and facts.trust not in trusts:
+            continue
+        if minimum is not None and facts.trust < minimum:
+            continue
+        if f.eligible_only and not facts.eligible:
+            continue
+        if since is not None and node.observed_ns < since:
+            continue
+        if implementations is not None and not implementations(node.implementation):
+            continue
+        kept.append(digest)
+    return t.ordered_runs(graph, set(kept))
+
+
+def _records(graph: Graph, f: RecordFilter | None, order: t.RecordOrder) -> list[str]:
+    """The ledger's cohort keys that pass `f`, in `order`."""
+    keys: list[str] = list(graph.records)
+    if f is not None:
+        if f.operation is not None:
+            node = _lookup(graph, ("OperationSpec",), f.operation)
+            wanted = graph.cohorts_by["operation"].get(node.digest, set()) if node else set()
+            keys = [k for k in keys if k in wanted]
+        if f.gpu is not None:
+            index = graph.cohorts_by["gpu"]
+            on_gpu = {k for key in gpu_keys_matching(f.gpu, index) for k in index[key]}
+            keys = [k for k in keys if k in on_gpu]
+        if f.source is not None:
+            source = f.source.strip()
+            keys = [k for k in keys if graph.facts[_holder(graph, k).run].source == source]
+        if f.since is not None:
+            since = n.instant_ns(f.since)
+            keys = [k for k in keys if _holder(graph, k).at_ns >= since]
+    if order is t.RecordOrder.OLDEST:
+        keys.reverse()
+    elif order is t.RecordOrder.NEWEST_PUBLISHED:
+        keys.sort(key=lambda k: (-(graph.publication(_holder(graph, k).run) or -1), k))
+    elif order is t.RecordOrder.LARGEST_COHORT:
+        keys.sort(key=lambda k: (-len(graph.cohorts[k].members), k))
+    return keys
+
+
+def _holder(graph: Graph, key: str) -> registry.cohorts.RecordEvent:
+    event = graph.cohorts[key].holder(graph)
+    assert event is not None, "the ledger lists cohorts with a holder only"
+    return event
+
+
+def _has_words(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
+    """Whether the words of `needle` appear in order, the last as a prefix: "fused att" finds "fused attention"."""
+    for i in range(len(haystack) - len(needle) + 1):
+        window = haystack[i : i + len(needle)]
+        if window[:-1] == needle[:-1] and window[-1].startswith(needle[-1]):
+            return True
+    return False
+
+
+def _all_runs(graph: Graph) -> list[str]:
+    cached: list[str] | None = graph.__dict__.get("_all_runs")
+    if cached is None:
+        cached = t.ordered_runs(graph, set(graph.facts))
+        graph.__dict__["_all_runs"] = cached
+    return cached
+
+
+def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) -> Sequence[str]:
+    keys: set[str] | None = None
+
+    def narrow(found: Collection[str]) -> None:
+        nonlocal keys
+        keys = set(found) if keys is None else keys.intersection(found)
+
+    if f is not None:
+        if f.operation is not None:
+            node = _lookup(graph, ("OperationSpec",), f.operation)
+            narrow(graph.cohorts_by["operation"].get(node.digest, set()) if node else set())
+        if f.gpu is not None:
+            index = graph.cohorts_by["gpu"]
+            narrow({k for key in gpu_keys_matching(f.gpu, index) for k in index[key]})
+        if f.workload is not None:
+            node = _lookup(graph, ("WorkloadCase", "WorkloadSuite"), f.workload)
+            narrow(graph.cohorts_by["workload"].get(node.digest, set()) if node else set())
+    if keys is None and order == CohortOrder.LARGEST:  # every cohort, or the largest: the graph's own order
+        everything = graph.cohorts_largest_first
+        if f is None or not f.min_size:
+            return everything
+        cohorts, least = graph.cohorts, f.min_size
+        return list(takewhile(lambda key: len(cohorts[key].members) >= least, everything))
+    pool = set(graph.cohorts) if keys is None else keys
+    if f is not None and f.min_size:
+        pool = {k for k in pool if len(graph.cohorts[k].members) >= f.min_size}
+    if order == CohortOrder.KEY:
+        return sorted(pool)
+    if order == CohortOrder.NEWEST_RECORD:
+        records = graph.records
+        ranked = [k for k in records if k in pool]
+        return ranked + sorted(pool - set(ranked))
+    return graph.ordered_cohorts(pool)
+
+
+@strawberry.type(description="The registry at one commit. Every field answers for that commit only.")
+class Snapshot(st.ServingRoot, SearchRoot, ReadRoot):
+    _graph: strawberry.Private[Graph | None] = None
+
+    def _g(self, info: Info) -> Graph:
+        return self._graph if self._graph is not None else t.head_graph(info)
+
+    def _at(self, graph: Graph) -> Snapshot:
+        return Snapshot(_graph=graph)
+
+    @strawberry.field(description="The commit this snapshot shows.")
+    def commit(self, info: Info) -> t.Commit:
+        return t.commit_type(info.context, self._g(info).commit)
+
+    @strawberry.field(description="Its committer time, ISO 8601 UTC.")
+    def committed_at(self, info: Info) -> DateTime:
+        return utc_instant(self._g(info).committed_at)
+
+    @strawberry.field(description="Manifests by kind.")
+    def counts(self, info: Info) -> list[t.KindCount]:
+        totals: dict[str, int] = {}
+        for node in self._g(info).nodes.values():
+            totals[node.kind] = totals.get(node.kind, 0) + 1
+        return [t.KindCount(kind=t.ManifestKind[k], count=v) for k, v in sorted(totals.items())]
+
+    @strawberry.field(
+        description="Manifests this snapshot's commit first published on main, by kind, then name; `kind` narrows "
+        "(`BenchmarkRun`). Empty for a commit off main. The publication record, not the diff: a manifest "
+        "removed and added again stays with the commit that first published it."
+    )
+    @t.follows_cursor
+    def published(
+        self,
+        info: Info,
+        kind: Annotated[
+            t.ManifestKind | None, strawberry.argument(description="Only manifests of this kind; all by default.")
+        ] = None,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[t.Manifest] | None:
+        graph = self._g(info)
+        t.page_bounds(first)
+        digests = graph.first_published_here
+        if kind is not None:
+            digests = tuple(d for d in digests if graph.nodes[d].kind == kind.name)
+        return t.paginate(
+            graph,
+            digests,
+            t.Window(first, after, last, before),
+            lambda d: t.Manifest(_graph=graph, _node=graph.nodes[d]),
+        )
+
+    @strawberry.field(description="How many manifests of each kind `published` lists, by kind.")
+    def published_counts(self, info: Info) -> list[t.KindCount]:
+        graph = self._g(info)
+        totals: dict[str, int] = {}
+        for digest in graph.first_published_here:
+            kind = graph.nodes[digest].kind
+            totals[kind] = totals.get(kind, 0) + 1
+        return [t.KindCount(kind=t.ManifestKind[k], count=v) for k, v in sorted(totals.items())]
+
+    @strawberry.field(description="A run by digest, unique hex prefix (>= 12) or metadata.name.")
+    def run(self, info: Info, id: _Id) -> t.Run | None:
+        node = _lookup(self._g(info), ("BenchmarkRun",), id)
+        return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
+
+    @strawberry.field(description="Runs, newest observation first.")
+    @t.follows_cursor
+    def runs(
+        self,
+        info: Info,
+        filter: Annotated[
+            RunFilter | None, strawberry.argument(description="Keep the runs that meet every condition given.")
+        ] = None,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+        order: Annotated[t.RunOrder, strawberry.argument(description="The order; NEWEST_OBSERVED by default.")] = (
+            t.RunOrder.NEWEST_OBSERVED
+        ),
+    ) -> t.Connection[t.Run] | None:
+        graph = self._g(info)
+        t.page_bounds(first)
+        digests = _filtered_runs(graph, filter, info.context.objects)
+        if order is not t.RunOrder.NEWEST_OBSERVED:
+            digests = t.ordered_runs(graph, digests, order)
+        return t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t.typed(graph, d, t.Run))
+
+    @strawberry.field(description="A cohort by its key (or a unique prefix of >= 12 hex digits).")
+    def cohort(
+        self,
+        info: Info,
+        key: Annotated[
+            str,
+            strawberry.argument(
+                description="Its key (sha256:<64 hex>), a unique hex prefix of at least 12 digits, or its `id`."
+            ),
+        ],
+    ) -> t.Cohort | None:
+        graph = self._g(info)
+        cohort = _cohort(graph, key)
+        return t.Cohort(_graph=graph, _cohort=cohort) if cohort else None
+
+    @strawberry.field(description="Cohorts, largest first unless ordered otherwise.")
+    @t.follows_cursor
+    def cohorts(
+        self,
+        info: Info,
+        filter: Annotated[
+            CohortFilter | None, strawberry.argument(description="Keep the cohorts that meet every condition given.")
+        ] = None,
+        order: Annotated[
+            CohortOrder, strawberry.argument(description="The order; LARGEST by default.")
+        ] = CohortOrder.LARGEST,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[t.Cohort] | None:
+        graph = self._g(info)
+        t.page_bounds(first)
+        keys = _filtered_cohorts(graph, filter, order)
+        return t.paginate(
+            graph,
+            keys,
+            t.Window(first, after, last, before),
+            lambda k: t.Cohort(_graph=graph, _cohort=graph.cohorts[k]),
+        )
+
+    @strawberry.field(description="An operation (OperationSpec); null when the id names none.")
+    def operation(self, info: Info, id: _Id) -> t.Operation | None:
+        return t.node_type(self._g(info), _lookup(self._g(info), ("OperationSpec",), id))  # type: ignore[no-any-return]
+
+    @strawberry.field(description="Operations by name; `family` narrows, `search` matches name or title.")
+    @t.follows_cursor
+    def operations(
+        self,
+        info: Info,
+        family: Annotated[
+            str | None, strawberry.argument(description="Only operations of this family (`rmsnorm`...).")
+        ] = None,
+        search: Annotated[
+            str | None,
+            strawberry.argument(
+                description="Words matched against names and titles, any case, split on _, - and spaces."
+            ),
+        ] = None,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+    ) -> t.Connection[t.Operation] | None:
+        graph = self._g(info)
+        t.page_bounds(first)
+        # Words, case-insensitive, split on _, - and spaces: "fused attention" finds fused_attention_*.
+        # Bounded as a search is (512 characters, 32 terms): SearchTooLarge past them.
+        needle = tokens(search) if search and search_cost(search) else None
+
+        def matches(node: n.Operation) -> bool:
+            if not needle:
+                return True
+            return _has_words(tokens(node.name), needle) or _has_words(tokens(node.title or ""), needle)
+
+        found = sorted(
+            (
+                node
+                for node in graph.nodes.values()
+                if isinstance(node, n.Operation) and (family is None or node.family == family) and matches(node)
+            ),
+            key=lambda node: (node.name, node.digest),
+        )
+        return t.paginate(
+            graph, found, t.Window(first, after, last, before), lambda node: t.Operation(_graph=graph, _node=node)
+        )
+
+    @strawberry.field(description="A workload (case or suite); null when the id names none.")
+    def workload(self, info: Info, id: _Id) -> t.Workload | None:
+        node = _lookup(self._g(info), ("WorkloadCase", "WorkloadSuite"), id)
+        return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
+
+    @strawberry.field(description="An implementation; null when the id names none.")
+    def implementation(self, info: Info, id: _Id) -> t.Implementation | None:
+        node = _lookup(self._g(info), ("ImplementationRevision",), id)
+        return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
+
+    @strawberry.field(description="A software project; null when the id names none.")
+    def project(self, info: Info, id: _Id) -> t.Project | None:
+        return t.node_type(self._g(info), _lookup(self._g(info), ("SoftwareProject",), id))  # type: ignore[no-any-return]
+
+    @strawberry.field(description="A benchmark protocol; null when the id names none.")
+    def protocol(self, info: Info, id: _Id) -> t.Protocol | None:
+        return t.node_type(self._g(info), _lookup(self._g(info), ("BenchmarkProtocol",), id))  # type: ignore[no-any-return]
+
+    @strawberry.field(description="An execution environment; null when the id names none.")
+    def environment(self, info: Info, id: _Id) -> t.Environment | None:
+        node = _lookup(self._g(info), ("ExecutionEnvironment",), id)
+        return t.node_type(self._g(info), node)  # type: ignore[no-any-return]
+
+    @strawberry.field(
+        description="Any manifest, by digest (or unique prefix, or name); `kind` narrows a name shared across kinds."
+    )
+    def manifest(
+        self,
+        info: Info,
+        digest: Annotated[
+            str,
+            strawberry.argument(
+                description="A digest (sha256:<64 hex>), a unique hex prefix of at least 12 digits, a name or an id."
+            ),
+        ],
+        kind: Annotated[
+            t.ManifestKind | None,
+            strawberry.argument(
+                description="Only a manifest of this kind (`BenchmarkRun`): names repeat across kinds (a run and "
+                "its implementation may share one). Null: any kind."
+            ),
+        ] = None,
+    ) -> t.Manifest | None:
+        graph = self._g(info)
+        kinds = (kind.name,) if kind is not None else registry.KINDS.keys()
+        node = find_manifest(graph, kinds, digest, _MANIFEST_TYPES, "a manifest")
+        return t.Manifest(_graph=graph, _node=node) if node else None
+
+    @strawberry.field(description="The records ledger: one entry per cohort with a record, newest holder first.")
+    @t.follows_cursor
+    def records(
+        self,
+        info: Info,
+        first: t.First = None,
+        after: t.After = None,
+        last: t.Last = None,
+        before: t.Before = None,
+        filter: Annotated[
+            RecordFilter | None, strawberry.argument(description="Keep the records that meet every condition given.")
+        ] = None,
+        order: Annotated[
+            t.RecordOrder, strawberry.argument(description="The order; NEWEST by default.")
+        ] = t.RecordOrder.NEWEST,
+    ) -> t.Connection[t.RecordEntry] | None:
+        graph = self._g(info)
+        return t.paginate(
+            graph,
+            _records(graph, filter, order),
+            t.Window(first, after, last, before),
+            lambda k: t.RecordEntry(_graph=graph, _cohort=graph.cohorts[k]),
+        )
+
+    @strawberry.field(description="Runs side by side; material differences first.")
+    def compare(
+        self,
+        info: Info,
+        runs: Annotated[
+            list[str],
+            strawberry.argument(
+                description="Up to 20 runs: digests, unique hex prefixes of at least 12 digits, names or ids."
+            ),
+        ],
+    ) -> t.Compare | None:
+        if len(runs) > 20:
+            raise t.PageSizeError(f"compare takes at most 20 runs (got {len(runs)})")
+        st.refuse_serving_runs(self._g(info), runs)
+        return t.compare_runs(self._g(info), runs, info)
+
+
+@strawberry.type(
+    description="The registry. The fields below answer for the served head of main; "
+    "`registry(at:)` answers for any commit, branch or tag."
+)
+class Query(Snapshot, NodeRoot):
+    @strawberry.field(
+        description="The registry at a commit (full id or unique prefix), branch or tag; "
+        "the served head of main when omitted. `minCommit` (the `extensions.registry.commit` of an earlier "
+        "answer) makes a head answer come from that commit or a newer one: the server refreshes or waits "
+        "briefly, else answers COMMIT_NOT_YET_AVAILABLE (retry) or COMMIT_NOT_ON_MAIN."
+    )
+    def registry(
+        self,
+        info: Info,
+        at: Annotated[
+            str | None,
+            strawberry.argument(
+                description="A commit (full id or unique prefix), a branch or a tag; the served head by default."
+            ),
+        ] = None,
+        min_commit: Annotated[
+            str | None,
+            strawberry.argument(
+                description="A full commit id the head answer must include (read-your-writes); only without `at`."
+            ),
+        ] = None,
+    ) -> Snapshot | None:
+        # Execution runs in a worker thread (kernelindex.service.queries), so a pinned graph is built right here.
+        graph = t.head_graph(info) if at is None else info.context.graph(at)
+        if at is not None:
+            info.context.pinned_paths.add((info.path.key,))
+        if min_commit is not None and at is None:
+            # The HTTP layer already waited for it (kernelindex.service.freshness); the head of this request is what it
+            # got.
+            standing = info.context.snapshots.standing(min_commit)
+            if standing != "served" or not info.context.snapshots.store().is_ancestor(min_commit, graph.commit):
+                if standing == "off-main":
+                    raise registry.errors.CommitNotOnMain(min_commit, "a branch or tag reaches it, main does not")
+                raise registry.errors.CommitNotYetAvailable(min_commit, 0.0, "not served by this answer's head")
+        return Snapshot(_graph=graph)
+
+
+class _Schema(strawberry.Schema):
+    def process_errors(self, errors: list[GraphQLError], execution_context: Any = None) -> None:
+        """Nothing: `kernelindex.core.errors.ErrorCodes` logs the unexpected ones; a client's own mistakes are
+        answers, not incidents."""
+
+
+# The limit rules are made once: a limiter builds a new rule class each time it is made, and the
+# validation cache is keyed by the rules, so per-request rules would never hit it (3x the cost
+# of a first-time query).
+_LIMIT_RULES = [
+    *QueryDepthLimiter(max_depth=LIMITS["max_depth"]).validation_rules,
+    *MaxAliasesLimiter(max_alias_count=LIMITS["max_aliases"]).validation_rules,
+]
+
+# Parsed and validated documents, shared by every request, bounded by what they hold (kernelindex.engine.pipeline).
+DOCUMENTS: ByteLRU[tuple[bytes, str], ParsedDocument] = ByteLRU(LIMITS["document_cache_bytes"], lambda p: p.weight)
+COST_MODEL = CostModel(max_page=t.MAX_PAGE)
+"""How operations are costed against `LIMITS['max_cost']` (`kernelindex.engine.cost`)."""
+
+# Factories: strawberry builds fresh extensions per request.
+schema = _Schema(
+    query=Query,
+    types=[Snapshot],
+    config=StrawberryConfig(scalar_map=SCALAR_MAP),
+    execution_context_class=CompiledExecutor,  # compiled programs (api/engine/compiled.py), else fields read straight
+    extensions=[
+        lambda: AddValidationRules(_LIMIT_RULES),
+        lambda: MaxTokensLimiter(max_token_count=LIMITS["max_tokens"]),
+        lambda: DocumentCache(DOCUMENTS),
+        lambda: CostLimit(LIMITS["max_cost"], COST_MODEL),
+        ErrorCodes,
+    ],
+)

@@ -1,0 +1,7 @@
+"""`python -m kernelindex`: the `kernelindex` command."""
+
+from __future__ import annotations
+
+from kernelindex.cli.main import main
+
+main()
