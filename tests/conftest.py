@@ -1,4 +1,5 @@
-"""Fixtures: a guard that keeps every test away from the real manifests.git, fresh stores, the CLI runner."""
+"""Fixtures: a guard that keeps every test away from the real manifests.git, fresh stores, the CLI runner, the
+project built as a wheel."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from helpers import DATA, EMBEDDED_REPO, basic_scenario, commit_manifests
 from signing import Key, make_key
 from typer.testing import CliRunner
+from wheels import Dists, build_dists
 
 from kernelindex import registry
 
@@ -81,6 +83,12 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Key]:
     """Real SSH keys: alice, bob, carol (maintainers in the tests that list them) and mallory."""
     directory = tmp_path_factory.mktemp("keys")
     return {name: make_key(directory, f"{name}@example.com") for name in ("alice", "bob", "carol", "mallory")}
+
+
+@pytest.fixture(scope="session")
+def dists(tmp_path_factory: pytest.TempPathFactory) -> Dists:
+    """The project's sdist and wheel, built once a session without network (tests/wheels.py)."""
+    return build_dists(tmp_path_factory.mktemp("dists"))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -1,12 +1,15 @@
 """The wheel is a product: built from a copy of the project (`python -m build`: the source distribution, then the wheel
 from it), installed in a fresh virtual environment in a temporary directory, and run from elsewhere with no clone in
 sight, it serves the embedded registry on `kernelindex serve` (the README's query answers as the README shows) and
-answers `schema`, `new`, `show`, `cite` and `lookup`.
+answers `schema`, `new`, `show`, `cite` and `lookup`; `python -m kernelindex` is the same command.
+
+It is installed by name and version from a folder of distributions (`--find-links`), as from a package index after a
+release: then it says so (`kernelindex version --pip` is `kernelindex-registry==VERSION`) and writes the pull-request
+workflows pinned to that version.
 
 No network: the build backend comes from this environment (`--no-isolation`), and so do the wheel's dependencies
-(a `.pth` file in the new environment names this one's site-packages, where path entries are added but none of
-their `.pth` files run, so this environment's editable install of the project stays out of sight). The project
-itself comes from the wheel only: `import kernelindex` must resolve inside the new environment.
+(tests/wheels.py says how the new environment sees them and nothing of this environment's install of the project).
+The project itself comes from the wheel only: `import kernelindex` must resolve inside the new environment.
 """
 
 from __future__ import annotations
@@ -14,11 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import socket
 import subprocess
-import sys
-import sysconfig
 import time
 import zipfile
 from dataclasses import dataclass
@@ -26,8 +26,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import EMBEDDED_REPO, PROJECT_ROOT
+from helpers import EMBEDDED_REPO
 from test_docs_examples import EXAMPLES, subtree
+from wheels import DISTRIBUTION, Dists, Venv, new_venv
 
 from kernelindex import registry
 
@@ -40,108 +41,45 @@ SEED_COHORT = "sha256:92bc0be5b5ce9f523be5faba2a4e34c39837aab389f3cfd25189af326e
 @dataclass(frozen=True)
 class Installed:
     wheel: Path
-    venv: Path
+    venv: Venv
     elsewhere: Path  # a working directory that is no clone
-    env: dict[str, str]
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [str(self.venv / "bin" / "kernelindex"), *args],
-            cwd=self.elsewhere,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert not check or done.returncode == 0, f"kernelindex {' '.join(args)}: {done.stderr}"
-        return done
+        return self.venv.run("kernelindex", *args, cwd=self.elsewhere, check=check)
 
 
-_NOT_THE_PROJECT = [".git", ".venv", "venv", "node_modules", "__pycache__", "*.egg-info", "build", "dist", "site"]
-_NOT_THE_PROJECT += ["*.graphcache", "*.integrity", "artifacts", ".mypy_cache", ".ruff_cache", ".pytest_cache"]
-
-
-def _copy_of_the_project(target: Path) -> None:
-    """The project's files as a checkout has them (tracked, or new and not ignored): no build output, no venv.
-    Outside a git checkout (an unpacked archive), everything but build output and caches."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        check=False,
-    )
-    if listed.returncode != 0:
-        shutil.copytree(PROJECT_ROOT, target, ignore=shutil.ignore_patterns(*_NOT_THE_PROJECT))
-        return
-    for name in filter(None, listed.stdout.decode().split("\0")):
-        source = PROJECT_ROOT / name
-        if source.is_symlink():  # kernelindex/'s subpackages: links to the repository's folders
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            (target / name).symlink_to(os.readlink(source))
-        elif source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
+def _wheel_version(wheel: Path) -> str:
+    """The version the wheel's own metadata states (its METADATA file), not the project's."""
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        fields = archive.read(name).decode().split("\n\n")[0].splitlines()
+    return next(line.removeprefix("Version: ") for line in fields if line.startswith("Version: "))
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+def installed(dists: Dists, tmp_path_factory: pytest.TempPathFactory) -> Installed:
     root = tmp_path_factory.mktemp("wheel")
-    source, dist = root / "src", root / "dist"
-    _copy_of_the_project(source)
-    subprocess.run(
-        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(source)],
-        check=True,
-        capture_output=True,
-    )
-    shutil.rmtree(source)  # nothing of the project is left but the wheel
-    (wheel,) = dist.glob("*.whl")
-    venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-index",
-            str(wheel),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    (Path(purelib) / "zz-dependencies-of-the-test.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    elsewhere, home = root / "elsewhere", root / "home"
+    venv = new_venv(root)
+    version = _wheel_version(dists.wheel)
+    venv.pip("install", "--quiet", "--no-deps", "--no-index", "--find-links", str(dists.wheel.parent),
+             f"{DISTRIBUTION}=={version}")  # fmt: skip
+    elsewhere = root / "elsewhere"
     elsewhere.mkdir()
-    home.mkdir()
-    env = {"PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
-    return Installed(wheel, venv, elsewhere, env)
+    return Installed(dists.wheel, venv, elsewhere)
 
 
 def test_the_project_comes_from_the_wheel_alone(installed: Installed) -> None:
-    found = subprocess.run(
-        [
-            str(installed.venv / "bin" / "python"),
-            "-c",
-            "import kernelindex.app, kernelindex.registry; print(kernelindex.app.__file__, kernelindex.registry.__file__)",
-        ],
-        cwd=installed.elsewhere,
-        env=installed.env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    assert all(Path(path).is_relative_to(installed.venv) for path in found), found
+    code = (
+        "import kernelindex.app, kernelindex.registry; print(kernelindex.app.__file__, kernelindex.registry.__file__)"
+    )
+    found = installed.venv.run("python", "-c", code, cwd=installed.elsewhere).stdout.split()
+    assert all(Path(path).is_relative_to(installed.venv.purelib) for path in found), found
+
+
+def test_python_dash_m_kernelindex_is_the_command(installed: Installed) -> None:
+    as_module = installed.venv.run("python", "-m", "kernelindex", "--help", cwd=installed.elsewhere).stdout
+    assert as_module.startswith("Usage: python -m kernelindex [OPTIONS] COMMAND [ARGS]...")
+    assert as_module.replace("python -m kernelindex", "kernelindex", 1) == installed.run("--help").stdout
 
 
 def test_the_wheel_carries_the_embedded_registry_byte_for_byte(installed: Installed) -> None:
@@ -199,9 +137,9 @@ def test_serve_answers_the_readme_query(installed: Installed) -> None:
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     process = subprocess.Popen(
-        [str(installed.venv / "bin" / "kernelindex"), "serve", "--port", str(port)],
+        [str(installed.venv.bin / "kernelindex"), "serve", "--port", str(port)],
         cwd=installed.elsewhere,
-        env=installed.env,
+        env=installed.venv.env,
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -230,5 +168,5 @@ def test_serve_answers_the_readme_query(installed: Installed) -> None:
         process.stderr.close()
     line = next(line for line in banner.splitlines() if line.startswith("kernelindex: serving "))
     served = Path(line.removeprefix("kernelindex: serving ").split(" (")[0])
-    assert "(the embedded registry)" in line and served.is_relative_to(installed.venv)
+    assert "(the embedded registry)" in line and served.is_relative_to(installed.venv.purelib)
     assert os.path.basename(served) == "manifests.git"
