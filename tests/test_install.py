@@ -1,10 +1,11 @@
 """One package on anyone's machine: the wheel's only top-level name is `kernelindex`, so it installs beside any other
 package, one that owns `web/` or `api/` (web.py owns `web`) included, in either order, and uninstalling it takes
-only its own files.
+only its own files. And before a release, it installs as the pull-request workflow installs it: a commit of the
+project in pip's direct-reference form, here from a local clone, after which it names that same requirement.
 
 web.py cannot be downloaded here (no network): the packages that own those names are stand-ins built in the test
 (`web/__init__.py` and `api/__init__.py` with something to call). Everything is installed with `pip --no-index`
-from files built here (tests/wheels.py).
+from files and clones made here (tests/wheels.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ from pathlib import Path
 
 import pytest
 from helpers import PROJECT_ROOT
-from wheels import DISTRIBUTION, Dists, Venv, new_venv
+from packaging.requirements import Requirement
+from wheels import DISTRIBUTION, Dists, Venv, copy_of_the_project, new_venv
+
+from kernelindex.cli import installing
+from kernelindex.registry.parse import load_document
 
 pytestmark = pytest.mark.slow  # builds, virtual environments, pip
 
@@ -132,3 +137,67 @@ def test_beside_a_package_that_owns_a_name_of_the_repository(
     gone = venv.run("python", "-c", "import kernelindex", cwd=elsewhere, check=False)
     assert gone.returncode == 1 and "No module named 'kernelindex'" in gone.stderr
     assert not (venv.bin / "kernelindex").exists() and not (venv.purelib / "kernelindex").exists()
+
+
+# Installed from a clone, in the workflow's own form -----------------------------------------------------------
+
+
+def _git(cwd: Path, *args: str) -> str:
+    identity = ["-c", "user.name=KernelIndex tests", "-c", "user.email=tests@kernelindex.invalid"]
+    return subprocess.run(
+        ["git", *identity, "-c", "commit.gpgsign=false", *args], cwd=cwd, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _clone_of_the_work_tree(root: Path) -> tuple[Path, str]:
+    """A local clone of this repository whose HEAD holds the work tree as it is: the checkout's HEAD when nothing
+    differs, else a commit on top of it. Outside a git checkout, a new repository of the project's files."""
+    clone = root / "kernelindex"
+    if subprocess.run(["git", "-C", str(PROJECT_ROOT), "rev-parse", "HEAD"], capture_output=True).returncode == 0:
+        _git(root, "clone", "--quiet", str(PROJECT_ROOT), str(clone))
+        for name in filter(None, _git(clone, "ls-files", "-z").split("\0")):
+            (clone / name).unlink()
+    else:
+        _git(root, "init", "--quiet", str(clone))
+    copy_of_the_project(clone)
+    _git(clone, "add", "--all")
+    if _git(clone, "status", "--porcelain"):
+        _git(clone, "commit", "--quiet", "--message", "The work tree under test")
+    return clone, _git(clone, "rev-parse", "HEAD")
+
+
+def test_the_workflows_install_line_installs_from_a_clone_in_the_same_form(tmp_path: Path) -> None:
+    clone, commit = _clone_of_the_work_tree(tmp_path)
+    requirement = f"{DISTRIBUTION} @ git+{clone.as_uri()}@{commit}"
+    parsed = Requirement(requirement)
+    assert (parsed.name, parsed.url, str(parsed.specifier)) == (DISTRIBUTION, f"git+file://{clone}@{commit}", "")
+
+    written = installing.pinned_workflows(requirement)[".github/workflows/kernelindex-check.yml"]
+    check = load_document(written.encode(), "kernelindex-check.yml")
+    assert check["env"]["KERNELINDEX_PIN"] == requirement
+    (job,) = check["jobs"].values()
+    line = next(step["run"] for step in job["steps"] if step.get("name") == "Install kernelindex")
+    offline = line.replace("python -m pip install ", "python -m pip install --no-index --no-build-isolation ")
+    assert offline != line
+
+    venv = new_venv(tmp_path)
+    env = venv.pip_env() | {"OVERRIDE": "", "KERNELINDEX_PIN": check["env"]["KERNELINDEX_PIN"], "HOME": str(tmp_path)}
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", offline], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert venv.run("kernelindex", "--help", cwd=elsewhere).stdout.startswith("Usage: kernelindex [OPTIONS] COMMAND")
+    said = venv.run("kernelindex", "version", "--pip", cwd=elsewhere)
+    assert said.stdout == requirement + "\n"
+    assert said.stderr == f"kernelindex: note: it names {clone} on this machine\n"
+    # The installed templates are the documented ones: given the pin, it writes what was just installed from.
+    manifests = tmp_path / "manifests"
+    _git(tmp_path, "init", "--quiet", str(manifests))
+    venv.run("kernelindex", "workflows", str(manifests), "--pin", requirement, cwd=elsewhere)
+    assert (manifests / ".github" / "workflows" / "kernelindex-check.yml").read_text() == written
+    # Without one, it will not pin a path of this machine into a workflow that runs on GitHub's.
+    (manifests / ".github" / "workflows" / "kernelindex-check.yml").unlink()
+    refused = venv.run("kernelindex", "workflows", str(manifests), cwd=elsewhere, check=False)
+    assert refused.returncode == 1 and "installs only on this machine" in refused.stderr
+    assert not (manifests / ".github" / "workflows" / "kernelindex-check.yml").exists()

@@ -80,24 +80,30 @@ def test_the_stages_hold_only_the_permissions_they_need() -> None:
 
 
 def test_the_install_needs_no_repository_variable() -> None:
-    """A fork's run gets no repository variable: the install falls back to the pinned release."""
+    """A fork's run gets no repository variable: the install falls back to the pin. Either reaches pip as one
+    argument, a direct reference's spaces and `@` included."""
     one = _workflow(STAGE_ONE)
     install = _step(one, "Install kernelindex")
     assert install["env"] == {"OVERRIDE": "${{ vars.KERNELINDEX_PIP_SPEC }}"}
+    assert one["env"]["KERNELINDEX_PIN"] == "kernelindex-registry==0.1.0"  # the template's, after a release
     script = install["run"]
-    for override, expected in (
-        ("", "kernelindex-registry==0.1.0"),
-        ("kernelindex-registry==9.9", "kernelindex-registry==9.9"),
+    shown = script.replace("python -m pip install --quiet", "printf '%s\\n'")
+    assert shown != script
+    direct = "kernelindex-registry @ git+file:///tmp/clone@" + "ab" * 20
+    for override, pin, expected in (
+        ("", one["env"]["KERNELINDEX_PIN"], "kernelindex-registry==0.1.0"),
+        ("kernelindex-registry==9.9", one["env"]["KERNELINDEX_PIN"], "kernelindex-registry==9.9"),
+        ("", direct, direct),
+        (direct, "kernelindex-registry==0.1.0", direct),
     ):
-        shown = script.replace("python -m pip install --quiet", "printf %s")
         out = subprocess.run(
             ["bash", "-c", shown],
-            env={"PATH": os.environ["PATH"], "OVERRIDE": override, "KERNELINDEX_PIN": one["env"]["KERNELINDEX_PIN"]},
+            env={"PATH": os.environ["PATH"], "OVERRIDE": override, "KERNELINDEX_PIN": pin},
             capture_output=True,
             text=True,
             check=True,
         ).stdout
-        assert out == expected
+        assert out.splitlines() == [expected]
 
 
 # Playing both stages -----------------------------------------------------------------------------------

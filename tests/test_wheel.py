@@ -26,7 +26,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import EMBEDDED_REPO
+from helpers import EMBEDDED_REPO, PROJECT_ROOT
 from test_docs_examples import EXAMPLES, subtree
 from wheels import DISTRIBUTION, Dists, Venv, new_venv
 
@@ -124,6 +124,23 @@ def test_schema_and_new_work_from_the_package(installed: Installed) -> None:
     first = (installed.elsewhere / "mine" / "run.yaml").read_text().splitlines()[0]
     assert first == "# yaml-language-server: $schema=schemas/benchmark-run.v1alpha1.schema.json"
     assert (installed.elsewhere / "mine" / "schemas" / "benchmark-run.v1alpha1.schema.json").read_text() == schema
+
+
+def test_an_install_by_name_pins_its_version(installed: Installed) -> None:
+    """No record of a URL (pip writes none for an install by name): the requirement is the version, and the
+    workflows it writes are the templates with that pin."""
+    version = _wheel_version(installed.wheel)
+    assert installed.run("version").stdout == f"{DISTRIBUTION} {version}\n"
+    assert installed.run("version", "--pip").stdout == f"{DISTRIBUTION}=={version}\n"
+    clone = installed.elsewhere / "manifests"
+    subprocess.run(["git", "init", "--quiet", str(clone)], check=True)
+    installed.run("workflows", str(clone))
+    for target, template in (("kernelindex-check.yml", "manifests-pr-check.yml"),
+                             ("kernelindex-report.yml", "manifests-pr-report.yml")):  # fmt: skip
+        expected = (PROJECT_ROOT / "docs" / template).read_text()
+        expected = expected.replace('  KERNELINDEX_PIN: "kernelindex-registry==0.1.0"\n',
+                                    f'  KERNELINDEX_PIN: "{DISTRIBUTION}=={version}"\n')  # fmt: skip
+        assert (clone / ".github" / "workflows" / target).read_text() == expected
 
 
 def _free_port() -> int:

@@ -103,12 +103,22 @@ class Venv:
     def bin(self) -> Path:
         return self.python.parent
 
-    def pip(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def pip_env(self) -> dict[str, str]:
+        """The environment pip runs in: this one's bin first on PATH, no configuration of the caller's."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
         env |= {"PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
         env["PIP_CACHE_DIR"] = str(self.root / "pip-cache")  # never a wheel built by another run
+        env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}"
+        return env
+
+    def pip(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
-            [str(self.python), "-m", "pip", *args], capture_output=True, text=True, env=env, check=False, timeout=600
+            [str(self.python), "-m", "pip", *args],
+            capture_output=True,
+            text=True,
+            env=self.pip_env(),
+            check=False,
+            timeout=600,
         )
         assert not check or done.returncode == 0, f"pip {' '.join(args)}: {done.stdout[-3000:]}{done.stderr[-3000:]}"
         return done

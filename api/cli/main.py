@@ -9,6 +9,7 @@ from kernelindex.cli import (
     checking,
     citing,
     exporting,
+    installing,
     lookup,
     reading,
     resolving,
@@ -40,6 +41,7 @@ app.add_typer(resolving.resolve_app, name="resolve")
 
 # In the order `kernelindex --help` lists them.
 app.command()(writing.init)
+app.command()(installing.workflows)
 app.command()(schemas.schema)
 app.command()(schemas.new)
 app.command()(reading.digest)
@@ -58,6 +60,7 @@ app.command()(serving.serve)
 app.command()(exporting.export)
 app.command()(serving.mcp)
 app.command()(citing.cite)
+app.command()(installing.version)
 for name, command in sources.COMMANDS:
     import_app.command(name)(command)
 
