@@ -293,7 +293,7 @@ def test_workflows_refuses_a_pin_that_is_not_a_requirement(runner: CliRunner, ma
 def installed_as(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     """Make this installation's record the one given (the command reads `distribution("kernelindex-registry")`)."""
 
-    def install(record: Mapping[str, Any] | None) -> PathDistribution:
+    def install(record: Mapping[str, Any] | str | None) -> PathDistribution:
         found = _installation(tmp_path / "site", record, version="0.2.0")
         monkeypatch.setattr(installing, "distribution", lambda name: found if name == installing.DISTRIBUTION else None)
         return found
@@ -329,3 +329,17 @@ def test_workflows_will_not_pin_a_path_on_this_machine(runner: CliRunner, instal
     )
     note = _run(runner, "version", "--pip")
     assert note.stderr == "kernelindex: note: it names /srv/clones/kernelindex on this machine\n"
+
+
+def test_a_record_that_says_nothing_installable_is_said_so(
+    runner: CliRunner, installed_as: Any, manifests: Path
+) -> None:
+    installed_as({"url": "https://files.example.org/kernelindex", "what": {}})
+    for args in (["version", "--pip"], ["workflows", str(manifests)]):
+        refused = _run(runner, *args)
+        assert refused.exit_code == 1 and refused.stdout == ""
+        assert refused.stderr == (
+            "kernelindex: what installed kernelindex-registry is not known: its direct_url.json names neither a "
+            "repository, an archive nor a directory: https://files.example.org/kernelindex\n"
+        )
+    assert _run(runner, "version").stdout == "kernelindex-registry 0.2.0\n"  # the version needs no record
