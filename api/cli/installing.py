@@ -30,7 +30,7 @@ from importlib.metadata import Distribution, PackageNotFoundError, distribution
 from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 from urllib.request import url2pathname
 
 import typer
@@ -104,7 +104,7 @@ def provenance(dist: Distribution | None = None) -> Provenance:
 
 
 def _path(url: str) -> str:
-    return url2pathname(unquote(urlsplit(url).path))
+    return url2pathname(urlsplit(url).path)  # which undoes the URL's percent-escapes
 
 
 def _fragment(parts: list[str]) -> str:
