@@ -10,17 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import kernelindex
+from kernelindex.registry.embedded import EMBEDDED_REPO, PACKAGED_REPO
 
 __all__ = ["EMBEDDED_REPO", "PACKAGED_REPO", "REPO_ORIGINS", "Settings", "is_loopback", "parse_git_date"]
-
-_PACKAGE = Path(kernelindex.__file__).resolve().parent
-_CLONE_REPO = _PACKAGE.parent / "manifests.git"
-PACKAGED_REPO = _PACKAGE / "embedded" / "manifests.git"
-"""Where a wheel carries the embedded registry (setup.py copies the clone's `manifests.git` there)."""
-EMBEDDED_REPO = _CLONE_REPO if (_CLONE_REPO / "HEAD").is_file() or not PACKAGED_REPO.exists() else PACKAGED_REPO
-"""The registry shipped with the project (real data), served when nothing else is named: a clone's own
-`manifests.git`, or, installed from a wheel, the same repository inside the package."""
 
 REPO_ORIGINS = ("--repo", "KERNELINDEX_REPO", "./manifests.git", "the working directory", "embedded")
 
