@@ -1,7 +1,8 @@
 """The wheel is a product: built from a copy of the project (`python -m build`: the source distribution, then the wheel
 from it), installed in a fresh virtual environment in a temporary directory, and run from elsewhere with no clone in
 sight, it serves the embedded registry on `kernelindex serve` (the README's query answers as the README shows) and
-answers `schema`, `new`, `show`, `cite` and `lookup`.
+answers `schema`, `new`, `show`, `cite` and `lookup`. Installed read-only by one user and served by another, it
+serves all the same and writes nothing into the install.
 
 No network: the build backend comes from this environment (`--no-isolation`), and so do the wheel's dependencies
 (a `.pth` file in the new environment names this one's site-packages, where path entries are added but none of
@@ -16,9 +17,11 @@ import json
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 import zipfile
 from dataclasses import dataclass
@@ -28,6 +31,7 @@ import httpx
 import pytest
 from helpers import EMBEDDED_REPO, PROJECT_ROOT
 from test_docs_examples import EXAMPLES, subtree
+from users import as_user, give_away, needs_root, unused_ids
 
 from kernelindex import registry
 
@@ -84,7 +88,8 @@ def _copy_of_the_project(target: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built from a copy of the project (the source distribution, then the wheel from it)."""
     root = tmp_path_factory.mktemp("wheel")
     source, dist = root / "src", root / "dist"
     _copy_of_the_project(source)
@@ -94,17 +99,22 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
         capture_output=True,
     )
     shutil.rmtree(source)  # nothing of the project is left but the wheel
-    (wheel,) = dist.glob("*.whl")
-    venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
+    (built,) = dist.glob("*.whl")
+    return built
+
+
+def _install(wheel: Path, venv: Path, python: str) -> None:
+    """A fresh virtual environment of `python` at `venv` with the wheel installed, and this environment's packages
+    for its dependencies (the module's docstring says how)."""
+    subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True)
+    target = venv / "bin" / "python"
     subprocess.run(
         [
             sys.executable,
             "-m",
             "pip",
             "--python",
-            str(python),
+            str(target),
             "install",
             "--quiet",
             "--no-deps",
@@ -115,12 +125,23 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
         capture_output=True,
     )
     purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        [str(target), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.strip()
-    (Path(purelib) / "zz-dependencies-of-the-test.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (Path(purelib) / "zz-dependencies-of-the-test.pth").write_text(_DEPENDENCIES + "\n")
+
+
+_DEPENDENCIES = sysconfig.get_paths()["purelib"]
+"""Where this environment's packages are: the installed wheel's dependencies."""
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    root = tmp_path_factory.mktemp("installed")
+    venv = root / "venv"
+    _install(wheel, venv, sys.executable)
     elsewhere, home = root / "elsewhere", root / "home"
     elsewhere.mkdir()
     home.mkdir()
@@ -194,17 +215,13 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_serve_answers_the_readme_query(installed: Installed) -> None:
+def _serve_the_readme_query(command: list[str], env: dict[str, str], cwd: Path, api: Installed | None = None) -> str:
+    """Run `command` (a `kernelindex serve`) until /healthz answers, ask it the README's query (and, given `api`, a
+    lookup through it); stop it (SIGTERM: it stops as an operator stops it). Its first lines, on stderr."""
     (readme,) = [e for e in EXAMPLES if e.where.startswith("README.md")]
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [str(installed.venv / "bin" / "kernelindex"), "serve", "--port", str(port)],
-        cwd=installed.elsewhere,
-        env=installed.env,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = subprocess.Popen([*command, "--port", str(port)], cwd=cwd, env=env, stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
     try:
         deadline = time.monotonic() + 180
@@ -221,14 +238,100 @@ def test_serve_answers_the_readme_query(installed: Installed) -> None:
         assert subtree(readme.shown, answer) == []
         schema = httpx.get(f"{url}/schemas/benchmark-run.v1alpha1.schema.json", timeout=30)
         assert schema.headers["content-type"] == "application/schema+json"
-        remote = json.loads(installed.run("lookup", "cohort", SEED_COHORT, "--api", url, "--json").stdout)
-        assert remote["cohort"]["key"] == SEED_COHORT
+        if api is not None:
+            remote = json.loads(api.run("lookup", "cohort", SEED_COHORT, "--api", url, "--json").stdout)
+            assert remote["cohort"]["key"] == SEED_COHORT
     finally:
         process.terminate()
         process.wait(timeout=60)
         banner = process.stderr.read()
         process.stderr.close()
+    return banner
+
+
+def _served(banner: str) -> Path:
+    """The registry a server said it serves, on its first line."""
     line = next(line for line in banner.splitlines() if line.startswith("kernelindex: serving "))
-    served = Path(line.removeprefix("kernelindex: serving ").split(" (")[0])
-    assert "(the embedded registry)" in line and served.is_relative_to(installed.venv)
+    assert "(the embedded registry)" in line, line
+    return Path(line.removeprefix("kernelindex: serving ").split(" (")[0])
+
+
+def test_serve_answers_the_readme_query(installed: Installed) -> None:
+    command = [str(installed.venv / "bin" / "kernelindex"), "serve"]
+    served = _served(_serve_the_readme_query(command, installed.env, installed.elsewhere, installed))
+    assert served.is_relative_to(installed.venv)
     assert os.path.basename(served) == "manifests.git"
+
+
+def _files(root: Path) -> dict[str, str]:
+    """Every file, link and folder under `root`, each with what it holds (a digest, a link's target)."""
+    found: dict[str, str] = {}
+    for folder, folders, files in os.walk(root):
+        for name in folders + files:
+            path = Path(folder, name)
+            where = str(path.relative_to(root))
+            if path.is_symlink():
+                found[where] = "-> " + os.readlink(path)
+            elif path.is_dir():
+                found[where] = "folder"
+            else:
+                found[where] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def _open_to_others(path: Path) -> bool:
+    """Whether any user may reach `path` (its real path) by the permission bits: every folder above it searchable by
+    others, and the path itself readable and, when it is a program, executable by them."""
+    real = path.resolve()
+    wanted = stat.S_IROTH | (stat.S_IXOTH if real.is_dir() or os.access(real, os.X_OK) else 0)
+    try:
+        return (real.stat().st_mode & wanted) == wanted and all(p.stat().st_mode & stat.S_IXOTH for p in real.parents)
+    except OSError:
+        return False
+
+
+def _python_for(uid: int) -> str:
+    """An interpreter of this Python that another user can run with this environment's packages (the installed
+    wheel's dependencies). None may be at hand: this one may live in root's home, and so may the packages."""
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    probe = f"import sys; sys.path.insert(0, {_DEPENDENCIES!r}); import pygit2, uvicorn; print(sys.version_info[:2])"
+    candidates = [f"/usr/bin/python{version}", f"/usr/local/bin/python{version}", sys.executable]
+    if _open_to_others(Path(_DEPENDENCIES)):
+        for candidate in dict.fromkeys(c for c in candidates if Path(c).is_file() and _open_to_others(Path(c))):
+            ran = subprocess.run(
+                [*as_user(uid), candidate, "-S", "-c", probe], cwd="/", capture_output=True, text=True, check=False
+            )
+            if ran.returncode == 0 and ran.stdout.strip() == str(sys.version_info[:2]):
+                return candidate
+    pytest.skip(f"no Python {version} another user can run with {_DEPENDENCIES} (both must be open to others)")
+
+
+@needs_root
+def test_a_read_only_install_by_one_user_serves_another(wheel: Path) -> None:
+    """A wheel installed by one user and served by another, with the install read-only, answers the README's query,
+    and the install folder holds the same files before and after: the server's caches are in its own user's cache
+    folder. The users are ids no account has (tests/users.py); pytest's folders are root's alone, so this one is
+    made in the system's temporary folder, where another user can reach it."""
+    installer, server = unused_ids(2)
+    python = _python_for(server)
+    top = Path(tempfile.mkdtemp(prefix="kernelindex-wheel-"))
+    try:
+        top.chmod(0o755)
+        venv, home = top / "venv", top / "home"
+        _install(wheel, venv, python)
+        give_away(venv, installer)
+        subprocess.run(["chmod", "-R", "a-w", str(venv)], check=True)
+        (home / "elsewhere").mkdir(parents=True)
+        give_away(home, server)
+        before = _files(venv)
+        env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
+        command = [*as_user(server), str(venv / "bin" / "kernelindex"), "serve"]
+        served = _served(_serve_the_readme_query(command, env, home / "elsewhere"))
+        assert _files(venv) == before
+        assert served.is_relative_to(venv) and served.stat().st_uid == installer
+        key = f"manifests.git-{hashlib.sha256(str(served.resolve()).encode()).hexdigest()[:16]}"
+        folder = home / ".cache" / "kernelindex" / key
+        assert sorted(p.name for p in folder.iterdir()) == ["graphcache", "integrity"]
+        assert {p.stat().st_uid for p in (folder, *folder.iterdir())} == {server}
+    finally:
+        shutil.rmtree(top)
