@@ -25,11 +25,14 @@ import tempfile
 import time
 import zipfile
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import httpx
 import pytest
 from helpers import EMBEDDED_REPO, PROJECT_ROOT
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from test_docs_examples import EXAMPLES, subtree
 from users import as_user, give_away, needs_root, unused_ids
 
@@ -103,9 +106,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-def _install(wheel: Path, venv: Path, python: str) -> None:
+def _install(wheel: Path, venv: Path, python: str, *, copy_dependencies: bool = False) -> None:
     """A fresh virtual environment of `python` at `venv` with the wheel installed, and this environment's packages
-    for its dependencies (the module's docstring says how)."""
+    for its dependencies: named by a `.pth` file (the module's docstring says how), or copied into it."""
     subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True)
     target = venv / "bin" / "python"
     subprocess.run(
@@ -130,9 +133,36 @@ def _install(wheel: Path, venv: Path, python: str) -> None:
         text=True,
         check=True,
     ).stdout.strip()
-    (Path(purelib) / "zz-dependencies-of-the-test.pth").write_text(_DEPENDENCIES + "\n")
+    if copy_dependencies:
+        _copy_dependencies(Path(purelib))
+    else:
+        (Path(purelib) / "zz-dependencies-of-the-test.pth").write_text(_DEPENDENCIES + "\n")
 
 
+def _copy_dependencies(site: Path) -> None:
+    """Copy into `site` every file of the distributions the project requires, and those they require (with the
+    extras asked for), as this environment has them installed."""
+    found: dict[str, frozenset[str]] = {}
+    wanted: list[tuple[str, frozenset[str]]] = [(_PROJECT, frozenset())]
+    while wanted:
+        name, extras = wanted.pop()
+        key = canonicalize_name(name)
+        if key in found and extras <= found[key]:
+            continue
+        found[key] = found.get(key, frozenset()) | extras
+        for text in metadata.distribution(name).requires or []:
+            required = Requirement(text)
+            if required.marker is None or any(required.marker.evaluate({"extra": e}) for e in {"", *extras}):
+                wanted.append((required.name, frozenset(required.extras)))
+    for listed in sorted(found.keys() - {canonicalize_name(_PROJECT)}):  # the project itself: from the wheel
+        distribution = metadata.distribution(listed)
+        for file in distribution.files or []:
+            if ".." not in file.parts:  # a script or data file outside site-packages
+                (site / file).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(Path(str(distribution.locate_file(file))), site / file)
+
+
+_PROJECT = "kernelindex-registry"
 _DEPENDENCIES = sysconfig.get_paths()["purelib"]
 """Where this environment's packages are: the installed wheel's dependencies."""
 
@@ -291,34 +321,36 @@ def _open_to_others(path: Path) -> bool:
 
 
 def _python_for(uid: int) -> str:
-    """An interpreter of this Python that another user can run with this environment's packages (the installed
-    wheel's dependencies). None may be at hand: this one may live in root's home, and so may the packages."""
+    """An interpreter of this Python (the version the copied packages are built for) that user `uid` can run: this
+    one may live in root's home."""
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    probe = f"import sys; sys.path.insert(0, {_DEPENDENCIES!r}); import pygit2, uvicorn; print(sys.version_info[:2])"
     candidates = [f"/usr/bin/python{version}", f"/usr/local/bin/python{version}", sys.executable]
-    if _open_to_others(Path(_DEPENDENCIES)):
-        for candidate in dict.fromkeys(c for c in candidates if Path(c).is_file() and _open_to_others(Path(c))):
-            ran = subprocess.run(
-                [*as_user(uid), candidate, "-S", "-c", probe], cwd="/", capture_output=True, text=True, check=False
-            )
-            if ran.returncode == 0 and ran.stdout.strip() == str(sys.version_info[:2]):
-                return candidate
-    pytest.skip(f"no Python {version} another user can run with {_DEPENDENCIES} (both must be open to others)")
+    for candidate in dict.fromkeys(c for c in candidates if Path(c).is_file() and _open_to_others(Path(c))):
+        ran = subprocess.run(
+            [*as_user(uid), candidate, "-c", "import sys; print(sys.version_info[:2])"],
+            cwd="/",
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if ran.returncode == 0 and ran.stdout.strip() == str(sys.version_info[:2]):
+            return candidate
+    pytest.skip(f"no Python {version} that another user can run (its folders must be open to others)")
 
 
 @needs_root
 def test_a_read_only_install_by_one_user_serves_another(wheel: Path) -> None:
     """A wheel installed by one user and served by another, with the install read-only, answers the README's query,
     and the install folder holds the same files before and after: the server's caches are in its own user's cache
-    folder. The users are ids no account has (tests/users.py); pytest's folders are root's alone, so this one is
-    made in the system's temporary folder, where another user can reach it."""
+    folder. The users are ids no account has (tests/users.py). pytest's folders are root's alone, and so may this
+    environment be, so the install is made in the system's temporary folder with its dependencies copied in."""
     installer, server = unused_ids(2)
     python = _python_for(server)
     top = Path(tempfile.mkdtemp(prefix="kernelindex-wheel-"))
     try:
         top.chmod(0o755)
         venv, home = top / "venv", top / "home"
-        _install(wheel, venv, python)
+        _install(wheel, venv, python, copy_dependencies=True)  # this environment may be out of the user's reach
         give_away(venv, installer)
         subprocess.run(["chmod", "-R", "a-w", str(venv)], check=True)
         (home / "elsewhere").mkdir(parents=True)
