@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 
 from bench import peers
-from bench.synth import CACHE, EMBEDDED, stored_bytes_at_head, synthetic_registry
+from bench.synth import CACHE, EMBEDDED, STATE, stored_bytes_at_head, synthetic_registry
 from bench.wrk import VARY, Histogram, Request, percentile, read_histogram, run_wrk, wrk_script
 
 __all__ = ["Result", "main"]
@@ -217,6 +217,8 @@ def _ours(repo: Path, *, workers: int = 1, cache: bool = True) -> Any:
         str(port),
         "--workers",
         str(workers),
+        "--cache-dir",
+        str(STATE),
     ]
     return _server(
         command, {"KERNELINDEX_GRAPH_CACHE": "1" if cache else "0", "KERNELINDEX_POLL_SECONDS": "3600"}, port

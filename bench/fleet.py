@@ -146,7 +146,8 @@ class Replica:
 
     def start(self) -> None:
         command = [sys.executable, "-m", "kernelindex.cli", "serve", "--repo", str(self.repo), "--port", str(self.port),
-                   "--mirror", self.mirror_url, "--pid-file", str(self.pid_file), "--poll", "1"]  # fmt: skip
+                   "--mirror", self.mirror_url, "--pid-file", str(self.pid_file), "--poll", "1",
+                   "--cache-dir", str(self.repo.parent / "cache")]  # fmt: skip
         self.pid_file.unlink(missing_ok=True)
         self.process = _start(command, self.log, {"KERNELINDEX_GRAPH_CACHE": "1"})
 

@@ -30,6 +30,7 @@ def cold(repo: Path) -> dict[str, float]:
 
     As on any start but a registry's first, the head's integrity is already recorded (a first
     start also runs the full check: `integrity` measures it)."""
+    from bench.synth import STATE
     from kernelindex.registry.integrity import IntegrityRecord, record_path
     from kernelindex.registry.snapshots import Snapshots
     from kernelindex.registry.store import GitStore
@@ -39,10 +40,10 @@ def cold(repo: Path) -> dict[str, float]:
     assert head is not None
     # As every start and refresh records it: the commit and its fan-out trees (without them, the load
     # would list the trees and write the record again, ~3 ms that a restart does not spend).
-    IntegrityRecord(record_path(repo)).write(head, store.fan_out_trees(head))
+    IntegrityRecord(record_path(repo, STATE)).write(head, store.fan_out_trees(head))
     store.release()
     started = time.perf_counter()
-    snapshots = Snapshots(repo)
+    snapshots = Snapshots(repo, cache_root=STATE)
     snapshots.load()
     done = time.perf_counter()
     return {"seconds": done - started, "nodes": len(snapshots.head.nodes)}
@@ -132,7 +133,7 @@ def floor(repo: Path) -> dict[str, float]:
 def incremental(repo: Path) -> dict[str, float]:
     """Serve head, add a commit of 100 manifests (new runs in existing cohorts, new implementations
     with them), refresh; report the refresh time. main is restored afterwards."""
-    from bench.synth import write_commit
+    from bench.synth import STATE, write_commit
     from kernelindex import registry
     from kernelindex.registry.nodes import Run
     from kernelindex.registry.snapshots import Snapshots
@@ -141,7 +142,7 @@ def incremental(repo: Path) -> dict[str, float]:
     store = GitStore(repo)
     original = store.head()
     assert original is not None
-    snapshots = Snapshots(repo)
+    snapshots = Snapshots(repo, cache_root=STATE)
     snapshots.load()
     graph = snapshots.head
     # What every server does in the background right after a start (kernelindex.service.server): rank every cohort and

@@ -88,11 +88,12 @@ def _queries(graph: Any) -> dict[str, str]:
 def probe(repo: Path, repeats: int) -> dict[str, Any]:
     import orjson
 
+    from bench.synth import STATE
     from kernelindex.registry.errors import SearchTooLarge
     from kernelindex.registry.search import parse_query, search_runs
     from kernelindex.registry.snapshots import Snapshots
 
-    snapshots = Snapshots(repo)
+    snapshots = Snapshots(repo, cache_root=STATE)
     snapshots.load()
     graph, store = snapshots.head, snapshots.store()
     read: dict[str, Mapping[str, Any]] = {}

@@ -32,9 +32,12 @@ from kernelindex.registry.canonical import manifest_digest, stored_json
 from kernelindex.registry.manifest import manifest_path
 from kernelindex.registry.store import GitStore
 
-__all__ = ["CACHE", "EMBEDDED", "oids_at_head", "stored_bytes_at_head", "synthetic_registry", "write_commit"]
+__all__ = ["CACHE", "EMBEDDED", "STATE", "oids_at_head", "stored_bytes_at_head", "synthetic_registry", "write_commit"]
 
 CACHE = Path(os.environ.get("BENCH_CACHE") or Path(__file__).resolve().parent / "cache")
+STATE = CACHE / "state"
+"""The cache folders of the registries the bench serves and probes (`serve --cache-dir`): kept with them, never
+in the user's cache folder."""
 EMBEDDED = Path(__file__).resolve().parent.parent / "manifests.git"
 _COPIED = {
     "OperationSpec",

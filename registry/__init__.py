@@ -21,6 +21,7 @@ from kernelindex.registry.errors import (
     StoreBusy,
     StoreCorrupt,
     StoreNotFound,
+    StoreNotOwned,
     UnknownKind,
 )
 from kernelindex.registry.kinds import KINDS, KindInfo
@@ -51,6 +52,7 @@ __all__ = [
     "StoreBusy",
     "StoreCorrupt",
     "StoreNotFound",
+    "StoreNotOwned",
     "TrustChain",
     "UnknownKind",
     "canonical_json",

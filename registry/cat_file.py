@@ -22,6 +22,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
+from kernelindex.registry.embedded import git_command
 from kernelindex.registry.errors import StoreCorrupt
 
 __all__ = ["CatFile", "answers", "start_batch", "widen_pipe"]
@@ -109,7 +110,7 @@ def start_batch(git_dir: Path) -> subprocess.Popen[bytes]:
     """`git cat-file --batch` of a repository, its answers' pipe widened (`widen_pipe`)."""
     env = {**os.environ, "GIT_DIR": str(git_dir), "GIT_TERMINAL_PROMPT": "0"}
     process = subprocess.Popen(
-        ["git", "cat-file", "--batch"],
+        [*git_command(git_dir), "cat-file", "--batch"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ __all__ = [
     "StoreBusy",
     "StoreCorrupt",
     "StoreNotFound",
+    "StoreNotOwned",
     "UnknownKind",
     "UnknownMetric",
     "UnsupportedOperator",
@@ -139,6 +141,20 @@ class StoreNotFound(RegistryError, FileNotFoundError):
     def __init__(self, path: str, reason: str = "not a git repository") -> None:
         self.store_path = path
         super().__init__(f"registry not found: {path}: {reason}")
+
+
+class StoreNotOwned(RegistryError, PermissionError):
+    """A repository another user owns: libgit2 and git open it only once it is named a safe directory."""
+
+    def __init__(self, path: str, owner: str, user: str) -> None:
+        self.store_path = path
+        self.owner = owner
+        self.user = user
+        super().__init__(
+            f"registry not opened: {path}: it belongs to {owner} and this runs as {user}, and git and libgit2 refuse "
+            f"a repository another user owns; if you trust it, name it a safe directory: "
+            f"git config --global --add safe.directory {shlex.quote(path)}"
+        )
 
 
 class MirrorFailed(RegistryError):

@@ -1,4 +1,4 @@
-"""Catalog exports built once per commit and kept on disk, beside the repository (`<repo>.exports/`), with
+"""Catalog exports built once per commit and kept on disk, in the registry's cache folder (`exports/`), with
 their sha256, size and rows per table: a download (or a citation) of a commit's export after the first
 costs reading a file, not an export (3.7 s of CPU for the embedded registry).
 
@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelindex.registry.cache_dir import cache_dir, make_folder
 from kernelindex.registry.export import ExportDigest, ExportPlan, produce
 
 __all__ = ["DEFAULT_BYTES", "FORMAT_VERSION", "CachedExport", "ExportCache", "exports_path"]
@@ -30,10 +31,9 @@ FORMAT_VERSION = "1"
 """Part of an entry's name: a change of what an export holds names new files."""
 
 
-def exports_path(repo_path: Path) -> Path:
-    """`manifests.git` -> `manifests.git.exports`, beside it."""
-    resolved = repo_path.resolve()
-    return resolved.with_name(resolved.name + ".exports")
+def exports_path(repo_path: Path, root: Path | None = None) -> Path:
+    """The exports of the registry at `repo_path`: `exports/` in its cache folder (`cache_dir`)."""
+    return cache_dir(repo_path, root) / "exports"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ class ExportCache:
         return found
 
     def _build(self, commit: str, plan: ExportPlan) -> CachedExport:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        make_folder(self.directory)
         data, measure = self._paths(commit)
         token = f".{os.getpid()}.{threading.get_ident()}.partial"
         partial_data = data.with_name(data.name + token)

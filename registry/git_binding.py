@@ -12,11 +12,17 @@ Should libgit2 ever be asked for HTTPS, it would refuse every certificate rather
 
 The import runs once, when `kernelindex.registry.store` is first imported (before a server starts its threads); a
 process that imported pygit2 earlier keeps the store it built.
+
+Every repository is opened here (`open_repository`). libgit2 refuses a repository that another user owns (its owner
+validation, git's `safe.directory` rule); the embedded registry is opened without that check
+(`kernelindex.registry.embedded` says why). The switch is process-wide, so it is turned off only while that one
+repository is opened, and every open holds the same lock: no other repository is ever opened while it is off.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 
 _TRUST_STORE = "SSL_CERT_FILE"
 """OpenSSL's variable for the CA bundle; Python's `ssl.get_default_verify_paths` reads it too."""
@@ -31,4 +37,33 @@ finally:
     else:
         os.environ[_TRUST_STORE] = _before
 
-__all__ = ["pygit2"]
+__all__ = ["init_repository", "open_repository", "pygit2"]
+
+_Option = pygit2.enums.Option
+_OPENING = threading.Lock()
+"""Held by every open: libgit2's owner validation is process-wide, and off only inside `open_repository`."""
+
+
+def open_repository(path: str, *, vouched: bool = False) -> pygit2.Repository:
+    """`pygit2.Repository(path)`; `vouched`: without libgit2's check that the current user owns it.
+
+    Raises:
+        pygit2.GitError: as `pygit2.Repository` (not a repository; owned by another user, when not vouched for).
+    """
+    with _OPENING:
+        if not vouched:
+            return pygit2.Repository(path)
+        # `pygit2.option`, not `pygit2.settings.owner_validation`: the property is younger than pygit2 1.15.
+        before = bool(pygit2.option(_Option.GET_OWNER_VALIDATION))
+        pygit2.option(_Option.SET_OWNER_VALIDATION, False)
+        try:
+            return pygit2.Repository(path)
+        finally:
+            pygit2.option(_Option.SET_OWNER_VALIDATION, before)
+
+
+def init_repository(path: str) -> None:
+    """A new empty bare repository whose HEAD is `main` (under the same lock: nothing is opened while the check is
+    off)."""
+    with _OPENING:
+        pygit2.init_repository(path, bare=True, initial_head="main")

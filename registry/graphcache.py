@@ -1,4 +1,5 @@
-"""The warm-start cache: a derived graph and its publication record, saved next to the repository.
+"""The warm-start cache: a derived graph and its publication record, saved in the registry's cache folder
+(`kernelindex.registry.cache_dir`).
 
 A cache file is keyed by the commit it describes and by the code that derived it (a hash of
 the modules that compute derived facts), written atomically, and ignored whenever it is
@@ -12,7 +13,7 @@ with their rankings and ledgers, names, the indexes, the publication record), bu
 checks the CRC; what requests touch is decoded as they touch it. Rows are plain tuples, lists, sets
 and dicts (`marshal` shares repeated strings and reads ~10x faster than unpickling), turned back
 into nodes with `tuple.__new__`. Like any such file it must be as protected as the code itself: it
-lives beside the repository, written only by the server that reads it.
+lives in a folder of the user who serves, written only by the server that reads it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelindex.registry import nodes as n
+from kernelindex.registry.cache_dir import cache_dir, make_folder
 from kernelindex.registry.cohorts import Primary, Ranked, RecordEvent, Trust
 from kernelindex.registry.graph import Cohort, Graph, Index, Mainline, RunFacts
 from kernelindex.registry.lazymap import LazyMap, write_buckets
@@ -63,10 +65,9 @@ def code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
-def cache_path(repo_path: Path) -> Path:
-    """`manifests.git` -> `manifests.git.graphcache`, beside it."""
-    resolved = repo_path.resolve()
-    return resolved.with_name(resolved.name + ".graphcache")
+def cache_path(repo_path: Path, root: Path | None = None) -> Path:
+    """The warm-start cache of the registry at `repo_path`: `graphcache` in its cache folder (`cache_dir`)."""
+    return cache_dir(repo_path, root) / "graphcache"
 
 
 _MAGIC = b"KIGRAPH\x03"
@@ -248,9 +249,11 @@ def materialize(graph: Graph, publication: Publication, pause: Callable[[], obje
 
 
 def save_cache(path: Path, graph: Graph, publication: Publication) -> bool:
-    """Write the cache atomically; False (and nothing written) if the directory is not writable."""
+    """Write the cache atomically (its folder made if missing); False (and nothing written) if the folder cannot be
+    made or written."""
     data = encode(graph, publication)
     try:
+        make_folder(path.parent)
         handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     except OSError:
         return False

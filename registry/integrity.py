@@ -30,6 +30,7 @@ from pathlib import Path
 
 import orjson
 
+from kernelindex.registry.cache_dir import cache_dir, make_folder
 from kernelindex.registry.canonical import manifest_digest
 from kernelindex.registry.errors import Problem, RegistryError, StoreCorrupt
 from kernelindex.registry.kinds import KIND_BY_FOLDER
@@ -187,9 +188,10 @@ def summary(problems: list[Problem]) -> str:
     return f"{len(problems)} manifest(s) fail the integrity check: {shown}{more}"
 
 
-def record_path(repo_path: Path) -> Path:
-    """Where the last fully checked commit is recorded: beside the repository, like the warm cache."""
-    return repo_path.with_name(repo_path.name + ".integrity")
+def record_path(repo_path: Path, root: Path | None = None) -> Path:
+    """Where the last fully checked commit of the registry at `repo_path` is recorded: `integrity` in its cache
+    folder (`cache_dir`), with the warm-start cache."""
+    return cache_dir(repo_path, root) / "integrity"
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,13 +237,14 @@ class IntegrityRecord:
         return self.load()[0]
 
     def write(self, commit: str, trees: Mapping[str, str] | None = None) -> bool:
-        """Record `commit` (and the fan-out trees verified with it) atomically; False when the
-        directory is not writable (then every start checks again)."""
+        """Record `commit` (and the fan-out trees verified with it) atomically, the folder made if missing; False
+        when it cannot be made or written (then every start checks again)."""
         # One str joined and encoded once: a bytes line formatted per tree was ~0.9 ms of every refresh at 10x.
         listed = "".join([f"tree {key} {tree}\n" for key, tree in sorted((trees or {}).items())])
         body = _FORMAT + b"\ncommit " + commit.encode() + b"\n" + listed.encode()
         data = body + b"sha256 " + hashlib.sha256(body).hexdigest().encode() + b"\n"
         try:
+            make_folder(self.path.parent)
             fd, temporary = tempfile.mkstemp(prefix=self.path.name + ".", dir=self.path.parent)
         except OSError:
             return False

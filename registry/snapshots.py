@@ -289,9 +289,17 @@ class Snapshots:
     """
 
     def __init__(
-        self, repo_path: Path, *, capacity: int = 4, validate: bool = True, trust_root: bytes | None = None
+        self,
+        repo_path: Path,
+        *,
+        capacity: int = 4,
+        validate: bool = True,
+        trust_root: bytes | None = None,
+        cache_root: Path | None = None,
     ) -> None:
-        """`trust_root`: the operator's pinned maintainers policy (see `kernelindex.registry.trust`).
+        """`trust_root`: the operator's pinned maintainers policy (see `kernelindex.registry.trust`). `cache_root`:
+        where the registry's cache folder, with its integrity record, is made (`kernelindex.registry.cache_dir`;
+        None: the user's cache folder).
 
         Raises:
             RegistryError: the pinned trust root is not a readable policy.
@@ -309,7 +317,7 @@ class Snapshots:
         self._terms: dict[tuple[int, str], dict[str, str]] = {}
         self._head: Graph | None = None
         self._publication: Publication | None = None
-        self._record = IntegrityRecord(record_path(repo_path))
+        self._record = IntegrityRecord(record_path(repo_path, cache_root))
         self._verified: str | None = None
         self._known: dict[str, str] = {}  # fan-out trees verified sound (`kernelindex.registry.integrity`)
         self._verify_seconds = 0.0

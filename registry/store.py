@@ -18,6 +18,7 @@ import errno
 import fcntl
 import hashlib
 import os
+import pwd
 import re
 import secrets
 import socket
@@ -34,6 +35,7 @@ import orjson
 
 from kernelindex.registry.canonical import canonical_json
 from kernelindex.registry.cat_file import CatFile, answers, start_batch, widen_pipe
+from kernelindex.registry.embedded import git_command, is_embedded
 from kernelindex.registry.errors import (
     Problem,
     RegistryError,
@@ -42,8 +44,9 @@ from kernelindex.registry.errors import (
     StoreBusy,
     StoreCorrupt,
     StoreNotFound,
+    StoreNotOwned,
 )
-from kernelindex.registry.git_binding import pygit2
+from kernelindex.registry.git_binding import init_repository, open_repository, pygit2
 from kernelindex.registry.kinds import KIND_BY_FOLDER, KINDS
 from kernelindex.registry.manifest import Manifest, manifest_path
 from kernelindex.registry.provenance import CommitInfo, CommitMeta, Person, parse_trailers
@@ -78,6 +81,7 @@ _STALE_GIT_LOCKS = ("HEAD.lock", "packed-refs.lock", "index.lock", "config.lock"
 _STALE_LOCK_SECONDS = 2.0  # git's own commands hold a ref lock for milliseconds
 _SLASH = ord("/")
 _PULL_HEAD = re.compile(r"refs/pull/[0-9]+/head")  # a forge's pull request (registry/mirror.py fetches them)
+_NOT_OWNED = re.compile(r"repository path '(?P<path>.+)' is not owned by current user")  # libgit2's owner check
 # A manifest file in `git log -z --name-only` output: `<kind-folder>/<fan>/<64 characters>.json`, each
 # path after a NUL (and the first after a newline), as the publication replay reads fan-out trees.
 # The pattern opens with that NUL (the text searched starts at the one after the commit id): a literal
@@ -165,16 +169,23 @@ class GitStore:
         self._writer_depth = 0
         self._names: dict[tuple[str, str], dict[str, str]] = {}
         try:
-            self._repo = pygit2.Repository(str(self._path))
-        except (pygit2.GitError, KeyError) as exc:
+            # The embedded registry is the package's own data, whoever installed it (`kernelindex.registry.embedded`).
+            self._repo = open_repository(str(self._path), vouched=is_embedded(self._path))
+        except pygit2.GitError as exc:
+            refused = _NOT_OWNED.search(str(exc))
+            if refused is not None:
+                raise StoreNotOwned(refused["path"], _owner_of(Path(refused["path"])), _user()) from exc
             raise StoreNotFound(str(self._path)) from exc
+        except KeyError as exc:
+            raise StoreNotFound(str(self._path)) from exc
+        self._command = git_command(self.git_dir)  # how each git subprocess starts against this repository
 
     @classmethod
     def init(cls, path: str | os.PathLike[str]) -> GitStore:
         """Create an empty bare repository whose HEAD is `main` (or open the one already there)."""
         target = Path(path)
         if not (target / "HEAD").exists() and not (target / ".git").exists():
-            pygit2.init_repository(str(target), bare=True, initial_head="main")
+            init_repository(str(target))
         return cls(target)
 
     @property
@@ -544,14 +555,14 @@ class GitStore:
         if not folders:  # `ls-tree -- ` with no paths would list everything
             return
         lister = subprocess.Popen(
-            ["git", "ls-tree", "-r", "--format=%(objectname) %(objectmode) %(path)", commit, "--", *folders],
+            [*self._command, "ls-tree", "-r", "--format=%(objectname) %(objectmode) %(path)", commit, "--", *folders],
             stdout=subprocess.PIPE,
             env=env,
         )
         assert lister.stdout is not None
         try:
             reader = subprocess.Popen(
-                ["git", "cat-file", "--buffer", "--batch=%(objectname) %(objecttype) %(objectsize) %(rest)"],
+                [*self._command, "cat-file", "--buffer", "--batch=%(objectname) %(objecttype) %(objectsize) %(rest)"],
                 stdin=lister.stdout,
                 stdout=subprocess.PIPE,
                 env=env,
@@ -1177,7 +1188,7 @@ class GitStore:
         """
         env = {**os.environ, "GIT_DIR": str(self.git_dir), "GIT_TERMINAL_PROMPT": "0"}
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            process = subprocess.run(["git", *args], stdout=out, stderr=err, env=env, check=False)
+            process = subprocess.run([*self._command, *args], stdout=out, stderr=err, env=env, check=False)
             out.seek(0)
             err.seek(0)
             result = subprocess.CompletedProcess(process.args, process.returncode, out.read(), err.read())
@@ -1189,7 +1200,9 @@ class GitStore:
         self, *args: str, stdin: bytes | None = None, check: bool = True, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[bytes]:
         env = {**os.environ, "GIT_DIR": str(self.git_dir), "GIT_TERMINAL_PROMPT": "0"}
-        result = subprocess.run(["git", *args], input=stdin, capture_output=True, env=env, check=False, cwd=cwd)
+        result = subprocess.run(
+            [*self._command, *args], input=stdin, capture_output=True, env=env, check=False, cwd=cwd
+        )
         if check and result.returncode != 0:
             raise RegistryError(f"git {args[0]} failed: {result.stderr.decode(errors='replace').strip()}")
         return result
@@ -1220,6 +1233,27 @@ class _TreeLookup:
 
     def find_operation(self, kinds: tuple[str, ...], digest: str) -> tuple[bool, str | None]:
         return operation_found(self.find_document(kinds, digest))
+
+
+def _owner_of(path: Path) -> str:
+    """Who owns `path`, in words: `alice (uid 1000)`, or the uid alone when it has no name here."""
+    try:
+        uid = path.stat().st_uid
+    except OSError:
+        return "another user"
+    return _named(uid)
+
+
+def _user() -> str:
+    """Who this process runs as, in words (`_owner_of`'s form)."""
+    return _named(os.geteuid())
+
+
+def _named(uid: int) -> str:
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
 
 
 def _alive(pid: int) -> bool:

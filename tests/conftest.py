@@ -46,9 +46,13 @@ def _embedded_registry_untouched() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _no_default_registry(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Every test (and every subprocess it starts) sees a default registry that does not exist:
-    the CLI and settings can only reach a repository a test names with --repo or a path."""
+    the CLI and settings can only reach a repository a test names with --repo or a path. Their caches go to a
+    user cache folder of the session's (`$XDG_CACHE_HOME`), never the user's own."""
     nowhere = tmp_path_factory.getbasetemp() / "no-registry-here" / "manifests.git"
     monkeypatch.setenv("KERNELINDEX_REPO", str(nowhere))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "user-cache"))
+    monkeypatch.delenv("KERNELINDEX_CACHE_DIR", raising=False)
+    monkeypatch.delenv("KERNELINDEX_EXPORT_CACHE", raising=False)
     for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("KERNELINDEX_DEBUG", raising=False)

@@ -49,7 +49,7 @@ def serve(
     **settings: object,
 ) -> Iterator[Running]:
     """Start the app for `repo` on a free loopback port; stop it afterwards. Its exports are kept in a
-    temporary directory (never beside the embedded registry); the background preparation of search is off
+    temporary directory of its own (no export outlives the server); the background preparation of search is off
     unless asked for (each server would spend a second of CPU on it)."""
     exports = tempfile.TemporaryDirectory(prefix="kernelindex-exports-")
     settings.setdefault("export_cache", Path(exports.name))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import os
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from helpers import basic_scenario, commit_manifests, make_attestation, make_ret
 
 from kernelindex import registry
 from kernelindex.registry import graphcache
+from kernelindex.registry.cache_dir import cache_dir
 from kernelindex.registry.cohorts import Primary
 from kernelindex.registry.graph import Graph
 from kernelindex.registry.lazymap import LazyMap
@@ -61,8 +64,11 @@ def test_a_graph_with_lifecycle_overlays_reads_back_the_same(basic_store: regist
 def test_a_saved_cache_loads_while_main_contains_it(basic_store: registry.GitStore) -> None:
     graph, publication = _built(basic_store)
     path = graphcache.cache_path(basic_store.path)
-    assert path == basic_store.path.resolve().with_name("manifests.git.graphcache")
+    # In the registry's folder of the user's cache folder (the session's, tests/conftest.py), nothing beside the registry.
+    assert path == cache_dir(basic_store.path) / "graphcache"
+    assert path.parent.parent == Path(os.environ["XDG_CACHE_HOME"]) / "kernelindex"
     assert graphcache.save_cache(path, graph, publication)
+    assert sorted(p.name for p in basic_store.path.parent.iterdir()) == ["manifests.git"]
     loaded = graphcache.load_cache(path, basic_store)
     assert loaded is not None and loaded[0].commit == graph.commit
     # main moves forward: the cache is still a good start (the server moves it to main's head).
@@ -82,6 +88,7 @@ def test_a_saved_cache_loads_while_main_contains_it(basic_store: registry.GitSto
 def test_a_damaged_cache_is_ignored(basic_store: registry.GitStore, damage: Any) -> None:
     graph, publication = _built(basic_store)
     path = graphcache.cache_path(basic_store.path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(damage(graphcache.encode(graph, publication)))
     assert graphcache.load_cache(path, basic_store) is None
 
@@ -130,9 +137,13 @@ def test_an_unwritable_directory_writes_nothing(basic_store: registry.GitStore, 
     assert list((taken / "manifests.git.graphcache").iterdir()) == []
 
 
-def test_a_missing_directory_writes_nothing(basic_store: registry.GitStore, tmp_path: Path) -> None:
+def test_a_missing_folder_is_made_for_this_user_only(basic_store: registry.GitStore, tmp_path: Path) -> None:
+    """A registry's first cache makes its folder (and the cache root above it), readable by its user alone."""
     graph, publication = _built(basic_store)
-    assert not graphcache.save_cache(tmp_path / "absent" / "manifests.git.graphcache", graph, publication)
+    path = tmp_path / "root" / "registry" / "graphcache"
+    assert graphcache.save_cache(path, graph, publication)
+    assert graphcache.load_cache(path, basic_store) is not None
+    assert [stat.S_IMODE(p.stat().st_mode) for p in (path.parent.parent, path.parent)] == [0o700, 0o700]
 
 
 def test_a_cached_graph_decodes_only_the_buckets_it_is_asked_for(embedded: registry.GitStore, tmp_path: Path) -> None:
@@ -174,6 +185,7 @@ def test_damage_anywhere_in_the_buckets_is_found_before_serving(basic_store: reg
     path = graphcache.cache_path(basic_store.path)
     data = bytearray(graphcache.encode(graph, publication))
     data[int(len(data) * where)] ^= 0x01
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(bytes(data))
     assert graphcache.load_cache(path, basic_store) is None
 

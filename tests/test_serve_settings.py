@@ -1,6 +1,6 @@
 """`kernelindex serve`'s settings, each observed taking effect on a real server process: the interface
-(`KERNELINDEX_HOST`), the port, the worker processes, the base URL of permalinks and the poll of main;
-the command-line options beat the environment; a malformed value is refused, naming the variable."""
+(`KERNELINDEX_HOST`), the port, the worker processes, the base URL of permalinks, the poll of main and the cache
+folder; the command-line options beat the environment; a malformed value is refused, naming the variable."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ from typer.testing import CliRunner
 
 from kernelindex import registry
 from kernelindex.cli import app as cli
+from kernelindex.cli.serving import CACHE_WARNING
 from kernelindex.core.settings import Settings
+from kernelindex.registry.cache_dir import cache_dir
 
 BASE = "https://registry.example.org"
 
@@ -229,3 +231,61 @@ def test_a_malformed_setting_is_a_usage_error(
     result = CliRunner().invoke(cli, [*command, "--repo", str(basic_store.path)])
     assert result.exit_code == 2, result.output
     assert "kernelindex: KERNELINDEX_PORT='80000': expected a whole number from 0 to 65,535" in result.output
+
+
+def _cached(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+@pytest.mark.slow  # two real server processes, each stopped to write its warm-start cache
+def test_the_cache_folder_is_the_options_else_the_environments(
+    basic_store: registry.GitStore, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    caches = tmp_path_factory.mktemp("caches")  # away from the repository, whose folder must stay as it is
+    option, environment = caches / "option", caches / "environment"
+    beside = _cached(basic_store.path.parent)
+    for args, expected in (([str(option)], option), ([], environment)):
+        port = _free_port("127.0.0.1")
+        env = {"KERNELINDEX_CACHE_DIR": str(environment), "KERNELINDEX_GRAPH_CACHE": "1", "KERNELINDEX_WATCH": "0"}
+        serve = ["--repo", str(basic_store.path), "--port", str(port), *(["--cache-dir", *args] if args else [])]
+        with _serving(serve, env, f"http://127.0.0.1:{port}"):
+            pass
+        assert _cached(cache_dir(basic_store.path, expected)) == ["graphcache", "integrity"]
+        assert _cached(expected) == [cache_dir(basic_store.path, expected).name]  # the registry's folder, and no other
+        if expected == option:
+            assert not environment.exists()
+    assert _cached(basic_store.path.parent) == beside  # nothing beside the repository
+
+
+def test_a_cache_folder_that_cannot_be_made_is_warned_about_and_served_without(
+    basic_store: registry.GitStore, tmp_path: Path
+) -> None:
+    """A file where the registry's folder would be (root ignores file permissions, and CI runs as root)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    folder = cache_dir(basic_store.path, root)
+    folder.write_text("in the way\n")
+    port = _free_port("127.0.0.1")
+    url = f"http://127.0.0.1:{port}"
+    with _serving(["--repo", str(basic_store.path), "--port", str(port), "--cache-dir", str(root)], {}, url) as server:
+        assert server.stderr is not None
+        os.set_blocking(server.stderr.fileno(), False)
+        printed = server.stderr.read().decode()
+        assert httpx.get(f"{url}/healthz", timeout=30).json()["serving"] == basic_store.head()
+    assert CACHE_WARNING.format(folder=folder, reason="File exists") in printed.splitlines()
+    assert folder.read_text() == "in the way\n"
+
+
+def test_a_cache_folder_that_is_a_file_is_a_usage_error(
+    basic_store: registry.GitStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = tmp_path / "a-file"
+    file.write_text("")
+    option = CliRunner().invoke(cli, ["serve", "--repo", str(basic_store.path), "--cache-dir", str(file)])
+    assert option.exit_code == 2 and "--cache-dir" in option.output and "is a file" in option.output
+    monkeypatch.setenv("KERNELINDEX_CACHE_DIR", str(file))
+    environment = CliRunner().invoke(cli, ["serve", "--repo", str(basic_store.path)])
+    assert environment.exit_code == 2
+    assert f"kernelindex: KERNELINDEX_CACHE_DIR='{file}': expected a folder, and this path is something else" in (
+        environment.output
+    )

@@ -19,7 +19,7 @@ from typing import Any
 import typer
 
 from kernelindex import registry
-from kernelindex.cli.stores import read_settings, read_trust_root, repo_path
+from kernelindex.cli.stores import open_snapshots, read_settings, repo_path
 
 __all__ = ["MAX_ANSWER_BYTES", "Document", "Unreachable", "ask", "endpoint"]
 
@@ -78,12 +78,11 @@ def _local(repo: Path | None, document: Document, variables: Mapping[str, Any], 
     import anyio
 
     from kernelindex.core.context import StoredObjects
-    from kernelindex.registry.snapshots import Snapshots
     from kernelindex.service.queries import QueryService
 
     settings = read_settings()
     root = (base or settings.base_url or f"http://{settings.host}:{settings.port}").rstrip("/")
-    snapshots = Snapshots(repo_path(repo), trust_root=read_trust_root(None))
+    snapshots = open_snapshots(repo_path(repo))
     snapshots.load()
     service = QueryService(snapshots, StoredObjects(snapshots), root, today=lambda: dt.datetime.now(dt.UTC).date())
     answer = anyio.run(lambda: service.answer(document.text, dict(variables), operation=document.operation))

@@ -10,7 +10,7 @@ import typer
 
 from kernelindex.cli.console import emit_json, guarded
 from kernelindex.cli.options import AtOption, JsonOption, RepoOption
-from kernelindex.cli.stores import open_store, read_trust_root
+from kernelindex.cli.stores import open_snapshots, open_store
 
 __all__ = ["export"]
 
@@ -29,12 +29,11 @@ def export(
 ) -> None:
     """Export the registry at a commit of main: catalog-<date>-<sha8>.jsonl.zst, or a tar of its manifests."""
     from kernelindex.registry.export import FORMATS, TAR_FORMAT, plan_export, tar_name, write_export
-    from kernelindex.registry.snapshots import Snapshots
 
     if fmt not in FORMATS:
         raise typer.BadParameter(f"{fmt!r}: expected {' or '.join(FORMATS)}", param_hint="--format")
     started = time.perf_counter()
-    snapshots = Snapshots(open_store(repo).path, trust_root=read_trust_root(None))
+    snapshots = open_snapshots(open_store(repo).path)
     snapshots.load()
     graph = snapshots.at(at)
     plan = plan_export(snapshots.store(), graph)

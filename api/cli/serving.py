@@ -10,10 +10,17 @@ import typer
 from kernelindex import registry
 from kernelindex.cli.console import err, guarded
 from kernelindex.cli.options import RepoOption, TrustRootOption
-from kernelindex.cli.stores import describe_registry, open_store, read_settings, read_trust_root, repo_path
+from kernelindex.cli.stores import (
+    describe_registry,
+    open_snapshots,
+    open_store,
+    read_settings,
+    read_trust_root,
+    repo_path,
+)
 from kernelindex.core.settings import Settings
 
-__all__ = ["NO_BASE_URL_WARNING", "OWNS_PROCESS", "mcp", "serve"]
+__all__ = ["CACHE_WARNING", "NO_BASE_URL_WARNING", "OWNS_PROCESS", "mcp", "serve"]
 
 OWNS_PROCESS = False
 """Whether `serve` runs as the command itself (`main`), so that it may replace the process with the serving one
@@ -22,6 +29,12 @@ OWNS_PROCESS = False
 NO_BASE_URL_WARNING = (
     "kernelindex: warning: no base URL is set (KERNELINDEX_BASE_URL or --base-url): links are relative to this "
     "server's root, citations carry no permalink (they say they need one), and no sitemap is published"
+)
+
+
+CACHE_WARNING = (
+    "kernelindex: warning: no cache folder {folder} ({reason}): every start builds the graph and checks every manifest "
+    "again (--cache-dir or KERNELINDEX_CACHE_DIR names a folder this user can write)"
 )
 
 
@@ -44,12 +57,24 @@ def serve(
     pid_file: Annotated[
         Path | None, typer.Option(help="Write the serving process's id here (SIGHUP it for a zero-downtime restart).")
     ] = None,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            file_okay=False,
+            help="Keep each registry's caches (warm start, integrity record, exports) in a folder of its own under "
+            "this one (default $KERNELINDEX_CACHE_DIR, else the user's cache folder, ~/.cache/kernelindex on Linux). "
+            "Nothing is written beside the repository; caches older versions left there are ignored.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the registry over HTTP: GraphQL at /graphql (GraphiQL in a browser), permalinks, /healthz."""
     import contextlib
     import os
 
     from uvicorn.supervisors import Multiprocess
+
+    from kernelindex.registry.cache_dir import cache_dir as folder_of
+    from kernelindex.registry.cache_dir import make_folder
 
     settings = read_settings()
     path = repo_path(repo).resolve()
@@ -78,12 +103,19 @@ def serve(
         chosen["KERNELINDEX_TRUST_ROOT"] = str(root)
     if mirror_url:
         chosen["KERNELINDEX_MIRROR_URL"] = mirror_url
+    if cache_dir is not None or settings.cache_dir is not None:
+        chosen["KERNELINDEX_CACHE_DIR"] = str((cache_dir or settings.cache_dir or Path()).resolve())
     # The options are the application's settings, read as the environment would give them. This process's
     # environment is never written: a worker gets the settings with its configuration, a successor with its
     # command (kernelindex.serving.handover).
     final = Settings.from_env({**os.environ, **chosen})
     if not final.base_url:
         err(NO_BASE_URL_WARNING)
+    caches = folder_of(path, final.cache_dir)
+    try:
+        make_folder(caches)
+    except OSError as exc:  # served all the same: each start then builds the graph and checks every manifest
+        err(CACHE_WARNING.format(folder=caches, reason=exc.strerror or exc))
     from kernelindex.core.urls import Urls
     from kernelindex.serving import process
 
@@ -117,8 +149,7 @@ def mcp(
     import datetime as dt
 
     from kernelindex.http.mcp_server import run_stdio
-    from kernelindex.registry.snapshots import Snapshots
 
     settings = read_settings()
-    snapshots = Snapshots(open_store(repo).path, trust_root=read_trust_root(None))
+    snapshots = open_snapshots(open_store(repo).path)
     run_stdio(snapshots, base_url or settings.base_url, lambda: dt.datetime.now(dt.UTC).date())

@@ -17,12 +17,14 @@ from kernelindex.registry.validate import operation_found
 
 if TYPE_CHECKING:
     from kernelindex.registry.bundle import Bundle
+    from kernelindex.registry.snapshots import Snapshots
 
 __all__ = [
     "Files",
     "StoreView",
     "describe_registry",
     "kinds",
+    "open_snapshots",
     "open_store",
     "read_files",
     "read_manifests",
@@ -83,6 +85,14 @@ def open_store(repo: Path | None) -> registry.GitStore:
     if not path.exists():
         raise registry.StoreNotFound(str(path), "no such directory; create one with `kernelindex init`")
     return registry.GitStore(path)
+
+
+def open_snapshots(path: Path) -> Snapshots:
+    """The graphs of the registry at `path`, as a server keeps them: the pinned trust root, and the registry's cache
+    folder under $KERNELINDEX_CACHE_DIR (else the user's) for its integrity record."""
+    from kernelindex.registry.snapshots import Snapshots
+
+    return Snapshots(path, trust_root=read_trust_root(None), cache_root=read_settings().cache_dir)
 
 
 def try_open(repo: Path | None) -> registry.GitStore | None:

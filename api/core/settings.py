@@ -10,17 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import kernelindex
+from kernelindex.registry.embedded import EMBEDDED_REPO, PACKAGED_REPO
 
 __all__ = ["EMBEDDED_REPO", "PACKAGED_REPO", "REPO_ORIGINS", "Settings", "is_loopback", "parse_git_date"]
-
-_PACKAGE = Path(kernelindex.__file__).resolve().parent
-_CLONE_REPO = _PACKAGE.parent / "manifests.git"
-PACKAGED_REPO = _PACKAGE / "embedded" / "manifests.git"
-"""Where a wheel carries the embedded registry (setup.py copies the clone's `manifests.git` there)."""
-EMBEDDED_REPO = _CLONE_REPO if (_CLONE_REPO / "HEAD").is_file() or not PACKAGED_REPO.exists() else PACKAGED_REPO
-"""The registry shipped with the project (real data), served when nothing else is named: a clone's own
-`manifests.git`, or, installed from a wheel, the same repository inside the package."""
 
 REPO_ORIGINS = ("--repo", "KERNELINDEX_REPO", "./manifests.git", "the working directory", "embedded")
 
@@ -92,7 +84,8 @@ class Settings:
     min_commit_wait: float = 2.0
     cors_origins: tuple[str, ...] = ("*",)
     trusted_documents_path: Path | None = None
-    export_cache: Path | None = None  # where exports are kept (None: beside the repository, `<repo>.exports`)
+    cache_dir: Path | None = None  # where each registry's cache folder is made (None: the user's cache folder)
+    export_cache: Path | None = None  # where exports are kept (None: `exports/` in the registry's cache folder)
     export_cache_bytes: int = 1024 * 1024 * 1024
     prepare_search: bool = True  # build a new head's search index and facets in the background
     mcp_origins: tuple[str, ...] = ()  # browser origins /mcp answers besides the base URL's ("*": any)
@@ -175,6 +168,7 @@ class Settings:
             trusted_documents_path=(
                 Path(env["KERNELINDEX_TRUSTED_DOCUMENTS"]) if env.get("KERNELINDEX_TRUSTED_DOCUMENTS") else None
             ),
+            cache_dir=_folder(env, "KERNELINDEX_CACHE_DIR"),
             export_cache=Path(env["KERNELINDEX_EXPORT_CACHE"]) if env.get("KERNELINDEX_EXPORT_CACHE") else None,
             export_cache_bytes=_integer(env, "KERNELINDEX_EXPORT_CACHE_BYTES", 1024**3, 1, 2**50),
             prepare_search=env.get("KERNELINDEX_PREPARE_SEARCH", "1") != "0",
@@ -186,6 +180,18 @@ class Settings:
     def loopback_only(self) -> bool:
         """Whether the server listens on a loopback address only (`127.0.0.1`, `::1`, `localhost`)."""
         return is_loopback(self.host)
+
+
+def _folder(env: Mapping[str, str], name: str) -> Path | None:
+    """A folder named by an environment variable (None when unset or empty): one that may not exist yet, but never
+    a path that is something else."""
+    text = env.get(name, "")
+    if not text.strip():
+        return None
+    folder = Path(text)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{name}={text!r}: expected a folder, and this path is something else")
+    return folder
 
 
 def _listed(env: Mapping[str, str], name: str) -> tuple[str, ...]:

@@ -73,7 +73,9 @@ class Server:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.urls = Urls.of(settings.base_url)
-        self.snapshots = Snapshots(settings.repo_path, trust_root=settings.trust_root_policy())
+        self.snapshots = Snapshots(
+            settings.repo_path, trust_root=settings.trust_root_policy(), cache_root=settings.cache_dir
+        )
         self.objects = StoredObjects(self.snapshots)
         self.previews = Previews(self.snapshots)
         # The trusted-documents rule, for every edge: /graphql, the pages, permalinks, /mcp.
@@ -97,8 +99,9 @@ class Server:
         self.pages: ByteLRU[tuple[str, ...], Representation] = ByteLRU(PAGE_CACHE_BYTES, Representation.weight)
         self.feeds: ByteLRU[tuple[object, ...], Feed] = ByteLRU(FEED_CACHE_BYTES, lambda feed: len(feed.body) + 256)
         self.exports = ExportCache(
-            settings.export_cache or exports_path(settings.repo_path), settings.export_cache_bytes
+            settings.export_cache or exports_path(settings.repo_path, settings.cache_dir), settings.export_cache_bytes
         )
+        self.graph_cache_path = cache_path(settings.repo_path, settings.cache_dir)  # the warm-start cache
         self.started = time.time()
         self.ready = False
         self.load_error: str | None = None
@@ -161,7 +164,7 @@ class Server:
         if self.mirror is not None:
             self.mirror.ensure()  # a replica's first start clones its canonical repository
         store = self.snapshots.store()
-        cached = load_cache(cache_path(self.settings.repo_path), store) if self.settings.graph_cache else None
+        cached = load_cache(self.graph_cache_path, store) if self.settings.graph_cache else None
         if cached is not None:
             if self.settings.handover_from is not None:
                 materialize(*cached)  # replacing a serving process: take traffic fully decoded
@@ -279,7 +282,7 @@ class Server:
             return
         graph = self.snapshots.head
         graph.prepare()
-        if save_cache(cache_path(self.settings.repo_path), graph, publication):
+        if save_cache(self.graph_cache_path, graph, publication):
             self.saved = graph.commit
 
     def serving(self) -> bool:
