@@ -1,4 +1,4 @@
-"""kernelindex.engine.execution.Executor reads scalar fields straight: every answer is the one graphql-core's own executor
+"""kernelindex.engine.compiled.Executor reads scalar fields straight: every answer is the one graphql-core's own executor
 gives, data and errors alike (messages, paths, locations), on the real corpus and on fields that fail in each
 way a scalar can (a resolver that raises, null for a non-null field, a value its type refuses)."""
 
@@ -15,7 +15,7 @@ from strawberry.schema.config import StrawberryConfig
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from kernelindex.core.context import Context, StoredObjects
-from kernelindex.engine.execution import Executor
+from kernelindex.engine.compiled import Executor
 from kernelindex.registry.snapshots import Snapshots
 from kernelindex.schema import root as api_schema
 from kernelindex.schema.types.scalars import SCALAR_MAP

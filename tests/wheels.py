@@ -19,7 +19,7 @@ import subprocess
 import sys
 import sysconfig
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, distribution
+from importlib.metadata import distributions
 from pathlib import Path
 
 from helpers import PROJECT_ROOT
@@ -79,11 +79,11 @@ def build_dists(root: Path) -> Dists:
 
 def _dependencies(folder: Path) -> Path:
     """A folder of links to this environment's site-packages, less this project's own installed files."""
-    try:
-        ours = {Path(str(file)).parts[0] for file in distribution(DISTRIBUTION).files or ()}
-    except PackageNotFoundError:  # the tests run from a checkout on sys.path: nothing of ours is installed
-        ours = set()
     site = Path(sysconfig.get_paths()["purelib"])
+    # Read from site-packages itself: a checkout's own `*.egg-info` (left by an editable install) may come first on
+    # sys.path and list the project's sources instead.
+    installed = [d for d in distributions(path=[str(site)]) if d.metadata["Name"] == DISTRIBUTION]
+    ours = {Path(str(file)).parts[0] for d in installed for file in d.files or ()}
     folder.mkdir()
     for entry in site.iterdir():
         if entry.name not in ours:

@@ -32,7 +32,7 @@ from kernelindex.app.routes import routes
 from kernelindex.core.cache import REVALIDATE
 from kernelindex.core.codes import INTERNAL, NOT_FOUND, STORE_CORRUPT
 from kernelindex.core.errors import UNEXPECTED
-from kernelindex.core.settings import Settings
+from kernelindex.core.settings import Settings, plain_mode
 from kernelindex.http.fastlane import FastLane
 from kernelindex.http.headers import SafeAnswers
 from kernelindex.http.mcp_guard import McpGuard
@@ -88,11 +88,15 @@ def create_app(settings: Settings | None = None) -> Starlette:
         "max_age": 86400,
     }
     middleware = [
-        # Cached GraphQL answers leave here, finished as the two below would finish them (api/http/fastlane.py).
-        Middleware(FastLane, server=server, cors=cors),
         Middleware(SafeAnswers),  # it sees every other answer, the framework's own included
         Middleware(CORSMiddleware, **cors),
     ]
+    if not plain_mode():
+        # Cached GraphQL answers leave here, finished as the two below would finish them (api/http/fastlane.py).
+        middleware.insert(0, Middleware(FastLane, server=server, cors=cors))
+    else:
+        # No fast lane counts the requests in flight: the query service always executes in its threads.
+        server.queries.quiet_off()
     handlers: dict[Any, Any] = {404: _not_found, registry.RegistryError: _registry_fault, Exception: _unexpected_fault}
     guarded = McpGuard(mcp, server.settings)  # /mcp answers only the origins and hosts it is configured for
     application = Starlette(

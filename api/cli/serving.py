@@ -18,7 +18,7 @@ from kernelindex.cli.stores import (
     read_trust_root,
     repo_path,
 )
-from kernelindex.core.settings import Settings
+from kernelindex.core.settings import PLAIN_VARIABLE, Settings
 
 __all__ = ["CACHE_WARNING", "NO_BASE_URL_WARNING", "OWNS_PROCESS", "mcp", "serve"]
 
@@ -57,6 +57,14 @@ def serve(
     pid_file: Annotated[
         Path | None, typer.Option(help="Write the serving process's id here (SIGHUP it for a zero-downtime restart).")
     ] = None,
+    plain: Annotated[
+        bool,
+        typer.Option(
+            "--plain",
+            help="Run plain strawberry on plain Starlette and uvicorn: none of the shortcuts through their internals "
+            "(the same answers, slower; default $KERNELINDEX_PLAIN). For telling a library upgrade's fault from ours.",
+        ),
+    ] = False,
     cache_dir: Annotated[
         Path | None,
         typer.Option(
@@ -103,6 +111,10 @@ def serve(
         chosen["KERNELINDEX_TRUST_ROOT"] = str(root)
     if mirror_url:
         chosen["KERNELINDEX_MIRROR_URL"] = mirror_url
+    if plain:
+        # The mode is the process's and its children's (the schema picks its executor when it is imported): the
+        # one variable this command writes into its own environment, for the workers it starts.
+        chosen[PLAIN_VARIABLE] = os.environ[PLAIN_VARIABLE] = "1"
     if cache_dir is not None or settings.cache_dir is not None:
         chosen["KERNELINDEX_CACHE_DIR"] = str((cache_dir or settings.cache_dir or Path()).resolve())
     # The options are the application's settings, read as the environment would give them. This process's

@@ -12,11 +12,33 @@ from pathlib import Path
 
 from kernelindex.registry.embedded import EMBEDDED_REPO, PACKAGED_REPO
 
-__all__ = ["EMBEDDED_REPO", "PACKAGED_REPO", "REPO_ORIGINS", "Settings", "is_loopback", "parse_git_date"]
+__all__ = [
+    "EMBEDDED_REPO",
+    "PACKAGED_REPO",
+    "PLAIN_VARIABLE",
+    "REPO_ORIGINS",
+    "Settings",
+    "is_loopback",
+    "parse_git_date",
+    "plain_mode",
+]
 
 REPO_ORIGINS = ("--repo", "KERNELINDEX_REPO", "./manifests.git", "the working directory", "embedded")
 
 _GIT_DATE = re.compile(r"@?(\d+)(?:\s+([+-])(\d\d)(\d\d))?")
+
+
+PLAIN_VARIABLE = "KERNELINDEX_PLAIN"
+
+
+def plain_mode() -> bool:
+    """Whether this process runs plain: strawberry's own executor, on Starlette and uvicorn as they come, with none
+    of the shortcuts that lean on those libraries' internals (the compiled executor, the direct path past
+    strawberry's pipeline, the fast lane, the HTTP protocol that holds a head for its body). `KERNELINDEX_PLAIN=1`,
+    or `kernelindex serve --plain`. The answers are the same; plain mode is how to tell a library upgrade's fault
+    from a shortcut's. It is a property of the process and of those it starts: each part reads it when it is made
+    (the schema when it is imported, the application and the protocol when they are created)."""
+    return os.environ.get(PLAIN_VARIABLE, "") not in ("", "0")
 
 
 def parse_git_date(text: str) -> tuple[int, int] | None:

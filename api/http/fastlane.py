@@ -29,7 +29,7 @@ from kernelindex.core import compression
 from kernelindex.core import graphql_http as gh
 from kernelindex.core.cache import Representation
 from kernelindex.core.urls import PATHS
-from kernelindex.http.graphql import MAX_BODY, answer_operation, request_digest
+from kernelindex.http.graphql import MAX_BODY, answer_operation, cache_key, wants_graphiql
 from kernelindex.http.headers import ASGIApp, Message, Receive, Scope, Send, completed
 from kernelindex.http.responses import VARY
 from kernelindex.schema.root import LIMITS
@@ -100,8 +100,10 @@ class FastLane:
         headers = Headers(scope=scope)
         accept = headers.get("accept")
         method = scope["method"]
-        if method != "POST" and "text/html" in (accept or "") and gh.GRAPHQL_RESPONSE not in (accept or ""):
-            return False  # GraphiQL
+        # The endpoint's own decisions (`kernelindex.http.graphql`), in its order; whatever it would answer
+        # otherwise than with one operation's answer goes down the normal path.
+        if wants_graphiql(method, accept, bool(scope["query_string"])):
+            return False
         media = gh.response_media_type(accept)
         if media is None or headers.get("x-registry-min-commit", "").strip():
             return False
@@ -112,14 +114,11 @@ class FastLane:
         server = self.server
         if server.unavailable() is not None:
             return False
-        query = server.persisted.resolve(operation)
-        if isinstance(query, gh.Refusal) or len(query.encode()) > LIMITS["max_query_bytes"]:
-            return False
-        digest = request_digest(query, operation)
-        if digest is None:
-            return False
         head = server.snapshots.head
-        item = server.responses.get((head.commit, digest), count_miss=False)
+        keyed = cache_key(server, head, operation)
+        if isinstance(keyed, gh.Refusal):
+            return False
+        item = server.responses.get(keyed[1], count_miss=False)
         if item is not None and item.cost > LIMITS["max_cost"]:
             return False
         if item is None:

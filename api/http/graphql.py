@@ -28,7 +28,7 @@ from kernelindex.schema.root import LIMITS, schema
 from kernelindex.service import freshness
 from kernelindex.service.server import Server
 
-__all__ = ["MAX_BODY", "answer_operation", "asset", "endpoint", "request_digest", "sdl"]
+__all__ = ["MAX_BODY", "answer_operation", "asset", "cache_key", "endpoint", "request_digest", "sdl", "wants_graphiql"]
 
 MAX_BODY = 2 * LIMITS["max_query_bytes"]
 """A request body's limit: a query at its limit, and as much again for its variables."""
@@ -38,10 +38,7 @@ async def endpoint(request: Request) -> Response:
     """GET, POST (and HEAD) `/graphql`: one operation or a batch, answered in the media type asked for."""
     server = server_of(request)
     accept = request.headers.get("accept")
-    if request.method != "POST" and (
-        ("text/html" in (accept or "") and gh.GRAPHQL_RESPONSE not in (accept or ""))
-        or (request.method == "HEAD" and not request.query_params)
-    ):
+    if wants_graphiql(request.method, accept, bool(request.query_params)):
         # A browser (or a probe) at /graphql: GraphiQL, prefilled from ?query=..., its assets ours.
         page = server.graphiql.page(server.urls.graphiql_assets(server.graphiql.version))
         # One URL, two answers (GraphiQL or GraphQL's), chosen by Accept: a cache keeps them apart.
@@ -99,6 +96,16 @@ async def asset(request: Request) -> Response:
     return send(request, found)
 
 
+def wants_graphiql(method: str, accept: str | None, has_query: bool) -> bool:
+    """Whether a request to /graphql is a browser's (or a probe's) and gets GraphiQL rather than GraphQL's answer:
+    a GET that accepts HTML but not GraphQL's own media type, or a HEAD without a query string."""
+    if method == "POST":
+        return False
+    return ("text/html" in (accept or "") and gh.GRAPHQL_RESPONSE not in (accept or "")) or (
+        method == "HEAD" and not has_query
+    )
+
+
 def _representation(
     body: bytes, immutable: bool, commit: str, *, request_error: bool = False, cost: int = 0
 ) -> Representation:
@@ -119,15 +126,10 @@ async def answer_operation(
     server: Server, head: Graph, operation: gh.Operation, budget: int
 ) -> Representation | gh.Refusal:
     """One operation's answer: from the response cache, or from the query service (then cached when it may be)."""
-    query = server.persisted.resolve(operation)
-    if isinstance(query, gh.Refusal):
-        return query
-    if len(query.encode()) > LIMITS["max_query_bytes"]:
-        return gh.Refusal(413, f"query over {LIMITS['max_query_bytes']:,} bytes", QUERY_TOO_LARGE)
-    digest = request_digest(query, operation)
-    if digest is None:
-        return gh.Refusal(400, "variables are nested too deeply", BAD_REQUEST)
-    key = (head.commit, digest)
+    found = cache_key(server, head, operation)
+    if isinstance(found, gh.Refusal):
+        return found
+    query, key = found
     cached = server.responses.get(key)
     if cached is not None and cached.cost <= budget:
         return cached
@@ -158,6 +160,21 @@ async def _execute(
         cached.key = key
         server.responses.put(key, cached)
     return cached
+
+
+def cache_key(server: Server, head: Graph, operation: gh.Operation) -> tuple[str, tuple[str, str]] | gh.Refusal:
+    """An operation's document (a persisted query's looked up) and its key in the response cache at `head`, or why
+    it is refused: a persisted query not found or not allowed, a query over the size limit, variables nested too
+    deeply to be keyed."""
+    query = server.persisted.resolve(operation)
+    if isinstance(query, gh.Refusal):
+        return query
+    if len(query.encode()) > LIMITS["max_query_bytes"]:
+        return gh.Refusal(413, f"query over {LIMITS['max_query_bytes']:,} bytes", QUERY_TOO_LARGE)
+    digest = request_digest(query, operation)
+    if digest is None:
+        return gh.Refusal(400, "variables are nested too deeply", BAD_REQUEST)
+    return query, (head.commit, digest)
 
 
 def request_digest(query: str, operation: gh.Operation) -> str | None:

@@ -16,7 +16,7 @@ from kernelindex import registry
 from kernelindex.core.cache import ByteLRU
 from kernelindex.core.context import StoredObjects
 from kernelindex.core.errors import ErrorCodes
-from kernelindex.engine.compiled import CompiledExecutor
+from kernelindex.core.settings import plain_mode
 from kernelindex.engine.cost import CostModel
 from kernelindex.engine.pipeline import CostLimit, DocumentCache, ParsedDocument
 from kernelindex.registry import nodes as n
@@ -674,12 +674,23 @@ DOCUMENTS: ByteLRU[tuple[bytes, str], ParsedDocument] = ByteLRU(LIMITS["document
 COST_MODEL = CostModel(max_page=t.MAX_PAGE)
 """How operations are costed against `LIMITS['max_cost']` (`kernelindex.engine.cost`)."""
 
+
+def _execution_context_class() -> Any:
+    """The executor: compiled programs (`kernelindex.engine.compiled`, else fields read straight); strawberry's own
+    in plain mode (`kernelindex.core.settings.plain_mode`), which then never imports the compiled one."""
+    if plain_mode():
+        return None
+    from kernelindex.engine.compiled import CompiledExecutor
+
+    return CompiledExecutor
+
+
 # Factories: strawberry builds fresh extensions per request.
 schema = _Schema(
     query=Query,
     types=[Snapshot],
     config=StrawberryConfig(scalar_map=SCALAR_MAP),
-    execution_context_class=CompiledExecutor,  # compiled programs (api/engine/compiled.py), else fields read straight
+    execution_context_class=_execution_context_class(),
     extensions=[
         lambda: AddValidationRules(_LIMIT_RULES),
         lambda: MaxTokensLimiter(max_token_count=LIMITS["max_tokens"]),

@@ -25,11 +25,11 @@ from kernelindex.core.codes import INTERNAL, OPERATION_RESOLUTION_FAILURE, PERSI
 from kernelindex.core.context import Context, StoredObjects
 from kernelindex.core.errors import UNEXPECTED
 from kernelindex.core.previews import Previews
+from kernelindex.core.settings import plain_mode
 from kernelindex.registry.graph import Graph
 from kernelindex.registry.provenance import utc_instant
 from kernelindex.registry.snapshots import Snapshots
 from kernelindex.schema.root import Query, schema
-from kernelindex.service.direct import execute_known
 
 __all__ = ["EXECUTORS", "Answer", "NotPublished", "QueryService"]
 
@@ -155,6 +155,11 @@ class QueryService:
         self._executors = executors
         self._admitted = admitted
         self._quiet = quiet
+        self._known: Callable[[str, dict[str, Any], Context, str | None, Any], ExecutionResult | None] | None = None
+        if not plain_mode():  # plain: every query through strawberry's pipeline
+            from kernelindex.service.direct import execute_known
+
+            self._known = execute_known
         self._limiter: anyio.CapacityLimiter | None = None
         self.executions = 0
         """Operations executed (or refused by their document) so far."""
@@ -163,6 +168,10 @@ class QueryService:
         """Make the pool's limiter in the running event loop (anyio binds it there): an application's
         lifespan calls this; elsewhere the first answer does."""
         self._limiter = anyio.CapacityLimiter(self._executors)
+
+    def quiet_off(self) -> None:
+        """Execute every query in a worker thread (nothing counts the requests in flight to say the loop is idle)."""
+        self._quiet = None
 
     async def answer(
         self,
@@ -194,10 +203,12 @@ class QueryService:
         context.cost_budget = budget
         values = dict(variables or {})
 
+        known = self._known
+
         def run() -> ExecutionResult:
             # A document met before, compiled, within its limits: answered without strawberry's pipeline
             # (kernelindex.service.direct), which would change nothing; anything else goes through it.
-            found = execute_known(document, values, context, operation, Query())
+            found = known(document, values, context, operation, Query()) if known is not None else None
             if found is not None:
                 return found
             return schema.execute_sync(

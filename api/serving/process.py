@@ -22,7 +22,7 @@ from typing import Any
 import uvicorn
 
 import kernelindex
-from kernelindex.core.settings import Settings
+from kernelindex.core.settings import Settings, plain_mode
 
 __all__ = ["options", "replace_process", "run"]
 
@@ -32,11 +32,17 @@ _PID_FILE = "--pid-file"
 def options(settings: Settings) -> dict[str, Any]:
     """uvicorn's options for a server of `settings` (one process or workers)."""
     found: dict[str, Any] = {}
+    if plain_mode():  # uvicorn's own protocol, as it chooses it
+        return found | _common(settings)
     with contextlib.suppress(ImportError):  # no httptools on this platform: uvicorn's own h11 protocol
         from kernelindex.serving.wire import HttpProtocol
 
         found["http"] = HttpProtocol  # a response's head leaves with its body: one write, not two
-    return found | {
+    return found | _common(settings)
+
+
+def _common(settings: Settings) -> dict[str, Any]:
+    return {
         "log_level": "info" if settings.debug else "warning",
         "access_log": settings.debug,
         "proxy_headers": True,
