@@ -18,7 +18,7 @@ from starlette.applications import Starlette
 from kernelindex.app import create_app
 from kernelindex.core.settings import Settings
 from kernelindex.service.server import Server
-from kernelindex.serving.wire import HttpProtocol
+from kernelindex.serving.process import options
 
 __all__ = ["Running", "serve"]
 
@@ -66,7 +66,9 @@ def serve(
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", http=HttpProtocol))
+    # The protocol `kernelindex serve` runs (uvicorn's own in plain mode).
+    protocol = options(Settings()).get("http", "auto")
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", http=protocol))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 120

@@ -20,11 +20,14 @@ from test_docs_examples import EXAMPLES
 
 from bench.__main__ import DOSSIER, DOSSIER_ACCESSED, LEADERBOARD, LEADERBOARD_ROWS, RECORDS
 from kernelindex.core.context import Context, StoredObjects
+from kernelindex.core.settings import plain_mode
 from kernelindex.engine import compiled
 from kernelindex.registry.snapshots import Snapshots
 from kernelindex.schema import root as api_schema
 from kernelindex.schema.types.scalars import SCALAR_MAP
 from kernelindex.service.direct import execute_known
+
+pytestmark = pytest.mark.skipif(plain_mode(), reason="a shortcut's own tests: plain mode has none")
 
 PLAIN = strawberry.Schema(
     query=api_schema.Query,

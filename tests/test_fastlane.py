@@ -13,7 +13,10 @@ from helpers import EMBEDDED_REPO, basic_scenario, commit_manifests, make_run
 from server import Running, serve
 
 from kernelindex import registry
+from kernelindex.core.settings import plain_mode
 from kernelindex.http.fastlane import FastLane
+
+pytestmark = pytest.mark.skipif(plain_mode(), reason="a shortcut's own tests: plain mode has none")
 
 RUNS = "{ runs(first: 3) { totalCount edges { node { digest name } } } }"
 RECORDS = "{ records(first: 100) { totalCount edges { node { since holder { name } cohort { key } } } } }"
