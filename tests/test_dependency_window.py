@@ -25,7 +25,10 @@ PYPROJECT = PROJECT_ROOT / "pyproject.toml"
 LOWEST = PROJECT_ROOT / "constraints" / "lowest.txt"
 CI = PROJECT_ROOT / ".ci" / "run"
 TESTING = PROJECT_ROOT / "docs" / "testing.md"
-LOWEST_COMMAND = "pip install -c constraints/lowest.txt -e '.[test]' && mypy && pytest -q -m \"not slow\" -n 2"
+LOWEST_COMMAND = (
+    "pip install -c constraints/lowest.txt -e '.[test]' && mypy && pytest -q -m \"not slow\" -n 2"
+    " --deselect tests/test_docs_site.py::test_the_site_builds_strictly"
+)
 """How CI tests the lowest end, in the second environment it makes: the page on testing shows the same line."""
 
 WINDOW = frozenset(
