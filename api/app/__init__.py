@@ -94,9 +94,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
     if not plain_mode():
         # Cached GraphQL answers leave here, finished as the two below would finish them (api/http/fastlane.py).
         middleware.insert(0, Middleware(FastLane, server=server, cors=cors))
-    else:
-        # No fast lane counts the requests in flight: the query service always executes in its threads.
-        server.queries.quiet_off()
     handlers: dict[Any, Any] = {404: _not_found, registry.RegistryError: _registry_fault, Exception: _unexpected_fault}
     guarded = McpGuard(mcp, server.settings)  # /mcp answers only the origins and hosts it is configured for
     application = Starlette(

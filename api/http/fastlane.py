@@ -53,8 +53,8 @@ class FastLane:
     answers get its headers from an instance of the same class. `hits` counts cached answers sent here,
     `executed` answers executed here; `executes` False leaves every miss to the normal path (to compare
     the two). It also
-    counts the HTTP requests in flight (`Server.in_flight`), which the query service reads to execute on
-    the event loop when nothing else waits for it."""
+    counts the HTTP requests in flight (`Server.in_flight`), which the server's background work reads to stay
+    behind them."""
 
     def __init__(self, app: ASGIApp, *, server: Server, cors: Mapping[str, Any]) -> None:
         self.app = app

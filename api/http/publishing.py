@@ -169,10 +169,11 @@ async def _guarded_feed(request: Request, name: str, render: Callable[[Graph, Ur
 
 
 async def _exported(request: Request, graph: Graph) -> CachedExport:
-    """The export of `graph`'s commit, from the server's export cache (built there on first use)."""
+    """The export of `graph`'s commit, from the server's export cache (built there on first use, off the event loop
+    and under the executor bound: a first build reads every manifest of the commit)."""
     server = server_of(request)
     store = server.snapshots.store()
-    return await anyio.to_thread.run_sync(server.exports.get, graph.commit, lambda: plan_export(store, graph))
+    return await server.queries.run(server.exports.get, graph.commit, lambda: plan_export(store, graph))
 
 
 def _digest_header(sha256: str) -> str:

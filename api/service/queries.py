@@ -1,8 +1,9 @@
 """The one way to run a GraphQL query: every edge (the GraphQL route, the pages and their JSON twins, badges,
 permalinks, `/mcp`, the CLI) asks `QueryService.answer` and reads what it needs from the `Answer`.
 
-The service builds the request's context, executes on one bounded pool of worker threads (the event loop
-only routes, so /healthz answers under any load), gives every error its code, writes
+The service builds the request's context, executes on one bounded pool of worker threads
+(`kernelindex.service.workers`: never on the event loop, which only routes, so /healthz answers under any load,
+between two operations of a batch too), gives every error its code, writes
 `extensions.registry` (which commits answered), and decides whether the answer may be cached and whether
 it can never change. `pinned(rev)` is the one answer to "which commit of main does this name?".
 """
@@ -12,9 +13,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-import anyio
 import anyio.to_thread
 import orjson
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
@@ -30,10 +30,13 @@ from kernelindex.registry.graph import Graph
 from kernelindex.registry.provenance import utc_instant
 from kernelindex.registry.snapshots import Snapshots
 from kernelindex.schema.root import Query, schema
+from kernelindex.service.workers import Workers
 
 __all__ = ["EXECUTORS", "Answer", "NotPublished", "QueryService"]
 
 log = logging.getLogger("kernelindex")
+
+T = TypeVar("T")
 
 EXECUTORS = 2
 """GraphQL executions at once. Execution is CPU-bound Python: more threads add no throughput under
@@ -126,9 +129,6 @@ class Answer:
 class QueryService:
     """GraphQL answers over one registry's snapshots, at most `executors` executing at once.
 
-    `quiet`, when given, says whether the caller's event loop has nothing else to do (no other request in
-    flight): then an operation executes on it rather than in a worker thread.
-
     `today` is the reader's date where there is one (the CLI, `kernelindex mcp`); a server has none, so
     nothing it caches embeds the day it was computed. `previews`, when given, decides which pinned commits
     are published and refuses previews that fail the pull-request check. `admitted`, when given, is the
@@ -145,33 +145,28 @@ class QueryService:
         today: Callable[[], dt.date | None] = lambda: None,
         executors: int = EXECUTORS,
         admitted: Callable[[str], bool] | None = None,
-        quiet: Callable[[], bool] | None = None,
     ) -> None:
         self.snapshots = snapshots
         self.objects = objects
         self.base_url = base_url
         self.previews = previews
         self._today = today
-        self._executors = executors
         self._admitted = admitted
-        self._quiet = quiet
         self._known: Callable[[str, dict[str, Any], Context, str | None, Any], ExecutionResult | None] | None = None
         if not plain_mode():  # plain: every query through strawberry's pipeline
             from kernelindex.service.direct import execute_known
 
             self._known = execute_known
-        self._limiter: anyio.CapacityLimiter | None = None
+        self.workers = Workers(executors)
+        """The executor bound: every execution (and every other heavy step an edge hands over) runs there."""
         self.executions = 0
         """Operations executed (or refused by their document) so far."""
 
-    def start(self) -> None:
-        """Make the pool's limiter in the running event loop (anyio binds it there): an application's
-        lifespan calls this; elsewhere the first answer does."""
-        self._limiter = anyio.CapacityLimiter(self._executors)
-
-    def quiet_off(self) -> None:
-        """Execute every query in a worker thread (nothing counts the requests in flight to say the loop is idle)."""
-        self._quiet = None
+    async def run(self, function: Callable[..., T], *args: Any) -> T:
+        """`function(*args)` off the event loop, under the executor bound (waiting its turn behind the executions
+        in flight): what an edge calls for work other than a query that may take longer than a socket can wait
+        (an export's render, parsing a manifest an MCP client sent)."""
+        return await self.workers.run(function, *args)
 
     async def answer(
         self,
@@ -188,9 +183,6 @@ class QueryService:
         Raises:
             kernelindex.registry.RegistryError: nothing is served yet (no head).
         """
-        if self._limiter is None:
-            self.start()
-        assert self._limiter is not None
         head = head if head is not None else self.snapshots.head
         if self._admitted is not None and not self._admitted(document):
             error = {
@@ -216,14 +208,9 @@ class QueryService:
             )
 
         try:
-            if self._quiet is not None and self._limiter.borrowed_tokens == 0 and self._quiet():
-                # Nothing else to serve and nothing executing: the event loop would only wait for a worker
-                # thread, and the two hand-offs cost a first-time answer more than a thread saves (on a
-                # busy machine each is a wait for a core). A request arriving meanwhile waits for one
-                # execution at most; under load there is always another request, and threads execute.
-                result = run()
-            else:
-                result = await anyio.to_thread.run_sync(run, limiter=self._limiter)
+            # Never on the event loop, however quiet: an operation's cost bounds what it may do, not how long
+            # the loop would be away (a first-time sort of every run is ~25 ms; a batch is several).
+            result = await self.workers.run(run)
         except (CannotGetOperationTypeError, InvalidOperationTypeError) as exc:
             # strawberry raises these rather than answering them: the operation could not be chosen.
             reason = "only queries are served"

@@ -89,7 +89,6 @@ class Server:
             self.urls.base,
             previews=self.previews,
             admitted=self.persisted.allows,
-            quiet=lambda: self.in_flight <= 1,
         )
         self.moved = asyncio.Condition()  # notified after each refresh (monotonic reads wait on it)
         self.graphiql = GraphiQL()
@@ -119,7 +118,6 @@ class Server:
     async def running(self) -> AsyncIterator[None]:
         """Serve: load (or warm-load) the head, follow main (a replica also its canonical repository) until
         the context ends, then write the warm-start cache for the next start."""
-        self.queries.start()
         switch = sys.getswitchinterval()
         sys.setswitchinterval(SWITCH_INTERVAL)
         try:
