@@ -120,7 +120,10 @@ class CostLimit(SchemaExtension):
             # Variables that do not coerce are the execution's to report (BAD_USER_INPUT).
             if not isinstance(variables, list):
                 try:
-                    self._cost = estimate(schema, document, operation, variables.coerced, self._model)
+                    # Scans cost the items they touch, at the served head's sizes (kernelindex.engine.cost).
+                    head = getattr(context.context, "head", None)
+                    model = self._model.at(head) if head is not None else self._model
+                    self._cost = estimate(schema, document, operation, variables.coerced, model)
                 except SearchTooLarge as exc:
                     context.result = ExecutionResult(data=None, errors=[coded(str(exc), SEARCH_TOO_LARGE)])
                     yield

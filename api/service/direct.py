@@ -73,7 +73,7 @@ def execute_known(
     if run is None:
         return None
     try:
-        cost = estimate(core, document, operation, executor.variable_values.coerced, COST_MODEL)
+        cost = estimate(core, document, operation, executor.variable_values.coerced, COST_MODEL.at(context.head))
     except SearchTooLarge:
         return None
     limit = LIMITS["max_cost"]
