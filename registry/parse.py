@@ -178,7 +178,39 @@ def _load_json(text: str, source: str) -> JSONValue:
         # The hooks do not know where they are; duplicate keys are rare enough to find again.
         raise _fail(source, _locate_duplicate(text) or "", str(exc)) from None
     except RecursionError:
-        raise _fail(source, "", f"nesting deeper than {MAX_DEPTH} levels") from None
+        path, where = _locate_deep(text)
+        raise _fail(source, path, f"nesting deeper than {MAX_DEPTH} levels{where}") from None
+
+
+def _locate_deep(text: str) -> tuple[str, str]:
+    """Where JSON text first nests deeper than `MAX_DEPTH` (the reader gave up far deeper): the path of indexes
+    and keys down to it, and its line and column. Brackets inside strings are skipped; anything else opens or
+    closes a value."""
+    path: list[str | int] = []
+    key: str | None = None
+    line, start, index, length = 1, 0, 0, len(text)
+    while index < length:
+        char = text[index]
+        if char == '"':
+            end = index + 1
+            while end < length and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            key = text[index + 1 : end]
+            index = end
+        elif char in "[{":
+            if path and isinstance(path[-1], str):
+                path[-1] = key or ""
+            path.append(0 if char == "[" else "")
+            if len(path) > MAX_DEPTH + 1:
+                return _deep(tuple(path[:-1])), f" (line {line}, column {index - start + 1})"
+        elif char in "]}" and path:
+            path.pop()
+        elif char == "," and path and isinstance(path[-1], int):
+            path[-1] += 1
+        elif char == "\n":
+            line, start = line + 1, index + 1
+        index += 1
+    return "", ""
 
 
 def _locate_duplicate(text: str) -> str | None:
@@ -245,6 +277,7 @@ _NAN = re.compile(r"\.nan|\.NaN|\.NAN")
 def _yaml_loader() -> Any:
     # Imported here: ruamel costs ~60 ms to import and only YAML input needs it.
     from ruamel.yaml import YAML
+    from ruamel.yaml.composer import Composer
     from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
     from ruamel.yaml.resolver import VersionedResolver
     from ruamel.yaml.tag import Tag
@@ -260,10 +293,35 @@ def _yaml_loader() -> Any:
             assert kind is MappingNode
             return Tag(suffix=_CORE + "map")
 
+    class BoundedComposer(Composer):
+        """Stops composing at the first value nested deeper than `MAX_DEPTH`, saying where it starts: the
+        composer recurses once per level, and a document of nothing but `[` would otherwise recurse until
+        Python's limit (seconds of CPU, then a RecursionError that says nowhere)."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            path: list[str | int] = self.__dict__.setdefault("_path", [])
+            path.append(index if isinstance(index, int) else getattr(index, "value", "?"))
+            try:
+                if len(path) > MAX_DEPTH + 1:  # the root is the first: MAX_DEPTH levels below it
+                    raise _TooDeep(tuple(path[1:]), self.parser.peek_event().start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                path.pop()
+
     yaml = YAML(typ="safe", pure=True)
     yaml.version = (1, 2)
     yaml.Resolver = CoreResolver
+    yaml.Composer = BoundedComposer
     return yaml
+
+
+class _TooDeep(Exception):
+    """A YAML value nested deeper than `MAX_DEPTH`: its path (keys and indexes) and where it starts in the text."""
+
+    def __init__(self, path: tuple[str | int, ...], mark: Any) -> None:
+        super().__init__(path)
+        self.path = path
+        self.where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
 
 
 def _scalar(tag: str, value: str, style: str | None) -> tuple[bool, Any]:
@@ -314,6 +372,8 @@ def _load_yaml(text: str, source: str, *, stream: bool = False) -> list[JSONValu
     try:
         loader = _yaml_loader()
         roots = [node for node in loader.compose_all(text) if node is not None] if stream else [loader.compose(text)]
+    except _TooDeep as exc:
+        raise _fail(source, _deep(exc.path), f"nesting deeper than {MAX_DEPTH} levels{exc.where}") from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

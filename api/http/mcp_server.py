@@ -506,7 +506,9 @@ class Tools:
         at: At = None,
     ) -> str:
         try:
-            manifest = registry.load_manifest(content.encode("utf-8", errors="surrogatepass"), "manifest", format)
+            # Parsed off the event loop, under the executor bound: a megabyte of YAML takes seconds to refuse.
+            data = content.encode("utf-8", errors="surrogatepass")
+            manifest = await self.backend.queries.run(registry.load_manifest, data, "manifest", format)
         except registry.InvalidManifest as exc:
             errors = [{"path": p.path or "$", "reason": p.reason} for p in exc.problems]
             return _answer(await self.backend.query(docs.COMMIT, {"at": at}), {"valid": False, "errors": errors})
