@@ -86,6 +86,7 @@ TARGETS = {
     "search_edge": ("<=", 1.0),  # the same at the edge (HTTP, GraphQL, the page's document)
     "search_concurrent": ("<=", 1.0),  # run(id:) beside two worst-case searches under 100 ms (floor: the 100 ms)
 }
+# No target for `loop_healthz_worst`: /healthz beside the worst batches, as a ratio to itself idle (issue 40).
 
 
 @dataclass
@@ -766,6 +767,27 @@ def measure_load(repo: Path, ids: dict[str, Any], plan: Plan) -> list[Result]:
     return results
 
 
+def measure_loop(repo: Path, plan: Plan) -> list[Result]:
+    """The worst /healthz latency while clients (one per worker) send the worst batches (bench/loop.py), against
+    the worst /healthz latency of the same server idle, measured just before."""
+    from bench.loop import BATCH, measure_healthz_beside_batches
+
+    results = []
+    for workers in plan.workers:
+        with _ours(repo, workers=workers) as (url, process, _):
+            _settle(process.pid)
+            found = measure_healthz_beside_batches(url, workers, plan.repeats, plan.samples)
+        note = (
+            f"{workers} client(s) x {plan.repeats} batches of {BATCH} operations sorting and filtering every run; "
+            f"longest batch {found['batch']:.3f} s; {found['asked']:.0f} /healthz asked beside; "
+            f"floor: the worst of {plan.samples} /healthz idle"
+        )
+        results.append(
+            result(f"loop_healthz_worst_{workers}w", found["beside"] * 1e3, "ms", found["alone"] * 1e3, note)
+        )
+    return results
+
+
 LOAD_SLICE_SECONDS = 5
 """A load run alternates ours and the floor in slices this long, so that both meet the same neighbours on a
 shared machine: measured one after the other, a floor 20 s later saw a machine up to 4x busier or quieter."""
@@ -797,7 +819,18 @@ def _interleaved(
 # The run ---------------------------------------------------------------------------------------------
 
 
-ROW_FAMILIES = ("cold_build", "integrity", "rss", "warm_start", "incremental", "peers", "search", "latency", "load")
+ROW_FAMILIES = (
+    "cold_build",
+    "integrity",
+    "rss",
+    "warm_start",
+    "incremental",
+    "peers",
+    "search",
+    "latency",
+    "load",
+    "loop",
+)
 """What `--rows` selects: rows are measured in families (`rss` includes the first `records` query)."""
 
 
@@ -827,7 +860,7 @@ def run(plan: Plan, report: Callable[[Result], None], rows: frozenset[str] = fro
             add(measure_incremental(scale, repos[scale], colds[scale], plan))
         if scale in plan.datasette_scales and "peers" in rows:
             add(measure_peers(scale, repos[scale], plan))
-    if not rows & {"search", "latency", "load"}:
+    if not rows & {"search", "latency", "load", "loop"}:
         return results
     one = repos[1] if 1 in repos else synthetic_registry(1)
     if "search" in rows:
@@ -842,6 +875,8 @@ def run(plan: Plan, report: Callable[[Result], None], rows: frozenset[str] = fro
             add(latency)
         if "load" in rows:
             add(measure_load(one, ids, plan))
+    if "loop" in rows:
+        add(measure_loop(one, plan))
     return results
 
 

@@ -48,6 +48,7 @@ EXPECTED = {
     "search_edge_refusal_255_words",
     "search_concurrent_run_p50",
     "search_concurrent_run_max",
+    "loop_healthz_worst_1w",
 }
 
 
