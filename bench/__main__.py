@@ -86,7 +86,7 @@ TARGETS = {
     "search_edge": ("<=", 1.0),  # the same at the edge (HTTP, GraphQL, the page's document)
     "search_concurrent": ("<=", 1.0),  # run(id:) beside two worst-case searches under 100 ms (floor: the 100 ms)
 }
-# No target for `loop_healthz_worst`: /healthz beside the worst batches, as a ratio to itself idle (issue 40).
+# No target for `loop_healthz_worst`: /healthz beside the worst batches, as a ratio to itself idle.
 
 
 @dataclass

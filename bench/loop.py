@@ -1,4 +1,4 @@
-"""The event loop under the worst batch (issue 40): the worst `/healthz` latency while clients send batches of
+"""The event loop under the worst batch: the worst `/healthz` latency while clients send batches of
 operations that each sort and filter every run, against the worst `/healthz` latency of the same server idle.
 
 Each batch asks a page size no batch asked before, so no cached answer shortens it. A server that executes on its

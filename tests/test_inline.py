@@ -1,4 +1,4 @@
-"""kernelindex.service.queries.QueryService never executes on the caller's event loop (issue 40): every operation
+"""kernelindex.service.queries.QueryService never executes on the caller's event loop: every operation
 runs in the executor's threads, so the loop serves other tasks while it runs, with the same answer as before."""
 
 from __future__ import annotations

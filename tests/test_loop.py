@@ -1,4 +1,4 @@
-"""The event loop runs no query (issue 40): what execution costs is charged before it runs (sorting, filtering and
+"""The event loop runs no query: what execution costs is charged before it runs (sorting, filtering and
 scanning by the items touched), a batch's cost says what it will take, an MCP client's manifest is parsed off the
 loop and too-deep nesting is refused where it starts, and /healthz is answered while the worst batch runs."""
 
