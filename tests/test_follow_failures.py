@@ -1,4 +1,4 @@
-"""Following main never stops on an error (issue 40): a check that fails for any reason is retried with a
+"""Following main never stops on an error: a check that fails for any reason is retried with a
 backoff and logged once per kind of failure, its recovery once; a follower that stops anyway is logged at once;
 `/healthz` says `degraded` while main goes unchecked. The end-to-end test exhausts a real server's file
 descriptors (its RLIMIT_NOFILE lowered to the descriptors it holds) while main moves."""

@@ -1,4 +1,4 @@
-"""What a client may hold before it asks anything (issue 40), against real servers on loopback: a request's
+"""What a client may hold before it asks anything, against real servers on loopback: a request's
 headers have a total size (32 KiB of names and values: at the limit answered, one byte more `431`), a head
 that never ends is refused before it is all sent, a connection that sends no request is closed at its
 deadline, and an aborted upload is one line in the server's log."""

@@ -10,7 +10,7 @@ thread. `watchfiles` did this in a thread that woke every 10 ms (its `step`) and
 to check for signals and its stop event: 109 context switches a second in an idle server (10 with this),
 and each wake that came while a request ran made the event loop wait for the GIL to come back.
 
-Following never stops on an error (issue 40: a moment of `OSError: Too many open files` from `store.head()` once
+Following never stops on an error (a moment of `OSError: Too many open files` from `store.head()` once
 killed the poll and the watcher with it, and `/healthz` said "ok" at the old commit forever). A check that fails
 for any reason is retried with a backoff (0.1 s, doubling, up to the poll interval); each kind of failure is
 logged once while it lasts, and the recovery once. `Following` holds what `/healthz` says of it: main is

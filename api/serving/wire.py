@@ -11,7 +11,7 @@ then waits (a stream, a long poll) has its head sent on the next turn, as uvicor
 one turn of the loop. Interim responses (`100 Continue`) and anything else are written at once, and any write
 sends the held head first, so bytes leave in the order uvicorn wrote them.
 
-The protocol also bounds what a client may hold before it asks anything (issue 40), which uvicorn does not:
+The protocol also bounds what a client may hold before it asks anything, which uvicorn does not:
 
 - **A request's head has a deadline** (`head_timeout`, `KERNELINDEX_HEADER_TIMEOUT`): from the moment the
   connection waits for a request (it opened, or its last response ended) until that request's headers are
