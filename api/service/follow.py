@@ -151,8 +151,8 @@ async def follow_main(
     following: Following | None = None,
 ) -> None:
     """Run until cancelled: call `refresh` when main's ref changes, and every `poll_seconds` (sooner while
-    checks fail); `following` records how it goes. A watcher that fails is logged at once, and polling
-    carries on alone."""
+    checks fail); `following` records how it goes (and, when given, sets the interval: its `poll_seconds`). A
+    watcher that fails is logged at once, and polling carries on alone."""
     state = following or Following(poll_seconds)
     state.running = True
     watcher = asyncio.create_task(_watch(git_dir, refresh, ready, state)) if watch else None

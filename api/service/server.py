@@ -114,7 +114,7 @@ class Server:
         )
         # The refresh hook's calls: at most one fetch-and-refresh in flight and one queued (api/service/coalesce.py).
         self.hook: Coalescer[tuple[str | None, registry.snapshots.HeadStatus]] = Coalescer(self._fetch_and_refresh)
-        self.following = Following(settings.poll_seconds)  # how main is followed, for /healthz
+        self.following = Following(settings.poll_seconds)  # how main is followed (every poll_seconds), for /healthz
         # How a replica's polls of its canonical repository go: what `fetch` does not expect, logged once a kind.
         self.mirroring = Following(settings.poll_seconds, subject="the canonical repository")
 
@@ -140,7 +140,7 @@ class Server:
             following = follow_main(
                 git_dir,
                 self.refresh_async,
-                settings.poll_seconds,
+                self.following.poll_seconds,
                 watch=settings.watch,
                 ready=lambda: self.ready,
                 following=self.following,
