@@ -53,21 +53,20 @@ def serve(
     unless asked for (each server would spend a second of CPU on it)."""
     exports = tempfile.TemporaryDirectory(prefix="kernelindex-exports-")
     settings.setdefault("export_cache", Path(exports.name))
-    app = create_app(
-        Settings(
-            repo_path=repo,
-            poll_seconds=poll_seconds,
-            graph_cache=graph_cache,
-            prepare_search=prepare_search,
-            **settings,  # type: ignore[arg-type]
-        ),
+    configured = Settings(
+        repo_path=repo,
+        poll_seconds=poll_seconds,
+        graph_cache=graph_cache,
+        prepare_search=prepare_search,
+        **settings,  # type: ignore[arg-type]
     )
+    app = create_app(configured)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    # The protocol `kernelindex serve` runs (uvicorn's own in plain mode).
-    protocol = options(Settings()).get("http", "auto")
+    # The protocol `kernelindex serve` runs for these settings (uvicorn's own in plain mode).
+    protocol = options(configured).get("http", "auto")
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", http=protocol))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()

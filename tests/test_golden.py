@@ -84,7 +84,9 @@ KEPT_HEADERS = (
 LARGEST_KEPT = 256 * 1024
 """A body larger than this is kept as its length and sha256 (an export of the embedded registry)."""
 
-_HEALTH_CLOCKS = re.compile(rb'"(checkedAt|buildSeconds|checkSeconds|uptimeSeconds|worker)":("[^"]*"|[0-9.]+|null)')
+_HEALTH_CLOCKS = re.compile(
+    rb'"(checkedAt|buildSeconds|checkSeconds|uptimeSeconds|worker|lastCheckSecondsAgo)":("[^"]*"|[0-9.]+|null)'
+)
 
 CHANGES: dict[str, str] = {}
 """Why a probe's answer changed since it was first recorded, by probe name. The recordings were made again after
@@ -1265,6 +1267,10 @@ _CHANGES: list[tuple[str, Callable[[str], bool]]] = [
     (
         "search_catalog's query takes up to 512 characters",
         _named("mcp: tools/list"),
+    ),
+    (
+        "/healthz says how main is followed (`following`), and `degraded` while main goes unchecked",
+        _named("healthz", "fault: healthz"),
     ),
     (
         "a page of 1 KB or more (HTML, its JSON twin, another format) goes out in the content coding the client "

@@ -39,7 +39,7 @@ print(json.dumps({
     "wire": "kernelindex.serving.wire" in sys.modules,
     "executor": getattr(schema.execution_context_class, "__name__", None),
     "middleware": [m.cls.__name__ for m in app.user_middleware],
-    "protocol": getattr(protocol, "__name__", None),
+    "protocol": getattr(getattr(protocol, "func", protocol), "__name__", None),
 }))
 """
 
@@ -56,7 +56,7 @@ PLAIN = {
     "direct": False,
     "wire": False,
     "executor": "StrawberryGraphQLCoreExecutionContext",  # strawberry's default
-    "middleware": ["SafeAnswers", "CORSMiddleware"],
+    "middleware": ["SafeAnswers", "HeaderLimit", "CORSMiddleware"],
     "protocol": None,
 }
 

@@ -23,18 +23,19 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Match
 
 from kernelindex import registry
 from kernelindex.app.routes import routes
 from kernelindex.core.cache import REVALIDATE
-from kernelindex.core.codes import INTERNAL, NOT_FOUND, STORE_CORRUPT
+from kernelindex.core.codes import BAD_REQUEST, INTERNAL, NOT_FOUND, STORE_CORRUPT
 from kernelindex.core.errors import UNEXPECTED
 from kernelindex.core.settings import Settings, plain_mode
 from kernelindex.http.fastlane import FastLane
 from kernelindex.http.headers import SafeAnswers
+from kernelindex.http.limits import HeaderLimit
 from kernelindex.http.mcp_guard import McpGuard
 from kernelindex.http.mcp_lazy import LazyMCP
 from kernelindex.http.requests import server_of
@@ -94,7 +95,15 @@ def create_app(settings: Settings | None = None) -> Starlette:
     if not plain_mode():
         # Cached GraphQL answers leave here, finished as the two below would finish them (api/http/fastlane.py).
         middleware.insert(0, Middleware(FastLane, server=server, cors=cors))
-    handlers: dict[Any, Any] = {404: _not_found, registry.RegistryError: _registry_fault, Exception: _unexpected_fault}
+    else:
+        # uvicorn's own protocol does not bound a request's headers (kernelindex.serving.wire does, in fast mode).
+        middleware.insert(1, Middleware(HeaderLimit, max_bytes=server.settings.max_header_bytes))
+    handlers: dict[Any, Any] = {
+        404: _not_found,
+        ClientDisconnect: _client_gone,
+        registry.RegistryError: _registry_fault,
+        Exception: _unexpected_fault,
+    }
     guarded = McpGuard(mcp, server.settings)  # /mcp answers only the origins and hosts it is configured for
     application = Starlette(
         routes=routes(guarded), middleware=middleware, lifespan=lifespan, exception_handlers=handlers
@@ -127,6 +136,14 @@ async def _registry_fault(request: Request, exc: Exception) -> Response:
     if isinstance(exc, registry.StoreCorrupt):
         return error(503, f"the registry cannot serve this: {exc}", STORE_CORRUPT)
     return error(500, str(exc), INTERNAL)
+
+
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    """The client closed its connection before its request's body arrived (an aborted upload): nothing to answer
+    and nothing wrong here, so one line without a traceback (it was two full tracebacks, as unexpected errors)."""
+    why = "the client closed the connection before its body arrived"
+    log.warning("kernelindex: %s %s: %s", request.method, request.url.path, why)
+    return error(400, why, BAD_REQUEST)  # nobody reads it: the server drops what is sent to a closed connection
 
 
 async def _unexpected_fault(request: Request, exc: Exception) -> Response:

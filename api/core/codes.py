@@ -18,6 +18,7 @@ __all__ = [
     "CODES",
     "COMMIT_NOT_YET_AVAILABLE",
     "CURSOR_ERROR",
+    "HEADERS_TOO_LARGE",
     "HOOK_DISABLED",
     "HOST_NOT_ALLOWED",
     "INTERNAL",
@@ -67,6 +68,7 @@ BAD_REQUEST = "BAD_REQUEST"
 BAD_DIGEST = "BAD_DIGEST"
 BATCH_TOO_LARGE = "BATCH_TOO_LARGE"
 QUERY_TOO_LARGE = "QUERY_TOO_LARGE"
+HEADERS_TOO_LARGE = "HEADERS_TOO_LARGE"
 NOT_ACCEPTABLE = "NOT_ACCEPTABLE"
 UNSUPPORTED_MEDIA_TYPE = "UNSUPPORTED_MEDIA_TYPE"
 PERSISTED_QUERY_NOT_FOUND = "PERSISTED_QUERY_NOT_FOUND"
@@ -106,6 +108,7 @@ CODES = {
     BAD_DIGEST: "a path digest that is not sha256:<64 lowercase hex digits>",
     BATCH_TOO_LARGE: "a batch of more operations than the limit",
     QUERY_TOO_LARGE: "a request body or query over its byte limit (413)",
+    HEADERS_TOO_LARGE: "request headers over their total byte limit, names and values summed (431)",
     NOT_ACCEPTABLE: "an Accept header naming no media type the endpoint answers in (406)",
     UNSUPPORTED_MEDIA_TYPE: "a POST body of a type other than JSON or GraphQL (415)",
     PERSISTED_QUERY_NOT_FOUND: "a persisted query's hash this server does not know yet: send the document",

@@ -112,6 +112,9 @@ class Settings:
     prepare_search: bool = True  # build a new head's search index and facets in the background
     mcp_origins: tuple[str, ...] = ()  # browser origins /mcp answers besides the base URL's ("*": any)
     allowed_hosts: tuple[str, ...] = ()  # Host names /mcp answers besides the base URL's and loopback's
+    # How long a connection may take to send a request's headers, from when it waits for one (api/serving/wire.py).
+    header_timeout: float = 10.0
+    max_header_bytes: int = 32 * 1024  # a request's header names and values, summed: one byte more is a 431
 
     def trust_root_policy(self) -> bytes | None:
         """The bytes of the pinned trust root (an allowed-signers file), if one is configured.
@@ -196,6 +199,8 @@ class Settings:
             prepare_search=env.get("KERNELINDEX_PREPARE_SEARCH", "1") != "0",
             mcp_origins=_listed(env, "KERNELINDEX_MCP_ORIGINS"),
             allowed_hosts=_listed(env, "KERNELINDEX_ALLOWED_HOSTS"),
+            header_timeout=_seconds(env, "KERNELINDEX_HEADER_TIMEOUT", 10.0),
+            max_header_bytes=_integer(env, "KERNELINDEX_MAX_HEADER_BYTES", 32 * 1024, 1024, 2**30),
         )
 
     @property

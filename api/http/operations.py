@@ -27,14 +27,18 @@ __all__ = ["healthz", "index", "refresh"]
 
 
 async def healthz(request: Request) -> JSONResponse:
-    """Whether this process serves a valid head of main, which, since when, and how its last checks went."""
+    """Whether this process serves a valid head of main, which, since when, how its last checks went, and whether
+    it still follows main (`following`; `degraded` when no check of main completed for two poll intervals and a
+    second, or the follower stopped)."""
     server = server_of(request)
     status = server.snapshots.status
-    body = {
-        "status": "ok" if server.ready and status.serving and not status.reason else "degraded",
+    # Serving a head nobody checks against main any more is not "ok": the follower failing or stopped.
+    stale = server.following.stale() if server.ready else None
+    body: dict[str, object] = {
+        "status": "ok" if server.ready and status.serving and not status.reason and not stale else "degraded",
         "serving": status.serving,
         "main": status.main,
-        "reason": server.load_error or status.reason,
+        "reason": server.load_error or status.reason or stale,
         "checkedAt": utc_instant(int(status.checked_at)) if status.checked_at else None,
         "buildSeconds": round(status.build_seconds, 3),
         "integrity": {"verified": status.verified, "checkSeconds": round(status.verify_seconds, 3)},
@@ -49,6 +53,7 @@ async def healthz(request: Request) -> JSONResponse:
             "error": server.mirror.error,
         }
     body["refreshHook"] = {"runs": server.hook.runs, "joined": server.hook.joined}
+    body["following"] = server.following.report()
     if not server.ready:
         body["status"] = "starting" if server.load_error is None else "failed"
     return JSONResponse(

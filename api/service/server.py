@@ -33,7 +33,7 @@ from kernelindex.registry.snapshots import Snapshots
 from kernelindex.service import dossier, mcp_documents, memory
 from kernelindex.service.coalesce import Coalescer
 from kernelindex.service.feeds import Feed
-from kernelindex.service.follow import follow_main
+from kernelindex.service.follow import Following, follow_main
 from kernelindex.service.graphiql import GraphiQL
 from kernelindex.service.queries import QueryService
 
@@ -113,6 +113,9 @@ class Server:
         )
         # The refresh hook's calls: at most one fetch-and-refresh in flight and one queued (api/service/coalesce.py).
         self.hook: Coalescer[tuple[str | None, registry.snapshots.HeadStatus]] = Coalescer(self._fetch_and_refresh)
+        self.following = Following(settings.poll_seconds)  # how main is followed (every poll_seconds), for /healthz
+        # How a replica's polls of its canonical repository go: what `fetch` does not expect, logged once a kind.
+        self.mirroring = Following(settings.poll_seconds, subject="the canonical repository")
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -133,11 +136,20 @@ class Server:
         if git_dir is not None:
             settings = self.settings
             following = follow_main(
-                git_dir, self.refresh_async, settings.poll_seconds, watch=settings.watch, ready=lambda: self.ready
+                git_dir,
+                self.refresh_async,
+                self.following.poll_seconds,
+                watch=settings.watch,
+                ready=lambda: self.ready,
+                following=self.following,
             )
             followers.append(asyncio.create_task(following))
+        else:
+            self.following.stopped = "no repository to follow"
         if self.mirror is not None:
             followers.append(asyncio.create_task(self._follow_mirror()))
+        for task in followers:
+            task.add_done_callback(self._follower_ended)
         try:
             yield
         finally:
@@ -149,11 +161,26 @@ class Server:
             if self.ready:
                 await anyio.to_thread.run_sync(self.save)  # the next start is a warm one
 
+    def _follower_ended(self, task: asyncio.Task[None]) -> None:
+        """A background task that follows main ended: it never should while the server runs, so it is logged at
+        once (with its traceback) and `/healthz` says so."""
+        if task.cancelled():
+            return
+        exc = task.exception()
+        self.following.stopped = f"{type(exc).__name__}: {exc}" if exc is not None else "it returned"
+        log.error("kernelindex: stopped following main: %s", self.following.stopped, exc_info=exc)
+
     async def _follow_mirror(self) -> None:
-        """A replica fetches its canonical repository on a poll too (the refresh hook is the fast path)."""
+        """A replica fetches its canonical repository on a poll too (the refresh hook is the fast path); a fetch
+        that fails in any way is retried (see `kernelindex.service.follow.Following`), never the end of it."""
         while True:
-            await asyncio.sleep(self.settings.poll_seconds)
-            await self.fetch()
+            await asyncio.sleep(self.mirroring.next_check())
+            try:
+                await self.fetch()  # says itself why a fetch failed (`mirror.error` in /healthz)
+            except Exception as exc:  # whatever else a fetch raises, the next poll tries again
+                self.mirroring.failed(exc)
+            else:
+                self.mirroring.succeeded()
 
     def load(self) -> None:
         """Build (or warm-load) the head graph; runs in a worker thread at startup. What is left

@@ -12,6 +12,7 @@ process (called from Python, not as the command) serves in place with `run`, the
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import subprocess
 import sys
@@ -37,7 +38,10 @@ def options(settings: Settings) -> dict[str, Any]:
     with contextlib.suppress(ImportError):  # no httptools on this platform: uvicorn's own h11 protocol
         from kernelindex.serving.wire import HttpProtocol
 
-        found["http"] = HttpProtocol  # a response's head leaves with its body: one write, not two
+        # A response's head leaves with its body (one write, not two); a request's head has a deadline and a size.
+        found["http"] = functools.partial(
+            HttpProtocol, head_timeout=settings.header_timeout, max_header_bytes=settings.max_header_bytes
+        )
     return found | _common(settings)
 
 
