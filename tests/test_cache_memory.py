@@ -1,7 +1,7 @@
 """Caches hold what they say they hold: the memory a full cache keeps, measured by tracemalloc (the memory freed
 when the cache is dropped), is within its byte limit, and its weight says at least that much.
 
-Issue 40: orjson keeps the buffer it grew an answer in (a 75-byte body held 4 KB), zstandard the compression
+orjson keeps the buffer it grew an answer in (a 75-byte body held 4 KB), zstandard the compression
 bound of its input (7.9 KB of zstd held 73 KB), so a cache weighing `len(body)` held about 4x its limit.
 """
 

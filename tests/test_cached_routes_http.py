@@ -1,6 +1,6 @@
 """Every answer of the head or a pinned commit is served from a cache, counted by the query service's executions
 (never by time): the changes feed (`/feeds/changes.json`, pinned too) and the badges executed their query on every
-request before (issue 40: 100-150 ms each for the feed). A head answer changes with the head; a pinned one does not.
+request before (100-150 ms each for the feed). A head answer changes with the head; a pinned one does not.
 """
 
 from __future__ import annotations

@@ -196,7 +196,7 @@ async def _badge_data(request: Request, document: str, field: str) -> tuple[dict
 
 async def _kept_badge(request: Request, name: str, draw: Callable[[Request], Awaitable[Response]]) -> Response:
     """A badge from the pages' cache, else drawn (`draw`) and kept: it depends only on the served head, its kind
-    and what the URL names (it executed its query on every request before, issue 40)."""
+    and what the URL names (it executed its query on every request before)."""
     server = server_of(request)
     refusal = not_ready(server)
     if refusal is not None:

@@ -4,7 +4,7 @@
 A cache that weighs `len(body)` holds what the body's allocation holds, which can be far more: orjson keeps the
 buffer it grew an answer in (a 75-byte answer held 4 KB, a 58 KB one 260 KB, measured with tracemalloc) and
 zstandard the compression bound of its input (a 72 KB answer's 7.9 KB of zstd held 73 KB). Such a cache held
-4-8x its byte limit (issue 40); `exact` copies bytes into an allocation of their length before they are kept.
+4-8x its byte limit; `exact` copies bytes into an allocation of their length before they are kept.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ async def changes_feed(request: Request) -> Response:
     variables = {"at": at, "since": since, "first": FEED_ITEMS, "after": after, "published": 0, "moved": FEED_MOVED}
     # An answer depends on the served head and what was asked, nothing else: kept in the pages' cache like a
     # page's JSON twin (a head answer changes with the head; a pinned one never changes). It executed on every
-    # request before (100-150 ms each, issue 40).
+    # request before (100-150 ms each).
     head = server.snapshots.head
     key = (head.commit, "feeds/changes.json", orjson.dumps([at, since, after]).decode(), "json")
     kept = server.pages.get(key)
