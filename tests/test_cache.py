@@ -37,3 +37,13 @@ def test_replacing_a_key_reweighs_it() -> None:
     cache.put("a", b"x" * 10)
     assert cache.bytes == 10 and len(cache) == 1 and cache.get("a") == b"x" * 10
     assert (cache.hits, cache.misses) == (1, 0)
+
+
+def test_a_value_put_again_too_heavy_leaves_the_cache() -> None:
+    """An answer grows once kept (its coded forms) and is put again to be weighed: past an eighth of the budget
+    it goes, rather than stay weighed as it was."""
+    cache = _cache(800)
+    cache.put("a", b"x" * 100)
+    cache.put("b", b"x" * 100)
+    cache.put("a", b"x" * 101)
+    assert cache.get("a") is None and cache.bytes == 100 and len(cache) == 1

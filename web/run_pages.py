@@ -3,12 +3,14 @@ the badges."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import orjson
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from kernelindex.core.cache import REVALIDATE, entity_tag
+from kernelindex.core.cache import REVALIDATE, Representation, entity_tag
 from kernelindex.core.codes import BAD_USER_INPUT, MANIFEST_NOT_FOUND
 from kernelindex.core.urls import Urls
 from kernelindex.http import permalinks
@@ -24,6 +26,8 @@ from kernelindex.web.render import Spec, cached, copy_citations, json_asked, ren
 from kernelindex.web.serving_pages import serving_run_page
 
 __all__ = ["implementation_badge", "kernelindex_run", "run_badge", "run_description", "run_page", "run_permalink"]
+
+SVG = "image/svg+xml"
 
 # What each evidence level means, and what would raise it (attestations never do).
 _EVIDENCE = {
@@ -174,7 +178,7 @@ async def kernelindex_run(request: Request) -> Response:
 def _svg(request: Request, svg: str, commit: str) -> Response:
     body = svg.encode()
     headers = {"etag": entity_tag(body), "cache-control": REVALIDATE, "x-kernelindex-commit": commit}
-    return finish(request, body, media_type="image/svg+xml", headers=headers)
+    return Response(body, media_type=SVG, headers=headers)
 
 
 async def _badge_data(request: Request, document: str, field: str) -> tuple[dict[str, Any] | None, str] | Response:
@@ -190,8 +194,37 @@ async def _badge_data(request: Request, document: str, field: str) -> tuple[dict
     return found, answer.data["registry"]["commit"]["id"]
 
 
+async def _kept_badge(request: Request, name: str, draw: Callable[[Request], Awaitable[Response]]) -> Response:
+    """A badge from the pages' cache, else drawn (`draw`) and kept: it depends only on the served head, its kind
+    and what the URL names (it executed its query on every request before)."""
+    server = server_of(request)
+    refusal = not_ready(server)
+    if refusal is not None:
+        return refusal
+    asked = orjson.dumps([request.path_params.get("commit"), request.path_params["ident"]]).decode()
+    key = (server.snapshots.head.commit, f"badge:{name}", asked, "svg")
+    kept = server.pages.get(key)
+    if kept is None:
+        drawn = await draw(request)
+        if drawn.status_code != 200:
+            return drawn
+        kept = Representation(bytes(drawn.body), SVG, {k: v for k, v in drawn.headers.items() if k == "cache-control"})
+        kept.headers["x-kernelindex-commit"] = drawn.headers["x-kernelindex-commit"]
+        server.pages.put(key, kept)
+    return finish(request, kept.body, media_type=SVG, headers=kept.headers)
+
+
 async def run_badge(request: Request) -> Response:
     """`/badges/runs/{id}.svg`: the run's rank in its cohort and its value, at the head of main."""
+    return await _kept_badge(request, "run", _run_badge)
+
+
+async def implementation_badge(request: Request) -> Response:
+    """`/badges/implementations/{id}.svg`: the best rank any of its runs holds in its cohort, with that value."""
+    return await _kept_badge(request, "implementation", _implementation_badge)
+
+
+async def _run_badge(request: Request) -> Response:
     answer = await _badge_data(request, documents.RUN_BADGE, "run")
     if isinstance(answer, Response):
         return answer
@@ -207,8 +240,7 @@ async def run_badge(request: Request) -> Response:
     )
 
 
-async def implementation_badge(request: Request) -> Response:
-    """`/badges/implementations/{id}.svg`: the best rank any of its runs holds in its cohort, with that value."""
+async def _implementation_badge(request: Request) -> Response:
     answer = await _badge_data(request, documents.IMPLEMENTATION_BADGE, "implementation")
     if isinstance(answer, Response):
         return answer

@@ -1,5 +1,6 @@
 """Caches bounded by bytes, not by entries (700 distinct 64 KB queries once grew a server from 130 MB to
-906 MB through caches that counted entries), and what the response caches keep: `Representation`s.
+906 MB through caches that counted entries), and what the response caches keep: `Representation`s, which
+weigh the memory they hold (`kernelindex.core.footprint`), not the length of their body.
 
 A snapshot is immutable, so an answer for (commit, document, variables) can be served again byte
 for byte; a document parsed from the same text is the same document.
@@ -14,6 +15,7 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Generic, TypeVar
 
 from kernelindex.core.compression import Encodings
+from kernelindex.core.footprint import ENTRY_BYTES, exact, footprint
 
 __all__ = ["FOLLOW", "IMMUTABLE", "REVALIDATE", "ByteLRU", "Representation", "entity_tag"]
 
@@ -31,12 +33,16 @@ V = TypeVar("V")
 class ByteLRU(Generic[K, V]):
     """A thread-safe LRU whose entries weigh what `weigh(value)` says; at most `max_bytes` in all.
 
-    An entry heavier than `max_bytes // 8` is not kept: one huge value must not evict everything.
+    With `bookkeeping`, an entry also weighs its key and what the LRU keeps for it (`footprint`), so that a
+    cache of many small answers holds no more than its limit either. An entry heavier than `max_bytes // 8`
+    is not kept: one huge value must not evict everything. A value that grows once kept (an answer's coded
+    forms) is put again to be weighed again.
     """
 
-    def __init__(self, max_bytes: int, weigh: Callable[[V], int]) -> None:
+    def __init__(self, max_bytes: int, weigh: Callable[[V], int], *, bookkeeping: bool = False) -> None:
         self._max = max_bytes
         self._weigh = weigh
+        self._bookkeeping = bookkeeping
         self._items: OrderedDict[K, tuple[V, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
@@ -66,10 +72,14 @@ class ByteLRU(Generic[K, V]):
             return found[0]
 
     def put(self, key: K, value: V) -> None:
-        size = self._weigh(value)
-        if size > self._max // 8:
-            return
+        size = self._weigh(value) + (footprint(key) + ENTRY_BYTES if self._bookkeeping else 0)
         with self._lock:
+            if size > self._max // 8:
+                # Not kept; nor is what was kept under its key (a value grown too heavy, put again to be weighed).
+                dropped = self._items.pop(key, None)
+                if dropped is not None:
+                    self._bytes -= dropped[1]
+                return
             previous = self._items.pop(key, None)
             if previous is not None:
                 self._bytes -= previous[1]
@@ -108,6 +118,7 @@ class Representation:
         "request_error",
         "status",
         "wire",
+        "wire_bytes",
     )
 
     def __init__(
@@ -120,7 +131,7 @@ class Representation:
         request_error: bool = False,
         cost: int = 0,
     ) -> None:
-        self.body = body
+        self.body = exact(body)  # orjson's answers keep the buffer they grew in: 4 KB for a 75-byte body
         self.media_type = media_type
         self.status = status
         self.request_error = request_error
@@ -131,7 +142,15 @@ class Representation:
         self.key: tuple[str, ...] | None = None
         # The finished header lists the fast lane sent for it, by (status, media type, coding).
         self.wire: dict[tuple[int, str, str | None], tuple[tuple[bytes, bytes], ...]] = {}
+        self.wire_bytes = 0  # what the lists in `wire` hold (`keep_wire`), weighed once as each is kept
+
+    def keep_wire(self, memo: tuple[int, str, str | None], raw: tuple[tuple[bytes, bytes], ...]) -> None:
+        """Keep a finished header list, and what it holds (its cache weighs it when the answer is put again)."""
+        if memo not in self.wire:
+            self.wire_bytes += footprint(memo, raw)
+        self.wire[memo] = raw
 
     def weight(self) -> int:
-        """What it holds in a cache: the body and its codings, the headers, the key, the bookkeeping."""
-        return len(self.body) + self.encodings.size + 512 + 1024 * len(self.wire)
+        """The memory it holds (`footprint`): itself, its body and coded forms, headers and header lists; not its
+        `key`, which its cache weighs as its own. The header lists were weighed as they were kept."""
+        return footprint(self, apart=(self.key, *self.wire.keys(), *self.wire.values())) + self.wire_bytes

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import brotli
 
+from kernelindex.core.footprint import exact
 from kernelindex.core.negotiation import qualities
 
 if TYPE_CHECKING:
@@ -117,7 +118,8 @@ class Encodings:
         found = self._coded.get(coding)
         if found is not None:
             return found, False
-        coded = _compress(body, coding)
+        # zstandard's output keeps the compression bound of its input (7.9 KB of zstd held 73 KB).
+        coded = exact(_compress(body, coding))
         with self._lock:
             self._coded.setdefault(coding, coded)
         return coded, True

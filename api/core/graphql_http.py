@@ -40,6 +40,7 @@ from kernelindex.core.codes import (
     UNSUPPORTED_MEDIA_TYPE,
 )
 from kernelindex.core.compression import CODINGS
+from kernelindex.core.footprint import footprint
 from kernelindex.core.negotiation import qualities
 
 __all__ = [
@@ -260,7 +261,8 @@ class PersistedQueries:
     def __init__(self, trusted: Mapping[str, str] | None = None) -> None:
         self.trusted = dict(trusted) if trusted is not None else None
         self._texts = frozenset(self.trusted.values()) if self.trusted is not None else frozenset()
-        self._registered: ByteLRU[str, str] = ByteLRU(PERSISTED_BYTES, lambda text: len(text) + 160)
+        # Weighed as held: a text of 4-byte characters holds four times its length.
+        self._registered: ByteLRU[str, str] = ByteLRU(PERSISTED_BYTES, footprint, bookkeeping=True)
 
     def trust(self, documents: Iterable[str]) -> None:
         """Count the server's own `documents` as listed (when there is an allow-list)."""

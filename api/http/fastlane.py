@@ -144,14 +144,13 @@ class FastLane:
         """What `kernelindex.http.responses.send` and the middleware under this one send for `item`."""
         content = item.body
         coding = None
+        grew = False  # whether it now holds more (a coding, a header list): its cache weighs it again
         if len(content) >= compression.MIN_BYTES:
             coding = compression.negotiate(headers.get("accept-encoding"))
         if status == 200 and gh.etag_matches(headers.get("if-none-match"), item.etag):
             status, content = 304, b""
         elif coding is not None:
-            content, made = item.encodings.get(content, coding)
-            if made and item.key is not None:
-                self.server.responses.put(item.key, item)  # weigh it again, with its new coding
+            content, grew = item.encodings.get(content, coding)
         origin = headers.get("origin")
         memo = (status, media, coding) if origin is None else None
         raw = item.wire.get(memo) if memo is not None else None
@@ -162,7 +161,10 @@ class FastLane:
                 if memo is not None:
                     self._learn_shape(item, status, media, coding, raw)
             if memo is not None:
-                item.wire[memo] = raw
+                item.keep_wire(memo, raw)
+                grew = True
+        if grew and item.key is not None:
+            self.server.responses.put(item.key, item)
         await send({"type": "http.response.start", "status": status, "headers": list(raw)})
         await send({"type": "http.response.body", "body": content})
 

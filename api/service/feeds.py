@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from kernelindex import registry
+from kernelindex.core.footprint import exact, footprint
 from kernelindex.core.hostile import shown
 from kernelindex.core.urls import Urls
 from kernelindex.registry.cohorts import RecordEvent
@@ -47,6 +48,13 @@ class Feed:
 
     body: bytes
     updated: int  # seconds
+
+    def __post_init__(self) -> None:
+        self.body = exact(self.body)  # kept in a cache: bytes that hold only their length (`footprint.exact`)
+
+    def weight(self) -> int:
+        """The memory it holds, as a cache weighs it (`kernelindex.core.footprint`)."""
+        return footprint(self)
 
     @property
     def etag(self) -> str:

@@ -92,11 +92,16 @@ class Server:
         )
         self.moved = asyncio.Condition()  # notified after each refresh (monotonic reads wait on it)
         self.graphiql = GraphiQL()
-        self.responses: ByteLRU[tuple[str, ...], Representation] = ByteLRU(RESPONSE_CACHE_BYTES, Representation.weight)
+        # Every cache weighs the memory its entries hold, keys and bookkeeping included (`kernelindex.core.footprint`).
+        self.responses: ByteLRU[tuple[str, ...], Representation] = ByteLRU(
+            RESPONSE_CACHE_BYTES, Representation.weight, bookkeeping=True
+        )
         # GraphQL answers being executed now, by response-cache key: a request for one of them waits for it.
         self.executing: dict[tuple[str, str], asyncio.Future[Representation]] = {}
-        self.pages: ByteLRU[tuple[str, ...], Representation] = ByteLRU(PAGE_CACHE_BYTES, Representation.weight)
-        self.feeds: ByteLRU[tuple[object, ...], Feed] = ByteLRU(FEED_CACHE_BYTES, lambda feed: len(feed.body) + 256)
+        self.pages: ByteLRU[tuple[str, ...], Representation] = ByteLRU(
+            PAGE_CACHE_BYTES, Representation.weight, bookkeeping=True
+        )
+        self.feeds: ByteLRU[tuple[object, ...], Feed] = ByteLRU(FEED_CACHE_BYTES, Feed.weight, bookkeeping=True)
         self.exports = ExportCache(
             settings.export_cache or exports_path(settings.repo_path, settings.cache_dir), settings.export_cache_bytes
         )
