@@ -461,6 +461,21 @@ BAD = [
         "$.spec.status",
         "Input should be 'passed'",
     ),
+    # An integer past Python's 4,300-digit conversion limit: once "internal error: ValueError" (issue 40).
+    Bad(
+        "long-integer-json",
+        "run.json",
+        _json("benchmark-run").replace(b'"samples": 200', b'"samples": ' + b"9" * 5000),
+        "$.spec.timing.samples",
+        "an integer of 5,000 digits is outside ±(2^53-1)",
+    ),
+    Bad(
+        "long-integer-yaml",
+        "run.yaml",
+        _yaml_edit("benchmark-run", "samples: 200", "samples: " + "9" * 5000),
+        "$.spec.timing.samples",
+        "an integer of 5,000 digits is outside ±(2^53-1)",
+    ),
     Bad(
         "string-for-integer",
         "workload.json",
@@ -726,3 +741,13 @@ def test_documents_stay_untouched_by_a_refusal() -> None:
         registry.manifest_from_document(document, "x.json")
     document["spec"]["status"] = before["spec"]["status"]
     assert document == before
+
+
+@pytest.mark.parametrize("command", ["validate", "digest"])
+def test_validate_and_digest_locate_a_long_integer(command: str, runner: CliRunner, tmp_path: Path) -> None:
+    (bad,) = [b for b in BAD if b.id == "long-integer-json"]
+    file = tmp_path / bad.file
+    file.write_bytes(bad.data)
+    result = runner.invoke(app, [command, str(file)], catch_exceptions=False)
+    assert result.exit_code == 1 and "internal error" not in result.stderr
+    assert result.stderr.splitlines()[0].startswith(f"{file}: {bad.path}: {bad.reason}")
