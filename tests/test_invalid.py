@@ -476,6 +476,29 @@ BAD = [
         "$.spec.timing.samples",
         "an integer of 5,000 digits is outside ±(2^53-1)",
     ),
+    # An identifier has at most 100 characters (an axis name of 100,000 once passed `add`, issue 40): the
+    # error points at the key by its start and length, and never repeats it whole.
+    Bad(
+        "axis-name-101",
+        "operation.json",
+        _json("operation-spec", lambda d: d["spec"]["axes"].__setitem__("a" * 101, d["spec"]["axes"]["tokens"])),
+        "$.spec.axes['" + "a" * 60 + "... (101 characters)']",
+        "invalid key: String should have at most 100 characters",
+    ),
+    Bad(
+        "axis-name-100000",
+        "operation.json",
+        _json("operation-spec", lambda d: d["spec"]["axes"].__setitem__("a" * 100_000, d["spec"]["axes"]["tokens"])),
+        "$.spec.axes['" + "a" * 60 + "... (100,000 characters)']",
+        "invalid key: String should have at most 100 characters (got '" + "a" * 60 + "'... (100,000 characters))",
+    ),
+    Bad(
+        "comparator-101",
+        "run.json",
+        _json("benchmark-run", lambda d: d["spec"]["correctness"].update(comparator="c" * 101)),
+        "$.spec.correctness.comparator",
+        "String should have at most 100 characters",
+    ),
     Bad(
         "string-for-integer",
         "workload.json",
@@ -751,3 +774,17 @@ def test_validate_and_digest_locate_a_long_integer(command: str, runner: CliRunn
     result = runner.invoke(app, [command, str(file)], catch_exceptions=False)
     assert result.exit_code == 1 and "internal error" not in result.stderr
     assert result.stderr.splitlines()[0].startswith(f"{file}: {bad.path}: {bad.reason}")
+
+
+def test_an_identifier_of_100_characters_passes() -> None:
+    """The limit itself: an axis name and a comparator of exactly 100 characters are valid."""
+    axis = registry.load_manifest(
+        _json("operation-spec", lambda d: d["spec"]["axes"].__setitem__("a" * 100, d["spec"]["axes"]["tokens"])),
+        "operation.json",
+    )
+    assert "a" * 100 in axis.document["spec"]["axes"]
+
+    run = registry.load_manifest(
+        _json("benchmark-run", lambda d: d["spec"]["correctness"].update(comparator="c" * 100)), "run.json"
+    )
+    assert run.document["spec"]["correctness"]["comparator"] == "c" * 100
