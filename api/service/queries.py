@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -34,6 +34,8 @@ from kernelindex.schema.root import Query, schema
 __all__ = ["EXECUTORS", "Answer", "NotPublished", "QueryService"]
 
 log = logging.getLogger("kernelindex")
+
+_T = TypeVar("_T")
 
 EXECUTORS = 2
 """GraphQL executions at once. Execution is CPU-bound Python: more threads add no throughput under
@@ -256,6 +258,13 @@ class QueryService:
             unpublished=context.unpublished,
             cost=int(cost),
         )
+
+    async def offload(self, work: Callable[[], _T]) -> _T:
+        """`work()` (CPU-bound work of an answer, such as drawing a preview image) in a worker thread, under the
+        same bound as executions: the event loop only routes, and a burst of such work waits its turn."""
+        if self._limiter is None:
+            self.start()
+        return await anyio.to_thread.run_sync(work, limiter=self._limiter)
 
     async def pinned(self, rev: str) -> str:
         """The full id of the commit `rev` names, which must be in the history of the served head of main
