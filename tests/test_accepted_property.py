@@ -1,4 +1,4 @@
-"""Property: any registry the door accepts renders (issue 40). Hypothesis draws the free text of an operation,
+"""Property: any registry the door accepts renders. Hypothesis draws the free text of an operation,
 a workload, an implementation and an environment (any character XML carries: line and paragraph breaks,
 bidirectional controls, combining marks, astral characters, up to each field's limit), axis names up to
 100 characters, and measurements anywhere in a double's finite range, in any unit; what passes the door is

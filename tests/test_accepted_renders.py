@@ -1,4 +1,4 @@
-"""Whatever the door accepts renders (issue 40): manifests that pass `add` with line and paragraph breaks in an
+"""Whatever the door accepts renders: manifests that pass `add` with line and paragraph breaks in an
 operation's title and a GPU's product, the longest axis names, a workload of a thousand of them and a
 measurement of 1e40 ns, served on loopback: every page and preview image of theirs answers 200, a card is
 drawn once for all the aliases of what it shows, and a page's head says a bounded description.

@@ -461,7 +461,7 @@ BAD = [
         "$.spec.status",
         "Input should be 'passed'",
     ),
-    # An integer past Python's 4,300-digit conversion limit: once "internal error: ValueError" (issue 40).
+    # An integer past Python's 4,300-digit conversion limit: once "internal error: ValueError".
     Bad(
         "long-integer-json",
         "run.json",
@@ -476,7 +476,7 @@ BAD = [
         "$.spec.timing.samples",
         "an integer of 5,000 digits is outside ±(2^53-1)",
     ),
-    # An identifier has at most 100 characters (an axis name of 100,000 once passed `add`, issue 40): the
+    # An identifier has at most 100 characters (an axis name of 100,000 once passed `add`): the
     # error points at the key by its start and length, and never repeats it whole.
     Bad(
         "axis-name-101",

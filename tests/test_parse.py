@@ -219,7 +219,7 @@ def test_a_yaml_key_flood_is_refused_before_it_is_parsed() -> None:
 
 
 # Python converts at most 4,300 decimal digits to an int (sys.get_int_max_str_digits) and raised a bare
-# ValueError past it: "internal error: ValueError" from `validate` and `digest` (issue 40). Every length is
+# ValueError past it: "internal error: ValueError" from `validate` and `digest`. Every length is
 # a located refusal: the longest integer that converts, the first that does not, and far beyond.
 _LONG = [17, 31, 4300, 4301, 5000]
 

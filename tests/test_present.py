@@ -54,7 +54,7 @@ def test_any_number_is_worded_as_decimal_words_it(value: float, places: int) -> 
 
 # Beyond 10^21 (and for NaN and the infinities) toFixed answers the number's ToString (ECMAScript 2024,
 # 21.1.3.3 step 9; a browser's console gives these). A measurement of 1e40 ns once made the run page 500
-# (decimal.InvalidOperation, issue 40).
+# (decimal.InvalidOperation).
 @pytest.mark.parametrize(
     ("value", "places", "expected"),
     [

@@ -211,7 +211,7 @@ def _differences(
         if keyword == "pattern" and theirs is None and mine == XML_TEXT_PATTERN:
             continue  # free text refuses what XML cannot carry, in ours only (kernelindex.registry.kinds.content)
         if keyword == "maxLength" and theirs is None and mine == 100 and ours.get("pattern") == _IDENTIFIER:
-            continue  # an identifier has at most 100 characters, in ours only (kinds.common.Identifier, issue 40)
+            continue  # an identifier has at most 100 characters, in ours only (kinds.common.Identifier)
         if keyword == "pattern" and isinstance(theirs, str):
             theirs = theirs.replace(r"\d", "[0-9]")  # the same in ECMAScript; Python's \d takes any digit
         if keyword == "required":
