@@ -180,6 +180,13 @@ def _load_json(text: str, source: str) -> JSONValue:
     except RecursionError:
         path, where = _locate_deep(text)
         raise _fail(source, path, f"nesting deeper than {MAX_DEPTH} levels{where}") from None
+    except ValueError:
+        # Python's reader refuses an integer of more digits than it converts (4,300 by default) with a bare
+        # ValueError; read again, keeping such integers as their digits, to say where it is.
+        found = _locate_long_integer(text)
+        if found is None:
+            raise
+        raise _fail(source, found[0], _integer_problem(found[1])) from None
 
 
 def _locate_deep(text: str) -> tuple[str, str]:
@@ -260,6 +267,37 @@ def _locate_constant(text: str) -> str | None:
     return None
 
 
+class _Digits(str):
+    """An integer literal kept as its digits while `_locate_long_integer` looks for a long one."""
+
+
+def _locate_long_integer(text: str) -> tuple[str, int] | None:
+    """The JSON path and digit count of the first integer literal Python will not convert, for the error."""
+    stack: list[tuple[Any, tuple[str | int, ...]]]
+    try:
+        stack = [(json.loads(text, parse_int=_Digits, parse_constant=lambda _: None), ())]
+    except (ValueError, RecursionError):
+        return None
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, _Digits) and len(value.lstrip("-")) > _MAX_DIGITS:
+            return json_path(path), len(value.lstrip("-"))
+        if isinstance(value, dict):
+            stack.extend((child, (*path, key)) for key, child in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(value))))
+    return None
+
+
+_MAX_DIGITS = 30
+"""Digits of an integer literal read as a number at all: 2^53-1 has 16, so a longer one is refused by its
+count, never converted (Python converts at most 4,300 decimal digits, and prints no more)."""
+
+
+def _integer_problem(digits: int, base: str = "") -> str:
+    return f"an integer of {digits:,} {base}digits is outside ±(2^53-1) and cannot be represented exactly"
+
+
 # YAML ---------------------------------------------------------------------------------------------
 
 _CORE = "tag:yaml.org,2002:"
@@ -333,12 +371,12 @@ def _scalar(tag: str, value: str, style: str | None) -> tuple[bool, Any]:
             return True, None
         if value in _BOOL:
             return True, _BOOL[value]
-        if _INT10.fullmatch(value):
-            return True, int(value)
-        if _INT8.fullmatch(value):
-            return True, int(value[2:], 8)
-        if _INT16.fullmatch(value):
-            return True, int(value[2:], 16)
+        if _INT10.fullmatch(value) or _INT8.fullmatch(value) or _INT16.fullmatch(value):
+            base = {"0o": "octal ", "0x": "hexadecimal "}.get(value[:2], "")
+            digits = len(value.lstrip("+-")) - (2 if base else 0)
+            if digits > _MAX_DIGITS:
+                return False, _integer_problem(digits, base)
+            return True, int(value[2:], 8 if value[1] == "o" else 16) if value[:2] in ("0o", "0x") else int(value)
         if _FLOAT.fullmatch(value):
             return True, float(value)
         if _INF.fullmatch(value) or _NAN.fullmatch(value):
@@ -482,6 +520,8 @@ def _scalar_problem(item: Any) -> str | None:
         return None
     if isinstance(item, int):
         if abs(item) > _SAFE_INTEGER:
+            if item.bit_length() > 100:  # counted, not printed: it may have more digits than str() converts
+                return f"an integer of about {item.bit_length() * 0.30103:,.0f} digits is outside ±(2^53-1)"
             return f"integer {item} is outside ±(2^53-1) and cannot be represented exactly"
         return None
     if isinstance(item, float):

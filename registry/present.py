@@ -7,6 +7,8 @@ the API shows what KernelIndex shows:
 '144.6 µs'
 >>> format_value(7810, "ns"), format_value(984, "ns"), format_value(1_420_000, "ns")
 ('7.81 µs', '984 ns', '1.42 ms')
+>>> format_value(1e40, "ns"), format_value(1e308, "s")
+('1.0000000000000001e+31 s', '1e+308 s')
 >>> source_native_summary({"sol_score": 0.694123, "latency_ms": 0.144571, "avg_speedup": 1.9338,
 ...                        "fast_1_count": 16, "fast_1_total": 16})
 'SOL 0.6941 · 1.93× reference · 16/16 cases faster'
@@ -15,9 +17,10 @@ the API shows what KernelIndex shows:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any
 
 __all__ = [
@@ -43,17 +46,31 @@ def _fixed(value: float, places: int) -> str:
 
     Python's `%.Nf` rounds the exact value of the double correctly, half to even: it can differ only on an
     exact tie, and a double is one only if it is a multiple of 2**-(places + 1) (`_HALVES`). Ties, and values
-    `Decimal`'s context cannot quantize (infinities, NaN, too many digits), go to `_fixed_decimal`: the same
+    `Decimal`'s default context cannot quantize (too many digits), go to `_fixed_decimal`: the same
     text, a negative zero's sign included, at a third of the cost (a leaderboard formats 20 values).
+    From 10^21 on, and for NaN and the infinities, toFixed is the number's shortest text, as here.
 
     >>> [_fixed(v, 2) for v in (0.125, 2.675, -0.004, -0.0, 9.995, 1e14)]
     ['0.13', '2.67', '-0.00', '-0.00', '9.99', '100000000000000.00']
+    >>> [_fixed(v, 1) for v in (1e20, 1e21, -1.5e31, float("inf"), float("nan"))]
+    ['100000000000000000000.0', '1e+21', '-1.5e+31', 'Infinity', 'NaN']
     """
     if 0 <= places <= _MAX_PLACES and -1e15 < value < 1e15:  # false for NaN too
         number = float(value)  # exact: an int here has fewer than 2**53
         if not (number * _HALVES[places]).is_integer():
             return f"{number:.{places}f}"
+    if not -1e21 < value < 1e21:  # ECMAScript's Number.prototype.toFixed, step 9: ToString(x)
+        return _shortest(float(value))
     return _fixed_decimal(value, places)
+
+
+def _shortest(number: float) -> str:
+    """ECMAScript's ToString of a number at or beyond ±10^21: Python's shortest repr spells it the same."""
+    if math.isnan(number):
+        return "NaN"
+    if math.isinf(number):
+        return "Infinity" if number > 0 else "-Infinity"
+    return repr(number)
 
 
 _MAX_PLACES = 6
@@ -62,7 +79,12 @@ _HALVES = [float(2 ** (places + 1)) for places in range(_MAX_PLACES + 1)]
 
 
 def _fixed_decimal(value: float, places: int) -> str:
-    return str(Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+    # Below 10^21 a double has at most 21 digits before the point: 28 of precision always hold it and `places`.
+    exact = Decimal(value)
+    return str(exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP, context=_EXACT))
+
+
+_EXACT = Context(prec=64)
 
 
 def format_value(value: float, unit: str) -> str:
@@ -70,6 +92,8 @@ def format_value(value: float, unit: str) -> str:
     if unit not in ("ns", "s"):
         return f"{_number(value)} {unit}"
     ns = value * 1e9 if unit == "s" else value
+    if math.isinf(ns) and math.isfinite(value):  # seconds beyond a double's range of nanoseconds
+        return f"{_fixed(value, 1)} s"
     if abs(ns) < 1e3:
         return f"{round(ns)} ns"
     for scale, name in ((1e3, "µs"), (1e6, "ms"), (1e9, "s")):

@@ -461,6 +461,44 @@ BAD = [
         "$.spec.status",
         "Input should be 'passed'",
     ),
+    # An integer past Python's 4,300-digit conversion limit: once "internal error: ValueError".
+    Bad(
+        "long-integer-json",
+        "run.json",
+        _json("benchmark-run").replace(b'"samples": 200', b'"samples": ' + b"9" * 5000),
+        "$.spec.timing.samples",
+        "an integer of 5,000 digits is outside ±(2^53-1)",
+    ),
+    Bad(
+        "long-integer-yaml",
+        "run.yaml",
+        _yaml_edit("benchmark-run", "samples: 200", "samples: " + "9" * 5000),
+        "$.spec.timing.samples",
+        "an integer of 5,000 digits is outside ±(2^53-1)",
+    ),
+    # An identifier has at most 100 characters (an axis name of 100,000 once passed `add`): the
+    # error points at the key by its start and length, and never repeats it whole.
+    Bad(
+        "axis-name-101",
+        "operation.json",
+        _json("operation-spec", lambda d: d["spec"]["axes"].__setitem__("a" * 101, d["spec"]["axes"]["tokens"])),
+        "$.spec.axes['" + "a" * 60 + "... (101 characters)']",
+        "invalid key: String should have at most 100 characters",
+    ),
+    Bad(
+        "axis-name-100000",
+        "operation.json",
+        _json("operation-spec", lambda d: d["spec"]["axes"].__setitem__("a" * 100_000, d["spec"]["axes"]["tokens"])),
+        "$.spec.axes['" + "a" * 60 + "... (100,000 characters)']",
+        "invalid key: String should have at most 100 characters (got '" + "a" * 60 + "'... (100,000 characters))",
+    ),
+    Bad(
+        "comparator-101",
+        "run.json",
+        _json("benchmark-run", lambda d: d["spec"]["correctness"].update(comparator="c" * 101)),
+        "$.spec.correctness.comparator",
+        "String should have at most 100 characters",
+    ),
     Bad(
         "string-for-integer",
         "workload.json",
@@ -726,3 +764,27 @@ def test_documents_stay_untouched_by_a_refusal() -> None:
         registry.manifest_from_document(document, "x.json")
     document["spec"]["status"] = before["spec"]["status"]
     assert document == before
+
+
+@pytest.mark.parametrize("command", ["validate", "digest"])
+def test_validate_and_digest_locate_a_long_integer(command: str, runner: CliRunner, tmp_path: Path) -> None:
+    (bad,) = [b for b in BAD if b.id == "long-integer-json"]
+    file = tmp_path / bad.file
+    file.write_bytes(bad.data)
+    result = runner.invoke(app, [command, str(file)], catch_exceptions=False)
+    assert result.exit_code == 1 and "internal error" not in result.stderr
+    assert result.stderr.splitlines()[0].startswith(f"{file}: {bad.path}: {bad.reason}")
+
+
+def test_an_identifier_of_100_characters_passes() -> None:
+    """The limit itself: an axis name and a comparator of exactly 100 characters are valid."""
+    axis = registry.load_manifest(
+        _json("operation-spec", lambda d: d["spec"]["axes"].__setitem__("a" * 100, d["spec"]["axes"]["tokens"])),
+        "operation.json",
+    )
+    assert "a" * 100 in axis.document["spec"]["axes"]
+
+    run = registry.load_manifest(
+        _json("benchmark-run", lambda d: d["spec"]["correctness"].update(comparator="c" * 100)), "run.json"
+    )
+    assert run.document["spec"]["correctness"]["comparator"] == "c" * 100

@@ -216,3 +216,28 @@ def test_a_yaml_key_flood_is_refused_before_it_is_parsed() -> None:
     assert len(data) < 1024 * 1024
     with pytest.raises(registry.InvalidManifest, match="60,000 lines and flow items"):
         load_document(data, "flood.yaml")
+
+
+# Python converts at most 4,300 decimal digits to an int (sys.get_int_max_str_digits) and raised a bare
+# ValueError past it: "internal error: ValueError" from `validate` and `digest`. Every length is
+# a located refusal: the longest integer that converts, the first that does not, and far beyond.
+_LONG = [17, 31, 4300, 4301, 5000]
+
+
+@pytest.mark.parametrize("digits", _LONG)
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_a_long_integer_is_refused_where_it_is(fmt: str, digits: int) -> None:
+    number = "9" * digits
+    data = f'{{"a": [1, {{"b": {number}}}]}}' if fmt == "json" else f"a: [1, {{b: {number}}}]\n"
+    with pytest.raises(registry.InvalidManifest) as caught:
+        load_document(data.encode(), f"doc.{fmt}")
+    assert (caught.value.source, caught.value.path) == (f"doc.{fmt}", "$.a[1].b")
+    assert "outside ±(2^53-1)" in caught.value.reason
+    assert digits <= 30 or number not in caught.value.reason  # a long one's digits are counted, not printed
+
+
+@pytest.mark.parametrize(("prefix", "digits"), [("0x", 31), ("0x", 5000), ("0o", 5000), ("-", 5000)])
+def test_a_long_yaml_integer_of_any_base_is_refused_where_it_is(prefix: str, digits: int) -> None:
+    with pytest.raises(registry.InvalidManifest) as caught:
+        load_document(f"a:\n  b: {prefix}{'7' * digits}\n".encode(), "doc.yaml")
+    assert caught.value.path == "$.a.b" and "outside ±(2^53-1)" in caught.value.reason

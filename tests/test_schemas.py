@@ -142,6 +142,9 @@ EXPECTED_DIFFERENCES = {
 _LINK_NAMES = {"url", "repository", "homepage"}
 
 
+_IDENTIFIER = "^[a-z][a-z0-9_]*$"
+
+
 def _is_link_rule(path: str, keyword: str) -> bool:
     name = path.rsplit(".", 1)[-1]
     return (keyword == "pattern" and name in _LINK_NAMES) or (keyword == "anyOf" and name == "uri")
@@ -207,6 +210,8 @@ def _differences(
             continue  # a subschema: compared below
         if keyword == "pattern" and theirs is None and mine == XML_TEXT_PATTERN:
             continue  # free text refuses what XML cannot carry, in ours only (kernelindex.registry.kinds.content)
+        if keyword == "maxLength" and theirs is None and mine == 100 and ours.get("pattern") == _IDENTIFIER:
+            continue  # an identifier has at most 100 characters, in ours only (kinds.common.Identifier)
         if keyword == "pattern" and isinstance(theirs, str):
             theirs = theirs.replace(r"\d", "[0-9]")  # the same in ECMAScript; Python's \d takes any digit
         if keyword == "required":

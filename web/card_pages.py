@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kernelindex.web import documents
-from kernelindex.web.cards import Card, draw
+from kernelindex.web.cards import Card, drawn
 from kernelindex.web.link_previews import SITE
 from kernelindex.web.names import day, humanize_operation
 from kernelindex.web.render import Format, Spec, guarded, json_asked, render
@@ -90,7 +90,9 @@ def operation_card_of(data: dict[str, Any]) -> Card:
 
 
 def _png(make: Any) -> Format:
-    return Format("png", PNG, lambda data, links, meta: draw(make(data)))
+    # Drawn in a worker thread (`slow`), and kept by the card's words (`drawn`): every alias of the same run,
+    # cohort or operation at the same commit says the same words and is drawn once.
+    return Format("png", PNG, lambda data, links, meta: drawn(make(data)), slow=True)
 
 
 @guarded

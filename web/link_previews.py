@@ -15,7 +15,18 @@ from dataclasses import dataclass
 
 from kernelindex.core.urls import Urls
 
-__all__ = ["CARD_HEIGHT", "CARD_WIDTH", "DESCRIPTION", "SITE", "Preview", "head_links", "preview"]
+__all__ = [
+    "CARD_HEIGHT",
+    "CARD_WIDTH",
+    "DESCRIPTION",
+    "MAX_DESCRIPTION",
+    "MAX_TITLE",
+    "SITE",
+    "Preview",
+    "brief",
+    "head_links",
+    "preview",
+]
 
 SITE = "KernelIndex registry"
 DESCRIPTION = (
@@ -27,6 +38,31 @@ DESCRIPTION = (
 CARD_WIDTH = 1200
 CARD_HEIGHT = 630
 """A preview image's size in pixels (the 1.91:1 that Open Graph and Twitter's large card both show whole)."""
+
+MAX_TITLE = 200
+MAX_DESCRIPTION = 300
+"""Characters of a page's title and description as its head says them (`<title>`, the description, Open
+Graph and Twitter): search results and previews show a line or two, and a description made of a
+workload's axes once ran to 100,151 characters."""
+
+
+def brief(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters: cut at a word where there is one in its last third, marked
+    with an ellipsis; runs of white space (line breaks included) are one space, as a page shows them.
+
+    >>> brief("Leaderboard of  the\\nrmsnorm   kernels", 100)
+    'Leaderboard of the rmsnorm kernels'
+    >>> brief("the quick brown fox jumps", 18), brief("x" * 30, 10)
+    ('the quick brown …', 'xxxxxxxxx…')
+    """
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= (limit * 2) // 3:
+        return cut[:space].rstrip() + " …"
+    return cut + "…"
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,7 +45,7 @@ from kernelindex.http.requests import not_ready, server_of, wants_json
 from kernelindex.http.responses import JSON, error_body, finish
 from kernelindex.service.queries import Answer
 from kernelindex.service.server import Server
-from kernelindex.web.link_previews import DESCRIPTION, preview
+from kernelindex.web.link_previews import DESCRIPTION, MAX_DESCRIPTION, MAX_TITLE, brief, preview
 from kernelindex.web.names import FILTERS, shown
 
 if TYPE_CHECKING:
@@ -159,6 +159,9 @@ class Format:
     media_type: str
     make: Callable[[dict[str, Any], Urls, dict[str, Any]], bytes]
     headers: Mapping[str, str] = field(default_factory=dict)
+    # Made in a worker thread under the query service's bound (a preview image: tens of ms of drawing), not on
+    # the event loop.
+    slow: bool = False
 
 
 def strip_json(text: str) -> tuple[str, bool]:
@@ -339,8 +342,8 @@ async def _render(
     if as_json and other is None:  # the page's JSON twin is the API's answer to the page's document
         return Representation(answer.body, JSON, headers, status=spec.status)
     query = _query(spec)
-    title = spec.title(data)
-    description = spec.description(data) if spec.description is not None else DESCRIPTION
+    title = brief(spec.title(data), MAX_TITLE)
+    description = brief(spec.description(data), MAX_DESCRIPTION) if spec.description is not None else DESCRIPTION
     meta = {
         "title": title,
         "description": description,
@@ -363,7 +366,9 @@ async def _render(
     }
     if other is not None:
         headers = {**headers, **other.headers}
-        return Representation(other.make(data, links, meta), other.media_type, headers, status=spec.status)
+        make = functools.partial(other.make, data, links, meta)
+        body = await server.queries.run(make) if other.slow else make()
+        return Representation(body, other.media_type, headers, status=spec.status)
     extra = spec.extra(data, links) if spec.extra is not None else {}
     html = templates().get_template(spec.template).render(data=data, page=meta, links=links, **extra)
     return Representation(html.encode(), HTML, headers, status=spec.status)

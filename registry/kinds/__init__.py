@@ -301,6 +301,8 @@ def _problem(source: str, error: Any) -> Problem:
     key_problem = bool(loc) and loc[-1] == "[key]"
     if key_problem:
         loc = loc[:-1]
+        if isinstance(loc[-1], str) and len(loc[-1]) > _SHOWN:  # a key too long to print whole: its start
+            loc = (*loc[:-1], f"{loc[-1][:60]}... ({len(loc[-1]):,} characters)")
     if kind == "extra_forbidden":
         return Problem(source, json_path(loc[:-1]), f"unknown field {loc[-1]!r}")
     if kind == "missing":
@@ -309,10 +311,26 @@ def _problem(source: str, error: Any) -> Problem:
     if kind == "value_error":
         message = message.removeprefix("Value error, ")
     if "input" in error and kind not in ("model_type", "dict_type") and not isinstance(error["input"], dict | list):
-        message = f"{message} (got {error['input']!r})"
+        got = error["input"]
+        message = f"{message} (got {_brief(got) if isinstance(got, str) else repr(got)})"
     if key_problem:
         message = f"invalid key: {message}"
     return Problem(source, json_path(loc), message)
+
+
+_SHOWN = 100
+"""Characters of a refused value or key an error repeats: a longer one is shown by its start and its length."""
+
+
+def _brief(text: str) -> str:
+    """`text` as an error repeats it: whole if short, else its start and how long it is.
+
+    >>> print(_brief("a" * 3), _brief("a" * 101)[-24:])
+    'aaa' aaa'... (101 characters)
+    """
+    if len(text) <= _SHOWN:
+        return repr(text)
+    return f"{text[:60]!r}... ({len(text):,} characters)"
 
 
 def _is_branch_label(part: str) -> bool:

@@ -98,10 +98,14 @@ Str2000 = Annotated[str, StringConstraints(max_length=2000)]
 
 
 # The descriptions below reach the JSON Schemas (registry/schemas), where editors show them on hover.
+# Identifiers name axes, dtypes, metrics and units, which pages, cards and labels show whole: the longest in the
+# embedded corpus has 61 characters; 100 leaves room and keeps a label (an axis per identifier) short.
 Identifier = Annotated[
     str,
-    StringConstraints(pattern=r"^[a-z][a-z0-9_]*$"),
-    Field(description="An identifier: a lower-case letter, then lower-case letters, digits and _."),
+    StringConstraints(pattern=r"^[a-z][a-z0-9_]*$", max_length=100),
+    Field(
+        description="An identifier: a lower-case letter, then lower-case letters, digits and _, at most 100 characters."
+    ),
 ]
 Slug = Annotated[
     str,
