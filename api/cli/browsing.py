@@ -18,7 +18,9 @@ from kernelindex.cli.ask import Document
 from kernelindex.cli.console import guarded
 from kernelindex.cli.listing import Column, Listing, dig, nodes, output, print_listing
 from kernelindex.cli.options import (
+    API_TIMEOUT_SECONDS,
     ApiOption,
+    ApiTimeoutOption,
     AtOption,
     CursorOption,
     JsonlOption,
@@ -31,13 +33,20 @@ from kernelindex.cli.vocabularies import RecordOrder, RunOrder, RunStatus, Trust
 __all__ = ["RUN_COLUMNS", "changes", "compare", "gpus", "models", "read", "records", "runs", "search"]
 
 
-def read(document: Document, variables: dict[str, Any], repo: Any, api: str | None, at: str | None) -> dict[str, Any]:
-    """The snapshot (`registry`) of `document`'s answer at `at`, asked locally or of `api`; null variables dropped
-    (the document's defaults apply)."""
+def read(
+    document: Document,
+    variables: dict[str, Any],
+    repo: Any,
+    api: str | None,
+    at: str | None,
+    timeout: float = API_TIMEOUT_SECONDS,
+) -> dict[str, Any]:
+    """The snapshot (`registry`) of `document`'s answer at `at`, asked locally or of `api` (within `timeout`
+    seconds); null variables dropped (the document's defaults apply)."""
     from kernelindex.cli.ask import ask
 
     given = {name: value for name, value in {**variables, "at": at}.items() if value is not None}
-    return ask(document, given, repo=repo, api=api)
+    return ask(document, given, repo=repo, api=api, timeout=timeout)
 
 
 def short(digest: Any) -> str | None:
@@ -70,6 +79,7 @@ def search(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     limit: LimitOption = None,
     cursor: CursorOption = None,
     as_json: JsonOption = False,
@@ -79,7 +89,7 @@ def search(
     from kernelindex.cli.documents import SEARCH
 
     mode = output(as_json, as_jsonl)
-    data = read(SEARCH, {"query": query, "first": limit, "after": cursor}, repo, api, at)
+    data = read(SEARCH, {"query": query, "first": limit, "after": cursor}, repo, api, at, api_timeout)
     snapshot = data["registry"]
     found = snapshot["search"] or {}
     items, more = nodes(found.get("runs"))
@@ -93,6 +103,7 @@ def runs(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     operation: Annotated[str | None, typer.Option(help="An operation: name, digest or prefix.")] = None,
     gpu: Annotated[str | None, typer.Option(help="A GPU product, a word of it or an architecture ('b200').")] = None,
     source: Annotated[str | None, typer.Option(help="A source's slug (sol-execbench...).")] = None,
@@ -141,7 +152,7 @@ def runs(
     }
     run_filter = {key: value for key, value in given.items() if value is not None}
     variables = {"filter": run_filter or None, "order": order.value, "first": limit, "after": cursor}
-    data = read(RUNS, variables, repo, api, at)
+    data = read(RUNS, variables, repo, api, at, api_timeout)
     snapshot = data["registry"]
     items, more = nodes(snapshot["runs"])
     heading = _heading("runs", snapshot["runs"], len(items), snapshot["commit"]["id"])
@@ -153,6 +164,7 @@ def records(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     operation: Annotated[str | None, typer.Option(help="An operation: name, digest or prefix.")] = None,
     gpu: Annotated[str | None, typer.Option(help="A GPU product, a word of it or an architecture ('b200').")] = None,
     source: Annotated[str | None, typer.Option(help="A source's slug.")] = None,
@@ -170,7 +182,7 @@ def records(
     given = {"operation": operation, "gpu": gpu, "source": source, "since": since}
     record_filter = {key: value for key, value in given.items() if value is not None}
     variables = {"filter": record_filter or None, "order": order.value, "first": limit, "after": cursor}
-    data = read(RECORDS, variables, repo, api, at)
+    data = read(RECORDS, variables, repo, api, at, api_timeout)
     snapshot = data["registry"]
     items, more = nodes(snapshot["records"])
     columns = (
@@ -203,6 +215,7 @@ def compare(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     as_json: JsonOption = False,
     as_jsonl: JsonlOption = False,
 ) -> None:
@@ -210,7 +223,7 @@ def compare(
     from kernelindex.cli.documents import COMPARE
 
     mode = output(as_json, as_jsonl)
-    data = read(COMPARE, {"runs": ids}, repo, api, at)
+    data = read(COMPARE, {"runs": ids}, repo, api, at, api_timeout)
     snapshot = data["registry"]
     found = snapshot["compare"] or {}
     shown = found.get("runs") or []
@@ -237,6 +250,7 @@ def changes(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     limit: LimitOption = None,
     cursor: CursorOption = None,
     as_json: JsonOption = False,
@@ -247,7 +261,7 @@ def changes(
     from kernelindex.cli.documents import CHANGES
 
     mode = output(as_json, as_jsonl)
-    data = read(CHANGES, {"since": since, "first": limit, "after": cursor}, repo, api, at)
+    data = read(CHANGES, {"since": since, "first": limit, "after": cursor}, repo, api, at, api_timeout)
     snapshot = data["registry"]
     items, more = nodes(snapshot["changes"])
     columns = (
@@ -271,6 +285,7 @@ def gpus(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     limit: Annotated[
         int | None, typer.Option("--limit", "-n", min=0, help="At most this many (the list is not paged).")
     ] = None,
@@ -281,7 +296,7 @@ def gpus(
     from kernelindex.cli.documents import GPUS
 
     mode = output(as_json, as_jsonl)
-    data = read(GPUS, {}, repo, api, at)
+    data = read(GPUS, {}, repo, api, at, api_timeout)
     snapshot = data["registry"]
     every = snapshot["gpus"]
     items = every if limit is None else every[:limit]
@@ -305,6 +320,7 @@ def models(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     limit: LimitOption = None,
     cursor: CursorOption = None,
     as_json: JsonOption = False,
@@ -314,7 +330,7 @@ def models(
     from kernelindex.cli.documents import MODELS
 
     mode = output(as_json, as_jsonl)
-    data = read(MODELS, {"first": limit, "after": cursor}, repo, api, at)
+    data = read(MODELS, {"first": limit, "after": cursor}, repo, api, at, api_timeout)
     snapshot = data["registry"]
     items, more = nodes(snapshot["models"])
     columns = (

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from kernelindex import registry
-from kernelindex.cli.console import emit_json, err, guarded
+from kernelindex.cli.console import echo, emit_json, err, guarded
 from kernelindex.cli.options import AtOption, JsonOption, RepoOption, TrustRootOption
 from kernelindex.cli.stores import Files, StoreView, open_store, read_files, read_trust_root, try_open
 
@@ -91,7 +91,7 @@ def validate(
             err(str(problem))
         if not problems:
             for where, manifest in read.entries:
-                typer.echo(f"ok  {manifest.digest}  {manifest.kind}  {where}")
+                echo(f"ok  {manifest.digest}  {manifest.kind}  {where}")
     if problems:
         raise typer.Exit(1)
 
@@ -103,14 +103,14 @@ def _validate_range(store: registry.GitStore, base: str, head: str, fmt: str, tr
     base_commit, head_commit = store.resolve(base), store.resolve(head)
     if fmt == "text":
         report = check_range(store, base_commit, head_commit, trust_root=trust_root)
-        typer.echo(_review_comment(report, base, head))
+        echo(_review_comment(report, base, head), lines=True)
         ok = report.ok
     else:  # markdown and json add what the change would do at merge (api/cli/report.py)
         outcome = range_report(store, base_commit, head_commit, base, head, trust_root=trust_root)
         if fmt == "json":
             emit_json(outcome.json)
         else:
-            typer.echo(outcome.markdown)
+            echo(outcome.markdown, lines=True)
         ok = outcome.check.ok
     if not ok:
         raise typer.Exit(1)

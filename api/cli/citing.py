@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from kernelindex import registry
-from kernelindex.cli.console import guarded
+from kernelindex.cli.console import echo, guarded
 from kernelindex.cli.options import AtOption, RepoOption
 from kernelindex.cli.stores import kinds
 
@@ -40,4 +40,4 @@ def cite(
     run = found.get("run") or found.get("servingRun")
     if run is None:
         raise registry.ManifestNotFound(ident, found.get("commit", {}).get("id", at or "main"))
-    typer.echo(run["citation"])
+    echo(run["citation"], lines=True)  # BibTeX spans lines

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 import typer
 
 from kernelindex import registry
-from kernelindex.cli.console import Progress, emit_json, guarded, progress_bar
+from kernelindex.cli.console import Progress, echo, emit_json, guarded, progress_bar
 from kernelindex.cli.identity import identity, signer_for
 from kernelindex.cli.options import (
     AuthorOption,
@@ -232,7 +232,6 @@ def _text(
     seconds: float,
     pr: Any,
 ) -> None:
-    echo = typer.echo
     for source in plan.inputs:
         echo(f"read {source.name} (sha256:{source.sha256})")
     rows = len(plan.rows) + len(plan.problems)
@@ -265,4 +264,4 @@ def _text(
     echo(f"done in {seconds:.1f} s")
     if pr is not None:
         echo("")
-        echo(pr.markdown)
+        echo(pr.markdown, lines=True)

@@ -3,26 +3,22 @@ line for each item of its list (`--jsonl`); and where the next page starts (`--c
 
 Everything printed is a function of the answer alone, so a command prints the same bytes whether the query
 service answered it locally or a served registry did (`kernelindex.cli.ask`). A table's cells are plain text: a name
-from a contributor is never read as markup or as a terminal control sequence.
+from a contributor or a server is never read as markup, and a character a terminal would act on is shown as its
+escape (`kernelindex.cli.console.visible`).
 """
 
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import typer
 
-from kernelindex.cli.console import emit_json
+from kernelindex.cli.console import dumps, emit_json, visible
 
 __all__ = ["Column", "Listing", "cell", "dig", "nodes", "output", "print_listing"]
-
-# C0 and C1 controls (ESC among them) and DEL: shown as U+FFFD, so a value cannot move the cursor or recolour a
-# terminal; tabs and newlines become spaces (a table cell is one line).
-_CONTROLS = dict.fromkeys((*range(32), 127, *range(128, 160)), "�") | {0x09: " ", 0x0A: " ", 0x0D: " "}
 
 
 def dig(value: Any, *path: str | int) -> Any:
@@ -42,10 +38,11 @@ def dig(value: Any, *path: str | int) -> Any:
 
 
 def cell(value: Any) -> str:
-    """A value as one line of a table: `-` for nothing, integers with thousands separators, lists joined by `, `.
+    """A value as one line of a table: `-` for nothing, integers with thousands separators, lists joined by `, `,
+    and a character a terminal would act on (a control, a tab or newline, U+202E) as its escape.
 
-    >>> cell(None), cell(12345), cell(True), cell(["a", "b"]), cell("x\\x1b[31my")
-    ('-', '12,345', 'yes', 'a, b', 'x\\ufffd[31my')
+    >>> cell(None), cell(12345), cell(True), cell(["a", "b"]), cell("x\\x1b[31my\\r")
+    ('-', '12,345', 'yes', 'a, b', 'x\\\\x1b[31my\\\\r')
     """
     if value is None or value == [] or value == "":
         return "-"
@@ -55,7 +52,7 @@ def cell(value: Any) -> str:
         return f"{value:,}"
     if isinstance(value, list):
         return ", ".join(cell(item) for item in value)
-    return str(value).translate(_CONTROLS)
+    return visible(str(value))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +101,9 @@ def print_listing(listing: Listing, mode: str) -> None:
         return
     if mode == "jsonl":
         for item in listing.items:
-            typer.echo(json.dumps(item, ensure_ascii=False, separators=(",", ":")))
+            typer.echo(dumps(item, separators=(",", ":")))
         if listing.more:
-            typer.echo(f"next page: --cursor {listing.more}", err=True)
+            typer.echo(f"next page: --cursor {cell(listing.more)}", err=True)
         return
     from rich.console import Console
     from rich.table import Table
@@ -122,12 +119,13 @@ def print_listing(listing: Listing, mode: str) -> None:
     if listing.items:
         table = Table(box=None, pad_edge=False, highlight=False)
         for column in listing.columns:
-            table.add_column(column.header, justify="right" if column.right else "left", no_wrap=True)
+            header = Text(cell(column.header))  # a run's name heads a column of `compare`
+            table.add_column(header, justify="right" if column.right else "left", no_wrap=True)
         for item in listing.items:
             table.add_row(*(Text(cell(column.value(item))) for column in listing.columns))
         console.print(table)
     if listing.more:
-        console.print(Text(f"next page: --cursor {listing.more}"))
+        console.print(Text(f"next page: --cursor {cell(listing.more)}"))
     if piped:
         assert isinstance(console.file, io.StringIO)
         typer.echo("\n".join(line.rstrip() for line in console.file.getvalue().splitlines()))

@@ -16,7 +16,15 @@ import typer
 
 from kernelindex import registry
 from kernelindex.cli.console import emit_json, guarded
-from kernelindex.cli.options import ApiOption, AtOption, JsonOption, RepoOption
+from kernelindex.cli.listing import cell
+from kernelindex.cli.options import (
+    API_TIMEOUT_SECONDS,
+    ApiOption,
+    ApiTimeoutOption,
+    AtOption,
+    JsonOption,
+    RepoOption,
+)
 
 __all__ = ["app"]
 
@@ -81,17 +89,19 @@ def _show(heading: str, parts: dict[str, list[_Part]], as_json: bool, about: dic
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console(soft_wrap=False)
     if not console.is_terminal:  # piped: as wide as the rows, so a digest is never folded
         console = Console(width=300, soft_wrap=False)
-    console.print(heading, highlight=False, markup=False)
+    console.print(Text(cell(heading)), highlight=False)
     for (_, plural, detail), found in zip(_PARTS, parts.values(), strict=True):
         table = Table(box=None, pad_edge=False, highlight=False)
         for column in ("digest", "name", detail, "runs", "cohorts"):
             table.add_column(column, justify="right" if column in ("runs", "cohorts") else "left", no_wrap=True)
         for part in found:
-            table.add_row(part.digest, part.name, part.detail, f"{part.runs:,}", f"{len(part.cohorts):,}")
+            row = (part.digest, part.name, part.detail, f"{part.runs:,}", f"{len(part.cohorts):,}")
+            table.add_row(*(Text(cell(value)) for value in row))  # a served registry's text: never markup
         console.print()
         console.print(f"{plural.capitalize()} ({len(found):,})", highlight=False, markup=False)
         console.print(table)
@@ -104,6 +114,7 @@ def operation(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     as_json: JsonOption = False,
 ) -> None:
     """The workloads, protocols and environments of an operation's cohorts, with their runs."""
@@ -115,7 +126,8 @@ def operation(
     found: dict[str, Any] | None = None
     commit = ""
     for _ in range(_MAX_PAGES):
-        data = ask(LOOKUP_OPERATION, {"at": at, "id": ident, "after": after}, repo=repo, api=api)["registry"]
+        variables = {"at": at, "id": ident, "after": after}
+        data = ask(LOOKUP_OPERATION, variables, repo=repo, api=api, timeout=api_timeout)["registry"]
         commit, found = data["commit"]["id"], data["operation"]
         if found is None:
             names = [edge["node"]["name"] for edge in data["matching"]["edges"]]
@@ -147,13 +159,14 @@ def cohort(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     as_json: JsonOption = False,
 ) -> None:
     """The workload, protocol and environment a cohort compares under, with its runs."""
     from kernelindex.cli.ask import ask
     from kernelindex.cli.documents import LOOKUP_COHORT
 
-    data = ask(LOOKUP_COHORT, {"at": at, "key": key}, repo=repo, api=api)["registry"]
+    data = ask(LOOKUP_COHORT, {"at": at, "key": key}, repo=repo, api=api, timeout=api_timeout)["registry"]
     commit, found = data["commit"]["id"], data["cohort"]
     if found is None:
         raise registry.RegistryError(f"no cohort {key!r} at {commit[:12]}")

@@ -8,7 +8,9 @@ from typing import Annotated
 import typer
 
 __all__ = [
+    "API_TIMEOUT_SECONDS",
     "ApiOption",
+    "ApiTimeoutOption",
     "AtOption",
     "AuthorOption",
     "BranchOption",
@@ -39,6 +41,21 @@ ApiOption = Annotated[
         "--api",
         envvar="KERNELINDEX_API",
         help="Ask a served registry (https://registry.example; default $KERNELINDEX_API) instead of a local one.",
+    ),
+]
+API_TIMEOUT_SECONDS = 60.0
+"""How long a command waits by default for a served registry's whole answer, from connecting to its last byte."""
+ApiTimeoutOption = Annotated[
+    float,
+    typer.Option(
+        "--api-timeout",
+        envvar="KERNELINDEX_API_TIMEOUT",
+        min=0.1,
+        max=3600.0,
+        metavar="SECONDS",
+        help="With --api: how long to wait for each whole answer, from connecting to its last byte "
+        "(0.1 to 3600; default 60, or $KERNELINDEX_API_TIMEOUT).",
+        show_default=False,
     ),
 ]
 AtOption = Annotated[str | None, typer.Option("--at", help="A commit, branch or tag (default: main).")]

@@ -10,9 +10,16 @@ from typing import Annotated, Any
 import typer
 
 from kernelindex import registry
-from kernelindex.cli.console import emit_json, guarded
+from kernelindex.cli.console import echo, emit_json, guarded, visible
 from kernelindex.cli.listing import cell
-from kernelindex.cli.options import ApiOption, AtOption, JsonOption, RepoOption
+from kernelindex.cli.options import (
+    API_TIMEOUT_SECONDS,
+    ApiOption,
+    ApiTimeoutOption,
+    AtOption,
+    JsonOption,
+    RepoOption,
+)
 from kernelindex.cli.stores import kinds, open_store, read_manifests
 
 __all__ = ["digest", "log", "show"]
@@ -29,7 +36,7 @@ def digest(
         emit_json([{"file": f, "kind": m.kind, "digest": m.digest} for f, m in loaded])
         return
     for file, manifest in loaded:
-        typer.echo(f"{manifest.digest}  {file}")
+        echo(f"{manifest.digest}  {file}")
 
 
 @guarded
@@ -38,6 +45,7 @@ def show(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     kind: Annotated[
         str | None, typer.Option(help="Only this kind (e.g. BenchmarkRun): names repeat across kinds.")
     ] = None,
@@ -50,13 +58,14 @@ def show(
 
     wanted = kinds(kind)
     variables: dict[str, Any] = {"id": ident, **({"at": at} if at else {}), **({"kind": wanted[0]} if wanted else {})}
-    snapshot = ask(SHOW, variables, repo=repo, api=api)["registry"]
+    snapshot = ask(SHOW, variables, repo=repo, api=api, timeout=api_timeout)["registry"]
     commit, found = snapshot["commit"]["id"], snapshot["manifest"]
     if found is None:
         raise registry.ManifestNotFound(ident, commit)
     run: dict[str, Any] | None = None
     if found["kind"] == "BenchmarkRun":  # its dossier, from the same commit
-        run = ask(SHOW_RUN, {"id": found["digest"], "at": commit}, repo=repo, api=api)["registry"]["run"]
+        dossier = ask(SHOW_RUN, {"id": found["digest"], "at": commit}, repo=repo, api=api, timeout=api_timeout)
+        run = dossier["registry"]["run"]
     provenance = found["provenance"]
     published = (
         None
@@ -102,7 +111,9 @@ def show(
     for key, value in rows:
         typer.echo(f"{key + ':':<11}{cell(value)}")
     typer.echo("")
-    sys.stdout.write(found["text"])
+    # The manifest as stored, its lines and indentation kept; a control or U+202E in it (a manifest published
+    # before the rules, or a server's) shown as its escape.
+    sys.stdout.write(visible(found["text"], lines=True))
     sys.stdout.flush()
 
 
@@ -170,4 +181,4 @@ def log(
         return
     for info, added in entries:
         source = info.trailer("Source") or "-"
-        typer.echo(f"{info.id[:12]}  {info.committer.when_utc}  +{added:<6} {source:<18} {info.subject}")
+        echo(f"{info.id[:12]}  {info.committer.when_utc}  +{added:<6} {source:<18} {info.subject}")

@@ -17,7 +17,9 @@ from kernelindex.cli.browsing import read, short
 from kernelindex.cli.console import guarded
 from kernelindex.cli.listing import Column, Listing, dig, nodes, output, print_listing
 from kernelindex.cli.options import (
+    API_TIMEOUT_SECONDS,
     ApiOption,
+    ApiTimeoutOption,
     AtOption,
     CursorOption,
     JsonlOption,
@@ -63,6 +65,7 @@ def serving_runs(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     model: Annotated[str | None, typer.Option(help="A model: name, digest or prefix.")] = None,
     accelerator: Annotated[str | None, typer.Option(help="An accelerator, a word of it ('h200').")] = None,
     scenario: Annotated[str | None, typer.Option(help="A load scenario (Server, Offline...).")] = None,
@@ -93,7 +96,9 @@ def serving_runs(
         "eligibleOnly": eligible or None,
     }
     run_filter = {key: value for key, value in given.items() if value is not None}
-    data = read(SERVING_RUNS, {"filter": run_filter or None, "first": limit, "after": cursor}, repo, api, at)
+    data = read(
+        SERVING_RUNS, {"filter": run_filter or None, "first": limit, "after": cursor}, repo, api, at, api_timeout
+    )
     snapshot = data["registry"]
     items, more = nodes(snapshot["servingRuns"])
     heading = _heading("serving runs", snapshot["servingRuns"], len(items), snapshot["commit"]["id"])
@@ -106,6 +111,7 @@ def serving_cohorts(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     model: Annotated[str | None, typer.Option(help="A model: name, digest or prefix.")] = None,
     workload: Annotated[str | None, typer.Option(help="A serving workload: name, digest or prefix.")] = None,
     min_size: Annotated[int | None, typer.Option("--min-size", min=0, help="At least this many runs.")] = None,
@@ -120,7 +126,9 @@ def serving_cohorts(
     mode = output(as_json, as_jsonl)
     given = {"model": model, "workload": workload, "minSize": min_size}
     cohort_filter = {key: value for key, value in given.items() if value is not None}
-    data = read(SERVING_COHORTS, {"filter": cohort_filter or None, "first": limit, "after": cursor}, repo, api, at)
+    data = read(
+        SERVING_COHORTS, {"filter": cohort_filter or None, "first": limit, "after": cursor}, repo, api, at, api_timeout
+    )
     snapshot = data["registry"]
     items, more = nodes(snapshot["servingCohorts"])
     columns = (
@@ -176,6 +184,7 @@ def serving_resolve(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     as_json: JsonOption = False,
     as_jsonl: JsonlOption = False,
 ) -> None:
@@ -190,7 +199,7 @@ def serving_resolve(
         "constraints": constraints or None,
         "objective": {"metric": objective} if objective else None,
     }
-    data = read(SERVING_RESOLVE, variables, repo, api, at)
+    data = read(SERVING_RESOLVE, variables, repo, api, at, api_timeout)
     snapshot = data["registry"]
     found = snapshot["servingCohort"]
     if found is None:
@@ -263,6 +272,7 @@ def resolve_kernel(
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
+    api_timeout: ApiTimeoutOption = API_TIMEOUT_SECONDS,
     limit: LimitOption = None,
     cursor: CursorOption = None,
     as_json: JsonOption = False,
@@ -282,7 +292,7 @@ def resolve_kernel(
         "first": limit,
         "after": cursor,
     }
-    data = read(RESOLVE_KERNEL, variables, repo, api, at)
+    data = read(RESOLVE_KERNEL, variables, repo, api, at, api_timeout)
     snapshot = data["registry"]
     found = snapshot["resolveKernel"]
     exact = found["mode"] == "EXACT"
