@@ -21,7 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphql import GraphQLEnumType, GraphQLInputObjectType, GraphQLList, GraphQLNonNull, GraphQLScalarType
+from graphql import (
+    GraphQLEnumType,
+    GraphQLInputObjectType,
+    GraphQLList,
+    GraphQLNonNull,
+    GraphQLObjectType,
+    GraphQLScalarType,
+)
 
 from kernelindex.core.context import Context, StoredObjects
 from kernelindex.registry import nodes as n
@@ -78,7 +85,8 @@ def _most(counted: Counter[str]) -> str:
 def _idents(graph: Graph, digest: str, absent_kind: type[n.Node]) -> list[str]:
     """A manifest named every way an id argument takes, plus one absent and one malformed."""
     node = graph.nodes[digest]
-    idle = min(d for d, other in graph.nodes.items() if type(other) is absent_kind and d not in _used(graph))
+    used = _used(graph)
+    idle = min(d for d, other in graph.nodes.items() if type(other) is absent_kind and d not in used)
     return [
         digest,
         digest.removeprefix("sha256:")[:12],  # the shortest prefix
@@ -221,7 +229,10 @@ def cases(graph: Graph) -> Iterator[Case]:
         order = types[listed.order]
         filter_type = types[listed.filter]
         assert isinstance(order, GraphQLEnumType) and isinstance(filter_type, GraphQLInputObjectType)
-        default = str(schema._schema.type_map["Snapshot"].fields[listed.field].args["order"].default_value.name)  # type: ignore[union-attr]
+        snapshot = types["Snapshot"]
+        assert isinstance(snapshot, GraphQLObjectType)
+        given: Any = snapshot.fields[listed.field].args["order"].default_value
+        default = str(given.name)
         for value in order.values:
             yield Case(listed.field, None, value)
         yield Case(listed.field, {}, default)
