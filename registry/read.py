@@ -46,6 +46,7 @@ __all__ = [
     "implementation_passes",
     "kind_of",
     "manifest",
+    "node",
     "ordered_runs",
     "overlays_on",
     "publications",
@@ -184,6 +185,11 @@ def manifest(graph: Graph, ident: str, kinds: Collection[str] = ALL_KINDS) -> n.
         AmbiguousName: a prefix or a name names several.
     """
     return graph.find(kinds, ident)
+
+
+def node(graph: Graph, digest: str) -> n.Node | None:
+    """The manifest at exactly `digest` (`sha256:<64 hex>`); None when the graph holds none."""
+    return graph.nodes.get(digest)
 
 
 def kind_of(graph: Graph, digest: str) -> str | None:
