@@ -350,3 +350,87 @@ def test_the_scan_ignores_what_only_the_type_checker_reads(tmp_path: Path) -> No
         for alias in node.names
     }
     assert names == {"typing", "kernelindex.core.context", "kernelindex.core.cache"}
+
+
+# The edges read the domain through `kernelindex.registry.read`, never the graph's indexes ------------------------
+
+GRAPH_INDEXES = {
+    "runs_by",
+    "cohorts_by",
+    "children",
+    "overlays",
+    "names",
+    "published_in",
+    "_fan_out",
+    "_record_order",
+    "_owned",
+    "_memo",
+    "_streamed",
+}
+"""The graph's indexes and its private upkeep: what `kernelindex.registry.read` answers from, and no edge reads."""
+SHARED_NAMES = {"unpublished"}
+"""Indexes whose name other objects share (`Context.unpublished`): forbidden on a receiver named as a graph."""
+GRAPH_VALUES = {"commit", "committed_at", "mainline", "position", "honoured_commits", "nodes", "facts", "cohorts"}
+"""What a graph is, rather than how it is looked up: the edges may read these."""
+EDGE_FILES = sorted(p for floor in ("api", "web") for p in (PROJECT_ROOT / floor).rglob("*.py"))
+
+
+def _index_reads(tree: ast.AST) -> list[str]:
+    """Each place a tree reads a graph index: `g.runs_by`, `getattr(g, "runs_by")`, `head.unpublished`."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute | ast.Call):
+            continue
+        name: str | None = None
+        receiver: ast.expr | None = None
+        if isinstance(node, ast.Attribute):
+            name, receiver = node.attr, node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _GETTERS:
+            position = _GETTERS[node.func.id]
+            argument = node.args[position] if len(node.args) > position else None
+            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                name, receiver = argument.value, node.args[0] if position else None
+        if name in GRAPH_INDEXES or (
+            name in SHARED_NAMES and receiver is not None and ast.unparse(receiver).endswith(("graph", "head"))
+        ):
+            found.append((node.lineno, ast.unparse(node)))
+    return [f"line {line}: {text}" for line, text in sorted(found)]
+
+
+_GETTERS = {"getattr": 1, "attrgetter": 0}  # where the attribute's name is among the arguments
+
+
+def test_the_graphs_indexes_are_all_named() -> None:
+    """Every field of a graph is either what it is or one of its indexes: a new index is placed here, and the read
+    API answers from it."""
+    from dataclasses import fields
+
+    from kernelindex.registry.graph import Graph
+
+    assert {f.name for f in fields(Graph)} == GRAPH_VALUES | (GRAPH_INDEXES - {"names"}) | SHARED_NAMES | {"names"}
+
+
+def test_the_walk_sees_the_edges() -> None:
+    names = {p.relative_to(PROJECT_ROOT).as_posix() for p in EDGE_FILES}
+    assert {"api/schema/root.py", "api/service/feeds.py", "api/http/permalinks.py", "web/render.py"} <= names
+    assert not any(name.startswith("registry/") for name in names)
+
+
+@pytest.mark.parametrize("path", EDGE_FILES, ids=lambda p: p.relative_to(PROJECT_ROOT).as_posix())
+def test_no_edge_reads_the_graphs_indexes(path: Path) -> None:
+    found = _index_reads(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    assert not found, f"{path.name} reads the graph's indexes (ask kernelindex.registry.read): {found}"
+
+
+def test_the_index_check_sees_every_form() -> None:
+    tree = ast.parse(
+        "graph.runs_by['operation']\n"
+        "self._graph.cohorts_by\n"
+        "getattr(graph, 'overlays')\n"
+        "attrgetter('published_in')\n"
+        "head.unpublished\n"
+        "context.unpublished\n"  # a Context's flag, not the graph's set
+        "graph.nodes[d]\n"
+        "read.runs_with(graph, read.RunIndex.OPERATION, d)\n"
+    )
+    assert [line.split(":")[0] for line in _index_reads(tree)] == ["line 1", "line 2", "line 3", "line 4", "line 5"]

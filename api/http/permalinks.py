@@ -22,6 +22,7 @@ from kernelindex.core.codes import INTERNAL, MANIFEST_NOT_FOUND, REVISION_NOT_FO
 from kernelindex.core.graphql_http import etag_matches
 from kernelindex.http.requests import digest_param, not_ready, server_of
 from kernelindex.http.responses import JSON, error, send
+from kernelindex.registry import read
 from kernelindex.registry.graph import Graph
 from kernelindex.registry.provenance import utc_instant
 from kernelindex.service.dossier import DOSSIER_QUERY, SERVING_DOSSIER_QUERY
@@ -75,7 +76,7 @@ async def manifest(request: Request) -> Response:
     if isinstance(found, Response):
         return found
     graph, digest = found
-    node = graph.nodes.get(digest)
+    node = read.node(graph, digest)
     if node is None:
         return error(404, f"manifest not found: {digest} at {graph.commit}", MANIFEST_NOT_FOUND)
     etag = f'"{node.oid}"'
@@ -91,7 +92,7 @@ async def resolve_run(request: Request) -> RunTarget | Response:
     if isinstance(found, Response):
         return found
     graph, digest = found
-    node = graph.nodes.get(digest)
+    node = read.node(graph, digest)
     kind: Literal["run", "servingRun"] | None = None
     if isinstance(node, registry.nodes.ServingRun):
         kind = "servingRun"  # serving-v1 keeps the two kinds apart, each with its own dossier

@@ -22,6 +22,7 @@ from kernelindex.core.codes import AMBIGUOUS_NAME, MANIFEST_NOT_FOUND, NO_BASE_U
 from kernelindex.core.urls import Urls, unpinned
 from kernelindex.http.requests import not_ready, server_of
 from kernelindex.http.responses import JSON, error
+from kernelindex.registry import read
 from kernelindex.registry.export import CATALOG_FORMAT, export_name, plan_export
 from kernelindex.registry.export_cache import CachedExport
 from kernelindex.registry.graph import Graph
@@ -138,10 +139,10 @@ async def operation_feed(request: Request) -> Response:
     ident = request.path_params["ident"]
 
     def render(graph: Graph, urls: Urls, pinned: bool) -> Feed | None:
-        operation = graph.find(("OperationSpec",), ident)
+        operation = read.manifest(graph, ident, ("OperationSpec",))
         if operation is None:
             return None
-        cohorts = [graph.cohorts[k] for k in graph.cohorts_by["operation"].get(operation.digest, ())]
+        cohorts = [graph.cohorts[k] for k in read.cohorts_with(graph, read.CohortIndex.OPERATION, operation.digest)]
         return records_feed(graph, urls, f"operations/{operation.digest}", cohorts, pinned)
 
     return await _guarded_feed(request, f"operations/{ident}", render)
@@ -152,7 +153,7 @@ async def cohort_feed(request: Request) -> Response:
     key = request.path_params["key"]
 
     def render(graph: Graph, urls: Urls, pinned: bool) -> Feed | None:
-        cohort = graph.find_cohort(key)
+        cohort = read.cohort(graph, key)
         return None if cohort is None else records_feed(graph, urls, f"cohorts/{cohort.key}", [cohort], pinned)
 
     return await _guarded_feed(request, f"cohorts/{key}", render)

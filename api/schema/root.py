@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Collection, Sequence
-from itertools import takewhile
 from typing import Annotated, Any
 
 import strawberry
@@ -14,19 +12,19 @@ from strawberry.schema.config import StrawberryConfig
 
 from kernelindex import registry
 from kernelindex.core.cache import ByteLRU
-from kernelindex.core.context import StoredObjects
 from kernelindex.core.errors import ErrorCodes
 from kernelindex.core.settings import plain_mode
 from kernelindex.engine.cost import CostModel
 from kernelindex.engine.pipeline import CostLimit, DocumentCache, ParsedDocument
 from kernelindex.registry import nodes as n
+from kernelindex.registry import read
 from kernelindex.registry.graph import Graph
 from kernelindex.registry.provenance import utc_instant
-from kernelindex.registry.search import gpu_keys_matching, search_cost, tokens
+from kernelindex.registry.search import search_cost, tokens
 from kernelindex.schema import types as t
 from kernelindex.schema.types import serving_root as st
 from kernelindex.schema.types.base import Info
-from kernelindex.schema.types.deployment import facts_of, implementation_passes
+from kernelindex.schema.types.deployment import facts_of
 from kernelindex.schema.types.identity import find_cohort, find_manifest
 from kernelindex.schema.types.node_root import NodeRoot
 from kernelindex.schema.types.read_root import ReadRoot
@@ -101,6 +99,29 @@ class RunFilter:
         "whose does not; null: either.",
     )
 
+    def to_domain(self, graph: Graph) -> read.RunFilter:
+        """The read API's filter: each id resolved (one that names nothing keeps no run).
+
+        Raises:
+            BadUserInput: an id is malformed (says which and what was expected).
+        """
+        return read.RunFilter(
+            operations=_refs(graph, ("OperationSpec",), self.operation),
+            gpu=self.gpu,
+            source=self.source,
+            statuses=frozenset(s.name.lower() for s in self.status) if self.status else None,
+            min_trust=t.trust_of_enum(self.min_trust) if self.min_trust else None,
+            trusts=frozenset(t.trust_of_enum(x) for x in self.trust) if self.trust else None,
+            eligible_only=self.eligible_only,
+            observed_since_ns=n.instant_ns(self.observed_since) if self.observed_since else None,
+            implementations=_refs(graph, ("ImplementationRevision",), self.implementation),
+            workloads=_refs(graph, _WORKLOADS, self.workload),
+            cohorts=None if self.cohort is None else _keys(_cohort(graph, self.cohort)),
+            deployable_only=self.deployable_only,
+            license_known=self.license_known,
+            installable=self.installable,
+        )
+
 
 @strawberry.input(description="Narrow a list of cohorts; every given condition must hold.")
 class CohortFilter:
@@ -116,6 +137,15 @@ class CohortFilter:
         default=None, description="Cohorts on this workload: its digest, a unique prefix, name or `id`."
     )
     min_size: int | None = strawberry.field(default=None, description="Cohorts of at least this many runs.")
+
+    def to_domain(self, graph: Graph) -> read.CohortFilter:
+        """The read API's filter (as `RunFilter.to_domain`)."""
+        return read.CohortFilter(
+            operations=_refs(graph, ("OperationSpec",), self.operation),
+            gpu=self.gpu,
+            workloads=_refs(graph, _WORKLOADS, self.workload),
+            min_size=self.min_size,
+        )
 
 
 @strawberry.enum(description="The order of a list of cohorts.")
@@ -143,6 +173,15 @@ class RecordFilter:
     since: DateTime | None = strawberry.field(
         default=None, description="Records taken at or after this instant (`RecordEntry.since`)."
     )
+
+    def to_domain(self, graph: Graph) -> read.RecordFilter:
+        """The read API's filter (as `RunFilter.to_domain`)."""
+        return read.RecordFilter(
+            operations=_refs(graph, ("OperationSpec",), self.operation),
+            gpu=self.gpu,
+            source=self.source,
+            since_ns=n.instant_ns(self.since) if self.since else None,
+        )
 
 
 _Id = Annotated[
@@ -185,113 +224,24 @@ def _cohort(graph: Graph, key: str) -> registry.graph.Cohort | None:
     return found
 
 
-def _implementation_test(graph: Graph, objects: StoredObjects, f: RunFilter) -> Callable[[str], bool] | None:
-    """Whether an implementation (a digest) passes the filter's conditions on implementation facts; None
-    when the filter has none. Each implementation is judged once per call (its facts are kept longer:
-    `kernelindex.schema.types.deployment.facts_of`)."""
-    if not f.deployable_only and f.license_known is None and f.installable is None:
+_WORKLOADS = ("WorkloadCase", "WorkloadSuite")
+
+
+def _refs(graph: Graph, kinds: tuple[str, ...], ident: str | None) -> frozenset[str] | None:
+    """What an id argument of a filter names, as the read API takes it: None when not given, else the digest it
+    names (none: the empty set, which keeps nothing).
+
+    Raises:
+        BadUserInput: malformed.
+    """
+    if ident is None:
         return None
-    judged: dict[str, bool] = {}
-
-    def test(digest: str) -> bool:
-        found = judged.get(digest)
-        if found is None:
-            node = graph.nodes.get(digest)
-            found = judged[digest] = isinstance(node, n.Implementation) and implementation_passes(
-                facts_of(objects, node),
-                deployable_only=f.deployable_only,
-                license_known=f.license_known,
-                installable=f.installable,
-            )
-        return found
-
-    return test
+    node = _lookup(graph, kinds, ident)
+    return frozenset() if node is None else frozenset((node.digest,))
 
 
-def _filtered_runs(graph: Graph, f: RunFilter | None, objects: StoredObjects) -> list[str]:
-    if f is None:
-        return _all_runs(graph)
-    candidates: set[str] | None = None
-
-    def narrow(found: Collection[str]) -> None:
-        nonlocal candidates
-        candidates = set(found) if candidates is None else candidates.intersection(found)
-
-    if f.operation is not None:
-        node = _lookup(graph, ("OperationSpec",), f.operation)
-        narrow(graph.runs_by["operation"].get(node.digest, set()) if node else set())
-    if f.gpu is not None:  # any case, a product word or an architecture: "b200", "NVIDIA B200", "sm_100"
-        index = graph.runs_by["gpu"]
-        narrow({d for key in gpu_keys_matching(f.gpu, index) for d in index[key]})
-    if f.source is not None:
-        narrow(graph.runs_by["source"].get(f.source.strip(), set()))
-    if f.implementation is not None:
-        node = _lookup(graph, ("ImplementationRevision",), f.implementation)
-        narrow(graph.runs_by["implementation"].get(node.digest, set()) if node else set())
-    if f.workload is not None:
-        node = _lookup(graph, ("WorkloadCase", "WorkloadSuite"), f.workload)
-        narrow(graph.runs_by["workload"].get(node.digest, set()) if node else set())
-    if f.cohort is not None:
-        cohort = _cohort(graph, f.cohort)
-        narrow(set(cohort.members) if cohort else set())
-    pool: Any = candidates if candidates is not None else graph.facts.keys()
-    implementations = _implementation_test(graph, objects, f)
-    statuses = {s.name.lower() for s in f.status} if f.status else None
-    trusts = {t.trust_of_enum(x) for x in f.trust} if f.trust else None
-    minimum = t.trust_of_enum(f.min_trust) if f.min_trust else None
-    since = n.instant_ns(f.observed_since) if f.observed_since else None
-    kept = []
-    for digest in pool:
-        node = graph.nodes[digest]
-        facts = graph.facts[digest]
-        assert isinstance(node, n.Run)
-        if statuses is not None and node.status not in statuses:
-            continue
-        if trusts is not None and facts.trust not in trusts:
-            continue
-        if minimum is not None and facts.trust < minimum:
-            continue
-        if f.eligible_only and not facts.eligible:
-            continue
-        if since is not None and node.observed_ns < since:
-            continue
-        if implementations is not None and not implementations(node.implementation):
-            continue
-        kept.append(digest)
-    return t.ordered_runs(graph, set(kept))
-
-
-def _records(graph: Graph, f: RecordFilter | None, order: t.RecordOrder) -> list[str]:
-    """The ledger's cohort keys that pass `f`, in `order`."""
-    keys: list[str] = list(graph.records)
-    if f is not None:
-        if f.operation is not None:
-            node = _lookup(graph, ("OperationSpec",), f.operation)
-            wanted = graph.cohorts_by["operation"].get(node.digest, set()) if node else set()
-            keys = [k for k in keys if k in wanted]
-        if f.gpu is not None:
-            index = graph.cohorts_by["gpu"]
-            on_gpu = {k for key in gpu_keys_matching(f.gpu, index) for k in index[key]}
-            keys = [k for k in keys if k in on_gpu]
-        if f.source is not None:
-            source = f.source.strip()
-            keys = [k for k in keys if graph.facts[_holder(graph, k).run].source == source]
-        if f.since is not None:
-            since = n.instant_ns(f.since)
-            keys = [k for k in keys if _holder(graph, k).at_ns >= since]
-    if order is t.RecordOrder.OLDEST:
-        keys.reverse()
-    elif order is t.RecordOrder.NEWEST_PUBLISHED:
-        keys.sort(key=lambda k: (-(graph.publication(_holder(graph, k).run) or -1), k))
-    elif order is t.RecordOrder.LARGEST_COHORT:
-        keys.sort(key=lambda k: (-len(graph.cohorts[k].members), k))
-    return keys
-
-
-def _holder(graph: Graph, key: str) -> registry.cohorts.RecordEvent:
-    event = graph.cohorts[key].holder(graph)
-    assert event is not None, "the ledger lists cohorts with a holder only"
-    return event
+def _keys(cohort: registry.graph.Cohort | None) -> frozenset[str]:
+    return frozenset() if cohort is None else frozenset((cohort.key,))
 
 
 def _has_words(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
@@ -301,49 +251,6 @@ def _has_words(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
         if window[:-1] == needle[:-1] and window[-1].startswith(needle[-1]):
             return True
     return False
-
-
-def _all_runs(graph: Graph) -> list[str]:
-    cached: list[str] | None = graph.__dict__.get("_all_runs")
-    if cached is None:
-        cached = t.ordered_runs(graph, set(graph.facts))
-        graph.__dict__["_all_runs"] = cached
-    return cached
-
-
-def _filtered_cohorts(graph: Graph, f: CohortFilter | None, order: CohortOrder) -> Sequence[str]:
-    keys: set[str] | None = None
-
-    def narrow(found: Collection[str]) -> None:
-        nonlocal keys
-        keys = set(found) if keys is None else keys.intersection(found)
-
-    if f is not None:
-        if f.operation is not None:
-            node = _lookup(graph, ("OperationSpec",), f.operation)
-            narrow(graph.cohorts_by["operation"].get(node.digest, set()) if node else set())
-        if f.gpu is not None:
-            index = graph.cohorts_by["gpu"]
-            narrow({k for key in gpu_keys_matching(f.gpu, index) for k in index[key]})
-        if f.workload is not None:
-            node = _lookup(graph, ("WorkloadCase", "WorkloadSuite"), f.workload)
-            narrow(graph.cohorts_by["workload"].get(node.digest, set()) if node else set())
-    if keys is None and order == CohortOrder.LARGEST:  # every cohort, or the largest: the graph's own order
-        everything = graph.cohorts_largest_first
-        if f is None or not f.min_size:
-            return everything
-        cohorts, least = graph.cohorts, f.min_size
-        return list(takewhile(lambda key: len(cohorts[key].members) >= least, everything))
-    pool = set(graph.cohorts) if keys is None else keys
-    if f is not None and f.min_size:
-        pool = {k for k in pool if len(graph.cohorts[k].members) >= f.min_size}
-    if order == CohortOrder.KEY:
-        return sorted(pool)
-    if order == CohortOrder.NEWEST_RECORD:
-        records = graph.records
-        ranked = [k for k in records if k in pool]
-        return ranked + sorted(pool - set(ranked))
-    return graph.ordered_cohorts(pool)
 
 
 @strawberry.type(description="The registry at one commit. Every field answers for that commit only.")
@@ -432,9 +339,13 @@ class Snapshot(st.ServingRoot, SearchRoot, ReadRoot):
     ) -> t.Connection[t.Run] | None:
         graph = self._g(info)
         t.page_bounds(first)
-        digests = _filtered_runs(graph, filter, info.context.objects)
-        if order is not t.RunOrder.NEWEST_OBSERVED:
-            digests = t.ordered_runs(graph, digests, order)
+        objects = info.context.objects
+        digests = read.runs(
+            graph,
+            filter.to_domain(graph) if filter is not None else None,
+            read.RunOrder[order.name],
+            facts=lambda node: facts_of(objects, node),
+        )
         return t.paginate(graph, digests, t.Window(first, after, last, before), lambda d: t.typed(graph, d, t.Run))
 
     @strawberry.field(description="A cohort by its key (or a unique prefix of >= 12 hex digits).")
@@ -470,7 +381,9 @@ class Snapshot(st.ServingRoot, SearchRoot, ReadRoot):
     ) -> t.Connection[t.Cohort] | None:
         graph = self._g(info)
         t.page_bounds(first)
-        keys = _filtered_cohorts(graph, filter, order)
+        keys = read.cohorts(
+            graph, filter.to_domain(graph) if filter is not None else None, read.CohortOrder[order.name]
+        )
         return t.paginate(
             graph,
             keys,
@@ -591,7 +504,7 @@ class Snapshot(st.ServingRoot, SearchRoot, ReadRoot):
         graph = self._g(info)
         return t.paginate(
             graph,
-            _records(graph, filter, order),
+            read.records(graph, filter.to_domain(graph) if filter is not None else None, read.RecordOrder[order.name]),
             t.Window(first, after, last, before),
             lambda k: t.RecordEntry(_graph=graph, _cohort=graph.cohorts[k]),
         )

@@ -25,6 +25,7 @@ from kernelindex import registry
 from kernelindex.core.footprint import exact, footprint
 from kernelindex.core.hostile import shown
 from kernelindex.core.urls import Urls
+from kernelindex.registry import read
 from kernelindex.registry.cohorts import RecordEvent
 from kernelindex.registry.export_ids import row_id
 from kernelindex.registry.graph import Cohort, Graph
@@ -195,7 +196,7 @@ def publications_feed(
     if graph.position is None:
         raise registry.RevisionNotFound(graph.commit, "the publication record is main's history")
     kinds: Counter[tuple[int, str]] = Counter()
-    for digest, position in graph.published_in.items():
+    for digest, position in read.publications(graph).items():
         node = graph.nodes.get(digest)
         if node is not None and position <= graph.position:
             kinds[(position, node.kind)] += 1

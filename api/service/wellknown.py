@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
 from kernelindex.core.urls import Urls
-from kernelindex.registry import catalog
+from kernelindex.registry import catalog, read
 from kernelindex.registry.graph import Graph
 from kernelindex.registry.nodes import Model, Node, Operation, Project, Run, ServingRun
 from kernelindex.registry.provenance import utc_instant
@@ -96,7 +96,8 @@ def _family(graph: Graph, urls: Urls, family: str) -> list[Entry]:
     if family == "serving-cohorts":
         return [(urls.serving_cohort(key), head) for key in sorted(serving_index(graph).cohorts)]
     assert family == "runs"
-    runs = sorted(d for d, node in graph.nodes.items() if type(node) in (Run, ServingRun) and d in graph.published_in)
+    published = read.publications(graph)
+    runs = sorted(d for d, node in graph.nodes.items() if type(node) in (Run, ServingRun) and d in published)
     return [(urls.run(pinned_commit(graph, d), d), graph.published_at(graph.nodes[d])) for d in runs]
 
 

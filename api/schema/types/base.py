@@ -23,6 +23,7 @@ from strawberry.scalars import JSON
 from kernelindex import registry
 from kernelindex.core.context import Context
 from kernelindex.registry import nodes as n
+from kernelindex.registry import read
 from kernelindex.registry.graph import Graph
 from kernelindex.schema.types.enums import RunOrder
 from kernelindex.schema.types.identity import Node
@@ -94,34 +95,8 @@ def build(reference: Any, **fields: Any) -> Any:
 
 
 def ordered_runs(graph: Graph, digests: Iterable[str], order: RunOrder = RunOrder.NEWEST_OBSERVED) -> list[str]:
-    """Runs in `order` (newest observation first by default), then by digest: a stable order for a commit."""
-    nodes: Any = graph.nodes
-    if order is RunOrder.NEWEST_OBSERVED:
-        return sorted(digests, key=lambda d: (-nodes[d].observed_ns, d))
-    if order is RunOrder.OLDEST_OBSERVED:
-        return sorted(digests, key=lambda d: (nodes[d].observed_ns, d))
-    if order in (RunOrder.NEWEST_PUBLISHED, RunOrder.OLDEST_PUBLISHED):
-        sign = -1 if order is RunOrder.NEWEST_PUBLISHED else 1
-
-        def published(d: str) -> tuple[bool, int, int, str]:
-            position = graph.publication(d)
-            return (position is None, sign * (position or 0), -nodes[d].observed_ns, d)
-
-        return sorted(digests, key=published)
-    sign = 1 if order is RunOrder.LOWEST_VALUE else -1
-
-    def valued(d: str) -> tuple[bool, str, float, str]:
-        primary = nodes[d].primary
-        if primary is None:
-            return (True, "", 0.0, d)
-        scale = _TIME_UNITS.get(primary.unit)
-        return (False, "" if scale else primary.unit, sign * primary.value * (scale or 1), d)
-
-    return sorted(digests, key=valued)
-
-
-_TIME_UNITS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
-"""Time units in ns: latencies compare across them when a list is ordered by value."""
+    """Runs in `order` (newest observation first by default), then by digest (`kernelindex.registry.read`)."""
+    return read.ordered_runs(graph, digests, read.RunOrder[order.name])
 
 
 def project_of(graph: Graph, implementation: n.Implementation) -> n.Project | None:

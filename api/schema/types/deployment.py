@@ -28,7 +28,6 @@ __all__ = [
     "SourceCode",
     "deployability_of",
     "facts_of",
-    "implementation_passes",
     "install_variants_of",
     "license_of",
     "source_code_of",
@@ -51,21 +50,6 @@ def facts_of(objects: StoredObjects, node: n.Implementation) -> policy.Implement
             while len(_FACTS) > _KEPT:
                 _FACTS.pop(next(iter(_FACTS)))
     return found
-
-
-def implementation_passes(
-    facts: policy.ImplementationFacts,
-    *,
-    deployable_only: bool = False,
-    license_known: bool | None = None,
-    installable: bool | None = None,
-) -> bool:
-    """Whether an implementation's facts pass the filters' conditions (None: either way)."""
-    if deployable_only and not facts.deployability.deployable:
-        return False
-    if license_known is not None and facts.licence.known is not license_known:
-        return False
-    return installable is None or facts.installable is installable
 
 
 @strawberry.type(

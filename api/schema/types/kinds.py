@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import strawberry
 from strawberry.scalars import JSON
 
-from kernelindex.registry import catalog
+from kernelindex.registry import catalog, read
 from kernelindex.registry import nodes as n
 from kernelindex.registry.graph import Graph
 from kernelindex.registry.present import workload_label
@@ -88,7 +88,7 @@ class Operation(Named):
         last: Last = None,
         before: Before = None,
     ) -> Connection[Workload] | None:
-        digests = sorted(self._graph.children["workloads"].get(self._node.digest, ()))
+        digests = sorted(read.children_of(self._graph, read.ChildList.WORKLOADS, self._node.digest))
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Workload)
         )
@@ -103,7 +103,7 @@ class Operation(Named):
         last: Last = None,
         before: Before = None,
     ) -> Connection[Implementation] | None:
-        digests = sorted(self._graph.children["implementations"].get(self._node.digest, ()))
+        digests = sorted(read.children_of(self._graph, read.ChildList.IMPLEMENTATIONS, self._node.digest))
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Implementation)
         )
@@ -118,7 +118,9 @@ class Operation(Named):
         last: Last = None,
         before: Before = None,
     ) -> Connection[CohortRef] | None:
-        keys = self._graph.ordered_cohorts(self._graph.cohorts_by["operation"].get(self._node.digest, set()))
+        keys = self._graph.ordered_cohorts(
+            read.cohorts_with(self._graph, read.CohortIndex.OPERATION, self._node.digest)
+        )
         return paginate(
             self._graph,
             keys,
@@ -136,7 +138,7 @@ class Operation(Named):
         last: Last = None,
         before: Before = None,
     ) -> Connection[RunRef] | None:
-        digests = ordered_runs(self._graph, self._graph.runs_by["operation"].get(self._node.digest, set()))
+        digests = ordered_runs(self._graph, read.runs_with(self._graph, read.RunIndex.OPERATION, self._node.digest))
         return paginate(
             self._graph,
             digests,
@@ -146,7 +148,7 @@ class Operation(Named):
 
     @strawberry.field(description="How many runs of it the registry holds (at this commit), eligible or not.")
     def run_count(self) -> int:
-        return len(self._graph.runs_by["operation"].get(self._node.digest, ()))
+        return len(read.runs_with(self._graph, read.RunIndex.OPERATION, self._node.digest))
 
     @strawberry.field(
         description='The other operations of its `family` ("rmsnorm", "gemm"), by name then digest: what a '
@@ -236,7 +238,7 @@ class Workload(Named):
         last: Last = None,
         before: Before = None,
     ) -> Connection[CohortRef] | None:
-        keys = self._graph.ordered_cohorts(self._graph.cohorts_by["workload"].get(self._node.digest, set()))
+        keys = self._graph.ordered_cohorts(read.cohorts_with(self._graph, read.CohortIndex.WORKLOAD, self._node.digest))
         return paginate(
             self._graph,
             keys,
@@ -277,7 +279,7 @@ class Project(Named):
         last: Last = None,
         before: Before = None,
     ) -> Connection[Implementation] | None:
-        digests = sorted(self._graph.children["project_implementations"].get(self._node.name, ()))
+        digests = sorted(read.children_of(self._graph, read.ChildList.PROJECT_IMPLEMENTATIONS, self._node.name))
         return paginate(
             self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Implementation)
         )
@@ -403,7 +405,9 @@ class Implementation(Named):
         last: Last = None,
         before: Before = None,
     ) -> Connection[RunRef] | None:
-        digests = ordered_runs(self._graph, self._graph.runs_by["implementation"].get(self._node.digest, set()))
+        digests = ordered_runs(
+            self._graph, read.runs_with(self._graph, read.RunIndex.IMPLEMENTATION, self._node.digest)
+        )
         return paginate(
             self._graph,
             digests,

@@ -10,6 +10,7 @@ from strawberry.scalars import JSON
 
 from kernelindex import registry
 from kernelindex.registry import nodes as n
+from kernelindex.registry import read
 from kernelindex.registry.graph import Graph
 from kernelindex.registry.present import Citation as CitationFacts
 from kernelindex.registry.present import cite, format_value, source_native_summary, workload_label
@@ -237,7 +238,7 @@ class Run(Observed[RunStatus]):
         "never change trust."
     )
     def attestations(self) -> list[Attestation]:
-        digests = sorted(self._graph.overlays["attestations"].get(self._node.digest, ()))
+        digests = sorted(read.overlays_on(self._graph, read.OverlayList.ATTESTATIONS, self._node.digest))
         nodes_ = [self._graph.nodes[d] for d in digests]
         nodes_.sort(
             key=lambda a: (self._graph.publication(a.digest) is None, self._graph.publication(a.digest) or 0, a.digest)
@@ -249,7 +250,7 @@ class Run(Observed[RunStatus]):
         "for trust."
     )
     def verifications(self) -> list[Verification]:
-        digests = sorted(self._graph.overlays["verifications"].get(self._node.digest, ()))
+        digests = sorted(read.overlays_on(self._graph, read.OverlayList.VERIFICATIONS, self._node.digest))
         return [
             Verification(_graph=self._graph, _node=v)
             for d in digests
@@ -278,7 +279,7 @@ class Run(Observed[RunStatus]):
         graph = self._graph
         found = [
             node
-            for digest in graph.overlays["supersessions"].get(self._node.digest, ())
+            for digest in read.overlays_on(graph, read.OverlayList.SUPERSESSIONS, self._node.digest)
             if isinstance(node := graph.nodes.get(digest), n.Supersession)
             and node.run == correction
             and graph.honoured(node)

@@ -10,15 +10,16 @@ from typing import Annotated, Any
 
 import strawberry
 
-from kernelindex.registry import catalog
+from kernelindex.registry import catalog, read
 from kernelindex.registry import nodes as n
 from kernelindex.registry.graph import Graph
 from kernelindex.registry.kernel_query import kernel_request
+from kernelindex.registry.read import implementation_passes
 from kernelindex.registry.search import parse_query, search_runs
 from kernelindex.registry.search_query import Intent
 from kernelindex.schema import types as t
 from kernelindex.schema.types.base import Info
-from kernelindex.schema.types.deployment import facts_of, implementation_passes
+from kernelindex.schema.types.deployment import facts_of
 from kernelindex.schema.types.gpus import Gpu, find_gpu, gpu_list
 from kernelindex.schema.types.kinds import standing_order
 from kernelindex.schema.types.resolution import KernelResolution, resolution_of
@@ -253,7 +254,6 @@ class SearchRoot:
         before: t.Before = None,
     ) -> t.Connection[t.Implementation] | None:
         graph = self._search_graph(info)
-        runs = graph.runs_by["implementation"]
         objects = info.context.objects
         found = sorted(
             (
@@ -270,7 +270,7 @@ class SearchRoot:
                     )
                 )
             ),
-            key=lambda x: (-len(runs.get(x.digest, ())), x.name, x.digest),
+            key=lambda x: (-len(read.runs_with(graph, read.RunIndex.IMPLEMENTATION, x.digest)), x.name, x.digest),
         )
         return t.paginate(
             graph, found, t.Window(first, after, last, before), lambda x: t.Implementation(_graph=graph, _node=x)
@@ -281,11 +281,12 @@ class SearchRoot:
         graph = self._search_graph(info)
         operations: dict[str, int] = {}
         runs: dict[str, int] = {}
-        by_operation = graph.runs_by["operation"]
         for node in graph.nodes.values():
             if type(node) is n.Operation:
                 operations[node.family] = operations.get(node.family, 0) + 1
-                runs[node.family] = runs.get(node.family, 0) + len(by_operation.get(node.digest, ()))
+                runs[node.family] = runs.get(node.family, 0) + len(
+                    read.runs_with(graph, read.RunIndex.OPERATION, node.digest)
+                )
         return [OperationFamily(name=f, operation_count=operations[f], run_count=runs[f]) for f in sorted(operations)]
 
     @strawberry.field(

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kernelindex.registry import nodes as n
+from kernelindex.registry import read
 from kernelindex.registry.graph import Cohort, Graph
 
 __all__ = [
@@ -49,11 +50,10 @@ def run_state(graph: Graph, run: n.Run, terms: Iterable[tuple[str, str]]) -> tup
     facts = graph.facts[run.digest]
     place = graph.place(run.digest)
     cohort = graph.cohorts.get(facts.cohort) if facts.cohort else None
-    overlays = graph.overlays
-    attestations = tuple((d, graph.publication(d)) for d in sorted(overlays["attestations"].get(run.digest, ())))
-    verifications = tuple(
-        (d, graph.honoured(graph.nodes[d])) for d in sorted(overlays["verifications"].get(run.digest, ()))
-    )
+    on_run = sorted(read.overlays_on(graph, read.OverlayList.ATTESTATIONS, run.digest))
+    attestations = tuple((d, graph.publication(d)) for d in on_run)
+    checked = sorted(read.overlays_on(graph, read.OverlayList.VERIFICATIONS, run.digest))
+    verifications = tuple((d, graph.honoured(graph.nodes[d])) for d in checked)
     return (
         *manifest_state(graph, run),
         (place.rank, place.tied_with_previous) if place else None,
@@ -95,10 +95,10 @@ def operation_state(graph: Graph, operation: n.Operation) -> tuple[Any, ...]:
     digest = operation.digest
     return (
         *manifest_state(graph, operation),
-        _keys(graph.runs_by["operation"].get(digest, ())),
-        _keys(graph.children["workloads"].get(digest, ())),
-        _keys(graph.children["implementations"].get(digest, ())),
-        _cohort_order(graph, graph.cohorts_by["operation"].get(digest, ())),
+        _keys(read.runs_with(graph, read.RunIndex.OPERATION, digest)),
+        _keys(read.children_of(graph, read.ChildList.WORKLOADS, digest)),
+        _keys(read.children_of(graph, read.ChildList.IMPLEMENTATIONS, digest)),
+        _cohort_order(graph, read.cohorts_with(graph, read.CohortIndex.OPERATION, digest)),
     )
 
 
@@ -106,16 +106,19 @@ def workload_state(graph: Graph, workload: n.Workload) -> tuple[Any, ...]:
     """A workload: its cohorts, largest first."""
     return (
         *manifest_state(graph, workload),
-        _cohort_order(graph, graph.cohorts_by["workload"].get(workload.digest, ())),
+        _cohort_order(graph, read.cohorts_with(graph, read.CohortIndex.WORKLOAD, workload.digest)),
     )
 
 
 def implementation_state(graph: Graph, implementation: n.Implementation, project: str | None) -> tuple[Any, ...]:
     """An implementation: its runs and the project its label names (`project`, `displayName`)."""
-    runs = _keys(graph.runs_by["implementation"].get(implementation.digest, ()))
+    runs = _keys(read.runs_with(graph, read.RunIndex.IMPLEMENTATION, implementation.digest))
     return (*manifest_state(graph, implementation), runs, project)
 
 
 def project_state(graph: Graph, project: n.Project) -> tuple[Any, ...]:
     """A project: its implementations."""
-    return (*manifest_state(graph, project), _keys(graph.children["project_implementations"].get(project.name, ())))
+    return (
+        *manifest_state(graph, project),
+        _keys(read.children_of(graph, read.ChildList.PROJECT_IMPLEMENTATIONS, project.name)),
+    )
