@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from kernelindex.registry.cohorts import Primary, primary_of
-from kernelindex.registry.kinds.specs import KINDS, KindSpec, NodeField
+from kernelindex.registry.kind_specs import KINDS, KindSpec, NodeField
 
 __all__ = [
     "READERS",
@@ -362,7 +362,7 @@ Node = (
 
 
 def extract(kind: str, digest: str, oid: str, document: dict[str, Any]) -> Node:
-    """The node of one manifest, as its kind's spec (`kernelindex.registry.kinds.specs`) declares it. `document`
+    """The node of one manifest, as its kind's spec (`kernelindex.registry.kind_specs`) declares it. `document`
     is the stored JSON, trusted to be valid (every write validated it; the digest path names it).
 
     Raises:
@@ -384,14 +384,16 @@ def node_class(spec: KindSpec) -> type[Any]:
     found = _CLASSES.get(spec.name)
     if found is not None:
         return found
+    cls: type[Any] | None
     if spec.node:
-        cls = globals().get(spec.node)
+        named = globals().get(spec.node)
+        cls = named if isinstance(named, type) else None
         fields = getattr(cls, "_fields", None)
         if fields != spec.field_names:
             raise TypeError(f"kind {spec.name}: node class {spec.node!r} holds {fields}, its spec {spec.field_names}")
     else:
         made = collections.namedtuple(spec.name, spec.field_names)  # type: ignore[misc]
-        cls = type(
+        cls = type(  # a named tuple of the spec's fields, whose `kind` is the spec's
             spec.name, (made,), {"__slots__": (), "kind": property(lambda node: spec.name), "__module__": __name__}
         )
     assert cls is not None
@@ -512,4 +514,4 @@ READERS: dict[str, Callable[[Any], Any]] = {
     "measurements": _measurements,
     "slo": _slo,
 }
-"""What a node field's `how` may name (`kernelindex.registry.kinds.specs.NodeField`), besides `const` and `present`."""
+"""What a node field's `how` may name (`kernelindex.registry.kind_specs.NodeField`), besides `const` and `present`."""

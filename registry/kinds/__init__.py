@@ -1,5 +1,5 @@
 """What a valid manifest is: each kind's strict model, its folder in git, and the digests it references (each
-kind declared once, in `kernelindex.registry.kinds.specs`)."""
+kind declared once, in `kernelindex.registry.kind_specs`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from kernelindex.registry.errors import InvalidManifest, Problem
-from kernelindex.registry.kinds.specs import KIND_BY_FOLDER, KINDS, KindInfo, KindSpec, NodeField, Reference, register
+from kernelindex.registry.kind_specs import KIND_BY_FOLDER, KINDS, KindInfo, KindSpec, NodeField, Reference, register
 from kernelindex.registry.parse import json_path
 
 __all__ = [
