@@ -45,9 +45,10 @@ class NodeField:
     """One field a kind's node keeps after its digest, blob id, name and title.
 
     `path` is where it is read in the stored document, dotted from the root (`spec.status`); a part ending in
-    `?` may be absent (or null), and then the field is None. `how` names what is done with the value found: a
-    reader of `kernelindex.registry.nodes.READERS` (`text` keeps it as it is, `intern` keeps one copy of a
-    repeating string...). `present` is true when any of `paths` is present in the document (with any value);
+    `?` may be absent (or null), and then the field is `missing` (None unless given). `how` names what is done
+    with the value found: a reader of `kernelindex.registry.nodes.READERS` (`text` keeps it as it is, `intern`
+    keeps one copy of a repeating string...). `present` is true when any of `paths` is present in the document
+    (with any value);
     `const` is `value`, whatever the document says.
     """
 
@@ -56,6 +57,7 @@ class NodeField:
     how: str = "text"
     paths: tuple[str, ...] = ()
     value: Any = None
+    missing: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +246,7 @@ _SPECS = (
         fields=(
             _text("streaming", "spec.streaming"),
             _intern("load_generation", "spec.loadGeneration"),
-            NodeField("slo", "spec", "slo"),
+            NodeField("slo", "spec.slo?", "slo", missing=()),
         ),
         node="ServingWorkload", graphql="ServingWorkload", noun="a serving workload", label="serving workloads",
         summary="The load a serving run was measured under.",

@@ -437,13 +437,13 @@ def _field_reader(kind: str, field: NodeField) -> Callable[[dict[str, Any]], Any
         return lambda document: any(
             (parent := get(document)) is not None and key.rstrip("?") in parent for get, key in tests
         )
-    get, read = _path_getter(field.path), _reader(kind, field.how)
-    if read is _identity:
+    get, read, missing = _path_getter(field.path), _reader(kind, field.how), field.missing
+    if read is _identity and missing is None:
         return get
 
     def field_value(document: dict[str, Any]) -> Any:
         value = get(document)
-        return None if value is None else read(value)
+        return missing if value is None else read(value)
 
     return field_value
 
@@ -487,11 +487,11 @@ def _measurements(measurements: Any) -> tuple[tuple[str, str, str, float], ...]:
     )
 
 
-def _slo(spec: Any) -> tuple[tuple[str, str, str, float, str], ...]:
+def _slo(slo: Any) -> tuple[tuple[str, str, str, float, str], ...]:
     """A serving workload's declared bounds: (metric, statistic, operator, value, unit)."""
     return tuple(
         (_intern(b["metric"]), _intern(b["statistic"]), b["operator"], float(b["value"]), _intern(b["unit"]))
-        for b in spec.get("slo") or ()
+        for b in slo
     )
 
 
