@@ -340,7 +340,9 @@ def _derive(kind: str) -> _Decoder | None:
     if kind in _DERIVED:
         return _DERIVED[kind]
     spec = KINDS.get(kind)
-    decoder = _DERIVED[kind] = None if spec is None else _derived(spec)
+    if spec is None:
+        return None  # not a kind: `extract` answers it, and nothing is remembered of it
+    decoder = _DERIVED[kind] = _derived(spec)
     return decoder
 
 

@@ -370,7 +370,9 @@ def extract(kind: str, digest: str, oid: str, document: dict[str, Any]) -> Node:
     """
     make = _MAKERS.get(kind)
     if make is None:
-        make = _MAKERS[kind] = _maker(kind)
+        make = _maker(kind)
+        if kind in KINDS:  # kept for the kinds only: any other string is answered, never remembered
+            _MAKERS[kind] = make
     return make(_intern(digest), oid, document)
 
 

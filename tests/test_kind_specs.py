@@ -12,15 +12,27 @@ import sys
 import textwrap
 from pathlib import Path
 
+import orjson
 import pytest
-from helpers import PROJECT_ROOT, basic_scenario, commit_manifests, digest_of, make_run, make_supersession
+from helpers import (
+    PROJECT_ROOT,
+    basic_scenario,
+    commit_manifests,
+    digest_of,
+    make_attestation,
+    make_retraction,
+    make_run,
+    make_supersession,
+    make_verification,
+    to_manifest,
+)
 from server import serve
 
 from kernelindex import registry
 from kernelindex.core.kind_words import kind_words
 from kernelindex.registry import graphcache
 from kernelindex.registry import nodes as n
-from kernelindex.registry.decode import _DECODERS, _derive
+from kernelindex.registry.decode import _DECODERS, _DERIVED, _derive, decode
 from kernelindex.registry.kinds import KIND_BY_FOLDER, KINDS
 from kernelindex.schema.types.manifest_types import MANIFEST_TYPES, check_manifest_types, types_by_name
 
@@ -108,6 +120,52 @@ def test_the_cache_gives_one_class_id_per_node_class_and_the_rest_are_other() ->
 def test_every_kind_decodes_fast_written_by_hand_or_derived_from_its_spec() -> None:
     assert set(_DECODERS) <= set(KINDS)
     assert [name for name in KINDS if name not in _DECODERS and _derive(name) is None] == []
+
+
+def _same_node(kind: str, digest: str, oid: str, data: bytes) -> None:
+    """The derived decoder itself (no fallback to `extract` behind it) makes what `extract` makes, field types and
+    all."""
+    decoder = _derive(kind)
+    assert decoder is not None, kind
+    expected = n.extract(kind, digest, oid, orjson.loads(data))
+    found = decoder(digest, oid, data, {})
+    assert type(found) is type(expected) and found == expected
+    assert [type(value) for value in found] == [type(value) for value in expected]
+
+
+def test_the_derived_decoders_of_the_lifecycle_kinds_make_what_extract_makes() -> None:
+    s = basic_scenario()
+    runs = s.runs
+    for document in (
+        make_attestation(runs[0]),
+        make_retraction(runs[0]),
+        make_supersession(runs[0], runs[1]),
+        make_verification(runs[0], runs[1]),
+        s.protocol,
+        s.environment,
+    ):
+        manifest = to_manifest(document)
+        _same_node(manifest.kind, manifest.digest, "0" * 40, manifest.stored_bytes())
+
+
+@pytest.mark.slow  # reads every manifest of the embedded registry
+def test_the_derived_decoders_make_what_extract_makes_on_the_embedded_registry(embedded: registry.GitStore) -> None:
+    head = embedded.head()
+    assert head is not None
+    derived = set()
+    for kind, digest, oid, data in embedded.manifests_with_bytes(head):
+        if kind not in _DECODERS:
+            _same_node(kind, digest, oid, data)
+            derived.add(kind)
+    assert derived == set(KINDS) - set(_DECODERS) - {"Attestation", "Retraction", "Supersession", "Verification"}
+
+
+def test_a_string_that_is_no_kind_is_answered_as_other_and_not_remembered() -> None:
+    data = b'{"metadata": {"name": "x"}, "spec": {}}'
+    for _ in range(3):
+        node = decode("NoSuchKind", "sha256:" + "0" * 64, "0" * 40, data)
+        assert type(node) is n.Other and node.kind == "NoSuchKind"
+    assert "NoSuchKind" not in _DERIVED and "NoSuchKind" not in n._MAKERS
 
 
 def test_folders_references_and_lifecycle_roles_agree() -> None:
