@@ -7,8 +7,9 @@ node keeps, skipping the rest of the bytes without building anything: about half
 per manifest, which is most of what a cold build does beyond reading git.
 
 `decode(kind, digest, oid, data)` equals `extract(kind, digest, oid, orjson.loads(data))` for
-every manifest (tests/test_decode.py holds it to that on the embedded registry): the rarer
-kinds, and any document the structs do not describe, take `extract` itself, so a malformed
+every manifest (tests/test_decode.py holds it to that on the embedded registry). The most frequent
+kinds have decoders written here; every other kind's is derived from its spec's node fields
+(`_derive`). A document the structs do not describe takes `extract` itself, so a malformed
 manifest fails exactly as it did.
 """
 
@@ -22,7 +23,9 @@ import msgspec
 import orjson
 
 from kernelindex.registry.cohorts import correctness_key, primary_from
+from kernelindex.registry.kind_specs import KINDS, KindSpec
 from kernelindex.registry.nodes import (
+    READERS,
     Implementation,
     Node,
     Operation,
@@ -32,6 +35,7 @@ from kernelindex.registry.nodes import (
     extract,
     first_author,
     instant_ns,
+    node_class,
 )
 
 __all__ = ["decode", "decode_stream"]
@@ -270,7 +274,9 @@ _IMPLEMENTATION = msgspec.json.Decoder(_Implementation).decode
 _OPERATION = msgspec.json.Decoder(_Operation).decode
 _PROJECT = msgspec.json.Decoder(_Project).decode
 
-_DECODERS: dict[str, Callable[[str, str, bytes, dict[str, str]], Node]] = {
+_Decoder = Callable[[str, str, bytes, dict[str, str]], Node]
+
+_DECODERS: dict[str, _Decoder] = {  # written by hand for the most frequent kinds; the others' are `_derive`d
     "BenchmarkRun": _run,
     "WorkloadCase": _workload,
     "WorkloadSuite": _suite,
@@ -288,7 +294,7 @@ def decode_stream(manifests: Iterable[tuple[str, str, str, bytes]]) -> Iterator[
     decoders = _DECODERS
     for kind, digest, oid, data in manifests:
         digest = _intern(digest)
-        decoder = decoders.get(kind)
+        decoder = decoders.get(kind) or _derive(kind)
         if decoder is not None:
             try:
                 node = decoder(digest, oid, data, shared)
@@ -314,10 +320,119 @@ def decode(kind: str, digest: str, oid: str, data: bytes, shared: dict[str, str]
         KeyError, TypeError: JSON, but not the manifest of its kind a write would have let in.
     """
     digest = _intern(digest)
-    decoder = _DECODERS.get(kind)
+    decoder = _DECODERS.get(kind) or _derive(kind)
     if decoder is not None:
         try:
             return decoder(digest, oid, data, {} if shared is None else shared)
         except (msgspec.DecodeError, AttributeError, TypeError):
             pass  # not the shape a valid manifest has: `extract` fails (or not) as it always did
     return extract(kind, digest, oid, orjson.loads(data))
+
+
+_DERIVED: dict[str, _Decoder | None] = {}
+
+
+def _derive(kind: str) -> _Decoder | None:
+    """The decoder of a kind without one written here, made from its spec's node fields: msgspec structs that
+    name only the paths the fields read (an absent `?` part defaults to None, a presence test to UNSET), and each
+    field read from them as `nodes.extract` reads it from the parsed document. None when the spec cannot be
+    described so (one field reads a path another reads inside): `extract` then serves it."""
+    if kind in _DERIVED:
+        return _DERIVED[kind]
+    spec = KINDS.get(kind)
+    if spec is None:
+        return None  # not a kind: `extract` answers it, and nothing is remembered of it
+    decoder = _DERIVED[kind] = _derived(spec)
+    return decoder
+
+
+_LEAF, _PRESENT = "leaf", "present"
+
+
+def _derived(spec: KindSpec) -> _Decoder | None:
+    tree: dict[str, Any] = {}  # key -> [optional, children | _LEAF | _PRESENT]
+    getters: list[tuple[str, Any]] = []  # per field: (how, how to read it from the decoded structs)
+
+    def place(parts: list[str], end: str) -> list[tuple[str, bool]] | None:
+        level, steps = tree, []
+        for index, part in enumerate(parts):
+            key, optional = part.rstrip("?"), part.endswith("?")
+            shape = end if index == len(parts) - 1 else None
+            found = level.setdefault(key, [optional, shape if shape is not None else {}])
+            if (
+                found[0] != optional
+                or (shape is None) != isinstance(found[1], dict)
+                or (shape is not None and found[1] != shape)
+            ):
+                return None  # a path read both whole and inside, or both required and optional
+            steps.append((f"f{key}", optional))
+            if shape is None:
+                level = found[1]
+        return steps
+
+    for field in spec.fields:
+        if field.how == "const":
+            getters.append(("const", field.value))
+        elif field.how == "present":
+            tests = []
+            for path in field.paths:
+                steps = place(path.split("."), _PRESENT)
+                if steps is None:
+                    return None
+                tests.append(steps)
+            getters.append(("present", tests))
+        else:
+            steps = place(field.path.split("."), _LEAF)
+            if steps is None or not steps:
+                return None
+            getters.append((field.how, (steps, READERS[field.how], field.missing)))
+    if "metadata" in tree:
+        return None  # the title and name are read by the envelope's own struct below
+    root = _struct(f"_{spec.name}", {"metadata": [False, {"name": [False, _LEAF], "title": [True, _LEAF]}], **tree})
+    read = msgspec.json.Decoder(root).decode
+    cls, title_reader = node_class(spec), READERS[spec.title]
+
+    def value(document: Any, steps: list[tuple[str, bool]]) -> Any:
+        for attr, _optional in steps:
+            document = getattr(document, attr)
+            if document is None:
+                return None
+        return document
+
+    def decoder(digest: str, oid: str, data: bytes, shared: dict[str, str]) -> Node:
+        document: Any = read(data)
+        values: list[Any] = []
+        for how, how_read in getters:
+            if how == "const":
+                values.append(how_read)
+            elif how == "present":
+                values.append(
+                    any(
+                        (parent := value(document, steps[:-1])) is not None
+                        and getattr(parent, steps[-1][0]) is not _UNSET
+                        for steps in how_read
+                    )
+                )
+            else:
+                found = value(document, how_read[0])
+                values.append(how_read[2] if found is None else how_read[1](found))
+        metadata = document.fmetadata
+        title = metadata.ftitle
+        node: Node = _new(cls, (digest, oid, metadata.fname, None if title is None else title_reader(title), *values))
+        return node
+
+    return decoder
+
+
+def _struct(name: str, level: dict[str, Any]) -> type[msgspec.Struct]:
+    """A struct of the keys of one level of the paths: required ones first, absent ones defaulted."""
+    fields: list[Any] = []
+    for key, (optional, shape) in level.items():
+        kind: Any = _Present if shape == _PRESENT else Any if shape == _LEAF else _struct(f"{name}_{key}", shape)
+        if shape == _PRESENT:
+            fields.append((f"f{key}", kind, _UNSET))
+        elif optional:
+            fields.append((f"f{key}", kind | None if shape not in (_LEAF, _PRESENT) else kind, None))
+        else:
+            fields.append((f"f{key}", kind))
+    return msgspec.defstruct(name, fields, kw_only=True, rename={f"f{key}": key for key in level})

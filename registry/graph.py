@@ -312,7 +312,7 @@ class Graph:
         }
     )
     overlays: dict[str, Index] = field(
-        default_factory=lambda: {k: {} for k in ("attestations", "retractions", "supersessions", "verifications")}
+        default_factory=lambda: {spec.folder: {} for spec in KINDS.values() if spec.lifecycle}  # by folder
     )
     unpublished: set[str] = field(default_factory=set)  # digests of nodes not (yet) on main
     # Index sets this graph made itself and may change in place; the others are shared with the
@@ -679,17 +679,13 @@ class Graph:
                 if node.project:
                     keys.append((self.children["project_implementations"], node.project))
                 return keys
-            case Attestation():
-                return [(self.overlays["attestations"], node.run)]
-            case Retraction():
-                return [(self.overlays["retractions"], node.run)]
-            case Supersession():
-                return [(self.overlays["supersessions"], node.supersedes)]
-            case Verification():
-                return [(self.overlays["verifications"], node.run)]
             case ServingRun():
                 # serving runs by model; their facts and cohorts are `kernelindex.registry.serving_graph`'s
                 return [(self.children["serving_runs"], node.model)]
+        spec = KINDS.get(node.kind)
+        if spec is not None and spec.lifecycle:
+            # A lifecycle kind's overlay is named as its folder, keyed by the run its spec says it acts on.
+            return [(self.overlays[spec.folder], getattr(node, spec.acts_on))]
         return []
 
     def _fact_index_keys(self, facts: RunFacts) -> list[tuple[Index, str]]:
@@ -1172,12 +1168,9 @@ class Graph:
         return tuple(key for _, key in self._record_order)
 
 
-_FOLDERS = {name: info.folder + "/" for name, info in KINDS.items()}
-
-
 def _fan_out_key(node: Node) -> str | None:
-    folder = _FOLDERS.get(node.kind)
-    return None if folder is None else folder + node.digest[7:9]
+    spec = KINDS.get(node.kind)
+    return None if spec is None else f"{spec.folder}/{node.digest[7:9]}"
 
 
 def _yield() -> None:

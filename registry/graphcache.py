@@ -33,6 +33,7 @@ from kernelindex.registry import nodes as n
 from kernelindex.registry.cache_dir import cache_dir, make_folder
 from kernelindex.registry.cohorts import Primary, Ranked, RecordEvent, Trust
 from kernelindex.registry.graph import Cohort, Graph, Index, Mainline, RunFacts
+from kernelindex.registry.kinds import KINDS
 from kernelindex.registry.lazymap import LazyMap, write_buckets
 from kernelindex.registry.members import LAYER_FROM
 from kernelindex.registry.run_indexes import RunIndexes
@@ -41,24 +42,29 @@ from kernelindex.registry.store import GitStore
 
 __all__ = ["cache_path", "code_fingerprint", "decode", "encode", "load_cache", "materialize", "save_cache"]
 
-_FORMAT = 3
+_FORMAT = 4  # 4: node class ids follow the kinds' specs (`_classes`)
 _DERIVING_MODULES = (
     "nodes", "graph", "members", "cohorts", "snapshots", "validate", "graphcache", "lazymap", "kinds/__init__",
+    "kind_specs",
 )  # fmt: skip
-_CLASSES: tuple[type[Any], ...] = (
-    n.Run, n.Workload, n.Implementation, n.Operation, n.Project, n.Protocol, n.Environment, n.Attestation,
-    n.Retraction, n.Supersession, n.Verification, n.ServingRun, n.ServingWorkload, n.ServingConfiguration,
-    n.ServingStack, n.Model, n.Other,
-)  # fmt: skip
-_CLASS_IDS = {cls: index for index, cls in enumerate(_CLASSES)}
 _PRIMARY = n.Run._fields.index("primary")
 _new = tuple.__new__
 _TRUST = {int(trust): trust for trust in Trust}
 
 
+def _classes() -> tuple[type[Any], ...]:
+    """The node classes, by class id: each kind's, in the order of `KINDS` (kinds sharing a class share its id),
+    then `Other`. Read at each use, so that a kind registered after this module was imported is cached too."""
+    return (*dict.fromkeys(n.node_class(spec) for spec in KINDS.values()), n.Other)
+
+
 def code_fingerprint() -> str:
-    """Changes whenever the code that derives facts changes: a cache from other code is stale."""
+    """Changes whenever the code that derives facts, or the set of kinds, changes: a cache from other code is
+    stale."""
     digest = hashlib.sha256(str(_FORMAT).encode())
+    digest.update(
+        " ".join(f"{spec.name}/{spec.folder}/{','.join(spec.field_names)}" for spec in KINDS.values()).encode()
+    )
     package = Path(__file__).resolve().parent
     for name in _DERIVING_MODULES:
         digest.update((package / f"{name}.py").read_bytes())
@@ -70,15 +76,16 @@ def cache_path(repo_path: Path, root: Path | None = None) -> Path:
     return cache_dir(repo_path, root) / "graphcache"
 
 
-_MAGIC = b"KIGRAPH\x03"
+_MAGIC = b"KIGRAPH\x04"
 _PREFIX = struct.Struct("<8sQI")  # magic, header length, CRC-32 of everything after the prefix
 _INDEXES = ("runs_by", "cohorts_by", "children")  # big indexes, bucketed (overlays are small: in the header)
 
 
 def encode(graph: Graph, publication: Publication) -> bytes:
     """The graph and its publication record as bytes (rankings and ledgers included: prepare first)."""
+    class_ids = {cls: index for index, cls in enumerate(_classes())}
     maps: dict[str, dict[str, Any]] = {
-        "nodes": {d: _node_row(node) for d, node in graph.nodes.items()},
+        "nodes": {d: _node_row(node, class_ids) for d, node in graph.nodes.items()},
         "facts": {d: (*f[:2], int(f.trust), *f[3:]) for d, f in graph.facts.items()},
         "cohorts": {
             c.key: (
@@ -136,11 +143,11 @@ def _append(body: bytearray, blob: bytes) -> int:
     return len(blob)
 
 
-def _node_row(node: n.Node) -> tuple[Any, ...]:
+def _node_row(node: n.Node, class_ids: dict[type[Any], int]) -> tuple[Any, ...]:
     row = tuple(node)
     if type(node) is n.Run and node.primary is not None:
         row = (*row[:_PRIMARY], tuple(node.primary), *row[_PRIMARY + 1 :])  # type: ignore[arg-type]
-    return (_CLASS_IDS[type(node)], *row)
+    return (class_ids[type(node)], *row)
 
 
 def decode(data: bytes | mmap.mmap, *, checked: bool = False) -> tuple[Graph, Publication]:
@@ -189,7 +196,8 @@ def _decode(data: bytes | mmap.mmap, start: int, payload: dict[str, Any]) -> tup
         frozenset(saved["honoured"]),
         publication.first,
     )
-    graph.nodes = lazy("nodes", _nodes)
+    classes = _classes()
+    graph.nodes = lazy("nodes", lambda rows: _nodes(rows, classes))
     graph.facts = lazy("facts", _facts)
     graph.cohorts = lazy("cohorts", _cohorts)
     graph.names = lazy("names")
@@ -209,11 +217,11 @@ def _decode(data: bytes | mmap.mmap, start: int, payload: dict[str, Any]) -> tup
     return graph, publication
 
 
-def _nodes(rows: dict[str, tuple[Any, ...]]) -> dict[str, n.Node]:
+def _nodes(rows: dict[str, tuple[Any, ...]], classes: tuple[type[Any], ...]) -> dict[str, n.Node]:
     # Not under gc_paused: its freeze would also keep the garbage of requests running meanwhile.
     found: dict[str, n.Node] = {}
     for digest, row in rows.items():
-        cls = _CLASSES[row[0]]
+        cls = classes[row[0]]
         if cls is n.Run and row[_PRIMARY + 1] is not None:
             primary = row[_PRIMARY + 1]
             found[digest] = _new(cls, (*row[1 : _PRIMARY + 1], _new(Primary, primary), *row[_PRIMARY + 2 :]))

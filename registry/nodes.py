@@ -9,6 +9,7 @@ publication record's business (`snapshots.Publication`), so nodes load without i
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import sys
 from collections.abc import Callable
@@ -16,8 +17,10 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from kernelindex.registry.cohorts import Primary, primary_of
+from kernelindex.registry.kind_specs import KINDS, KindSpec, NodeField
 
 __all__ = [
+    "READERS",
     "Attestation",
     "Environment",
     "Implementation",
@@ -39,6 +42,7 @@ __all__ = [
     "extract",
     "first_author",
     "instant_ns",
+    "node_class",
 ]
 
 _intern = sys.intern
@@ -358,171 +362,139 @@ Node = (
 
 
 def extract(kind: str, digest: str, oid: str, document: dict[str, Any]) -> Node:
-    """The node of one manifest. `document` is the stored JSON, trusted to be valid
-    (every write validated it; the digest path names it)."""
-    digest = _intern(digest)
-    metadata = document["metadata"]
-    spec = document["spec"]
-    name = metadata["name"]
-    title = metadata.get("title")
-    if kind == "BenchmarkRun":
-        native = spec.get("sourceNative")
-        evidence = spec.get("evidence") or {}
-        timing = spec.get("timing") or {}
-        primary = primary_of(spec)
-        observed = spec["observedAt"]
-        return Run(
-            digest,
-            oid,
-            name,
-            title,
-            _intern(spec["status"]),
-            observed,
-            instant_ns(observed),
-            _intern(spec["implementationDigest"]),
-            _intern(spec["workloadDigest"]),
-            _intern(spec["protocolDigest"]),
-            _intern(spec["environmentDigest"]),
-            _intern(native["source"]) if native else None,
-            primary,
-            "rawSamples" in timing or "rawSamples" in evidence or "logs" in evidence,
-        )
-    if kind in ("WorkloadCase", "WorkloadSuite"):
-        from kernelindex.registry.cohorts import correctness_key
+    """The node of one manifest, as its kind's spec (`kernelindex.registry.kind_specs`) declares it. `document`
+    is the stored JSON, trusted to be valid (every write validated it; the digest path names it).
 
-        suite = kind == "WorkloadSuite"
-        return Workload(
-            digest,
-            oid,
-            name,
-            title,
-            suite,
-            _intern(spec["operationSpecDigest"]),
-            correctness_key(spec["correctness"]),
-            len(spec["cases"]) if suite else 1,
-        )
-    if kind == "ImplementationRevision":
-        labels = metadata.get("labels") or {}
-        source_available = "repository" in spec["projectRevision"] or "source" in spec
-        return Implementation(
-            digest,
-            oid,
-            name,
-            title,
-            _intern(spec["operation"]["specDigest"]),
-            _intern(labels["project"]) if labels.get("project") is not None else None,
-            source_available,
-            _intern(spec["callable"]["language"]),
-            first_author(metadata.get("authors")),
-        )
-    if kind == "OperationSpec":
-        return Operation(digest, oid, name, title, _intern(spec["family"]))
-    if kind == "SoftwareProject":
-        return Project(digest, oid, name, title, spec["name"])
-    if kind == "BenchmarkProtocol":
-        return Protocol(digest, oid, name, title)
-    if kind == "ExecutionEnvironment":
-        hardware = spec["hardware"]
-        return Environment(
-            digest,
-            oid,
-            name,
-            title,
-            _intern(hardware["vendor"]),
-            _intern(hardware["product"]),
-            _intern(hardware["architecture"]),
-        )
-    if kind == "Attestation":
-        return Attestation(digest, oid, name, title, _intern(spec["runDigest"]), spec["type"])
-    if kind == "Retraction":
-        return Retraction(digest, oid, name, title, _intern(spec["runDigest"]), spec["reason"])
-    if kind == "Supersession":
-        return Supersession(
-            digest,
-            oid,
-            name,
-            title,
-            _intern(spec["runDigest"]),
-            _intern(spec["supersedesDigest"]),
-            spec["reason"],
-        )
-    if kind == "Verification":
-        return Verification(
-            digest,
-            oid,
-            name,
-            title,
-            _intern(spec["runDigest"]),
-            _intern(spec["rerunDigest"]),
-            spec["runner"],
-        )
-    if kind in _SERVING:
-        return _SERVING[kind](digest, oid, name, title, spec)
-    return Other(digest, oid, name, title, kind)
+    Raises:
+        KeyError, TypeError: not the manifest of its kind a write would have let in.
+    """
+    make = _MAKERS.get(kind)
+    if make is None:
+        make = _maker(kind)
+        if kind in KINDS:  # kept for the kinds only: any other string is answered, never remembered
+            _MAKERS[kind] = make
+    return make(_intern(digest), oid, document)
 
 
-def _serving_run(digest: str, oid: str, name: str, title: str | None, spec: dict[str, Any]) -> ServingRun:
-    topology, harness = spec["topology"], spec["harness"]
-    native = spec.get("sourceNative") or {}
-    vendor = topology.get("acceleratorVendor")
-    return ServingRun(
-        digest,
-        oid,
-        name,
-        _intern(title) if title is not None else None,  # a few hundred titles for its runs (sweeps)
-        _intern(spec["status"]),
-        _intern(spec["observedAt"]),
-        instant_ns(spec["observedAt"]),
-        _intern(spec["modelDigest"]),
-        _intern(spec["configurationDigest"]),
-        _intern(spec["workloadDigest"]),
-        _intern(harness["name"]),
-        _intern(harness["version"]),
-        spec.get("placement"),
-        _intern(vendor) if vendor else None,
-        _intern(topology["acceleratorModel"]),
-        topology["acceleratorsPerNode"],
-        topology["nodeCount"],
-        topology.get("interconnect"),
-        _intern(spec["qualityPolicy"]),
-        tuple(
-            (_intern(m["metric"]), _intern(m["statistic"]), _intern(m["unit"]), float(m["value"]))
-            for m in spec["measurements"]
-        ),
-        _intern(native["source"]) if native else None,
-        _intern(native["scenario"]) if native else None,
+def node_class(spec: KindSpec) -> type[Any]:
+    """The class of a kind's nodes: the typed class its spec names (checked to hold the spec's fields, in its
+    order), or one made from the spec's fields for a kind that names none.
+
+    Raises:
+        TypeError: the named class is not here, or its fields are not the spec's.
+    """
+    found = _CLASSES.get(spec.name)
+    if found is not None:
+        return found
+    cls: type[Any] | None
+    if spec.node:
+        named = globals().get(spec.node)
+        cls = named if isinstance(named, type) else None
+        fields = getattr(cls, "_fields", None)
+        if fields != spec.field_names:
+            raise TypeError(f"kind {spec.name}: node class {spec.node!r} holds {fields}, its spec {spec.field_names}")
+    else:
+        made = collections.namedtuple(spec.name, spec.field_names)  # type: ignore[misc]
+        cls = type(  # a named tuple of the spec's fields, whose `kind` is the spec's
+            spec.name, (made,), {"__slots__": (), "kind": property(lambda node: spec.name), "__module__": __name__}
+        )
+    assert cls is not None
+    _CLASSES[spec.name] = cls
+    return cls
+
+
+_CLASSES: dict[str, type[Any]] = {}
+_MAKERS: dict[str, Callable[[str, str, dict[str, Any]], Node]] = {}
+_new = tuple.__new__
+
+
+def _maker(kind: str) -> Callable[[str, str, dict[str, Any]], Node]:
+    """How a manifest of `kind` becomes its node: each field of its spec read from the document."""
+    spec = KINDS.get(kind)
+    if spec is None:
+        return lambda digest, oid, document: Other(
+            digest, oid, document["metadata"]["name"], document["metadata"].get("title"), kind
+        )
+    cls = node_class(spec)
+    readers = tuple(_field_reader(kind, field) for field in spec.fields)
+    title_reader = _reader(kind, spec.title)
+
+    def make(digest: str, oid: str, document: dict[str, Any]) -> Node:
+        metadata = document["metadata"]
+        title = metadata.get("title")
+        values = [read(document) for read in readers]
+        node: Node = _new(cls, (digest, oid, metadata["name"], None if title is None else title_reader(title), *values))
+        return node
+
+    return make
+
+
+def _field_reader(kind: str, field: NodeField) -> Callable[[dict[str, Any]], Any]:
+    """A function of the document that reads one node field as the spec declares it."""
+    if field.how == "const":
+        value = field.value
+        return lambda document: value
+    if field.how == "present":
+        tests = tuple((_path_getter(path.rpartition(".")[0]), path.rpartition(".")[2]) for path in field.paths)
+        return lambda document: any(
+            (parent := get(document)) is not None and key.rstrip("?") in parent for get, key in tests
+        )
+    get, read, missing = _path_getter(field.path), _reader(kind, field.how), field.missing
+    if read is _identity and missing is None:
+        return get
+
+    def field_value(document: dict[str, Any]) -> Any:
+        value = get(document)
+        return missing if value is None else read(value)
+
+    return field_value
+
+
+def _path_getter(path: str) -> Callable[[dict[str, Any]], Any]:
+    """The value at a dotted path of the document (a part ending in `?` may be absent: then None)."""
+    steps = tuple((part.rstrip("?"), part.endswith("?")) for part in path.split(".") if part)
+
+    def get(document: dict[str, Any]) -> Any:
+        value: Any = document
+        for key, optional in steps:
+            value = value.get(key) if optional else value[key]
+            if value is None:
+                return None
+        return value
+
+    return get
+
+
+def _reader(kind: str, how: str) -> Callable[[Any], Any]:
+    found = READERS.get(how)
+    if found is None:
+        raise TypeError(f"kind {kind}: no node field reader {how!r} (readers: {', '.join(sorted(READERS))})")
+    return found
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _correctness(policy: Any) -> str:
+    from kernelindex.registry.cohorts import correctness_key
+
+    return correctness_key(policy)
+
+
+def _measurements(measurements: Any) -> tuple[tuple[str, str, str, float], ...]:
+    """A serving run's measurements: (metric, statistic, unit, value), as listed."""
+    return tuple(
+        (_intern(m["metric"]), _intern(m["statistic"]), _intern(m["unit"]), float(m["value"])) for m in measurements
     )
 
 
-def _serving_workload(digest: str, oid: str, name: str, title: str | None, spec: dict[str, Any]) -> ServingWorkload:
-    slo = tuple(
+def _slo(slo: Any) -> tuple[tuple[str, str, str, float, str], ...]:
+    """A serving workload's declared bounds: (metric, statistic, operator, value, unit)."""
+    return tuple(
         (_intern(b["metric"]), _intern(b["statistic"]), b["operator"], float(b["value"]), _intern(b["unit"]))
-        for b in spec.get("slo") or ()
+        for b in slo
     )
-    return ServingWorkload(digest, oid, name, title, spec["streaming"], _intern(spec["loadGeneration"]), slo)
-
-
-def _serving_configuration(
-    digest: str, oid: str, name: str, title: str | None, spec: dict[str, Any]
-) -> ServingConfiguration:
-    return ServingConfiguration(digest, oid, name, title, _intern(spec["stackDigest"]))
-
-
-def _serving_stack(digest: str, oid: str, name: str, title: str | None, spec: dict[str, Any]) -> ServingStack:
-    return ServingStack(digest, oid, name, title, spec["project"]["name"], spec["revision"].get("version"))
-
-
-def _model(digest: str, oid: str, name: str, title: str | None, spec: dict[str, Any]) -> Model:
-    return Model(digest, oid, name, title, spec["model"], (spec.get("tokenizer") or {}).get("name"))
-
-
-_SERVING: dict[str, Callable[[str, str, str, str | None, dict[str, Any]], Node]] = {
-    "ServingRun": _serving_run,
-    "ServingWorkload": _serving_workload,
-    "ServingConfiguration": _serving_configuration,
-    "ServingStackRevision": _serving_stack,
-    "ModelRevision": _model,
-}
 
 
 def first_author(authors: Any) -> str | None:
@@ -531,3 +503,17 @@ def first_author(authors: Any) -> str | None:
         if isinstance(author, dict) and (author.get("name") or author.get("github")):
             return _intern(str(author.get("name") or author.get("github")))
     return None
+
+
+READERS: dict[str, Callable[[Any], Any]] = {
+    "text": _identity,  # the value as stored
+    "intern": _intern,  # a string that repeats across manifests: one copy
+    "instant": instant_ns,  # an RFC 3339 instant as nanoseconds since the epoch
+    "count": len,  # how many items a list holds
+    "correctness": _correctness,  # a workload's correctness key (`kernelindex.registry.cohorts.correctness_key`)
+    "primary": primary_of,  # a run's primary value, from its spec (`kernelindex.registry.cohorts.primary_of`)
+    "author": first_author,  # who leaderboards credit, from `metadata.authors`
+    "measurements": _measurements,
+    "slo": _slo,
+}
+"""What a node field's `how` may name (`kernelindex.registry.kind_specs.NodeField`), besides `const` and `present`."""

@@ -45,7 +45,7 @@ _MANIFEST_PATH = re.compile(r"([a-z-]+)/([0-9a-f]{2})/([0-9a-f]{64})\.json")
 _REGULAR = 0o100644
 _EXECUTABLE = 0o100755
 _OPEN_SOURCE = "community"
-_SIGNED_FOLDERS = frozenset(info.folder for info in KINDS.values() if info.lifecycle and info.name != "Attestation")
+_SIGNED_FOLDERS = frozenset(info.folder for info in KINDS.values() if info.signed)
 
 
 @dataclass(frozen=True, slots=True)

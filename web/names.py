@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from kernelindex.core.hostile import link, profile_link, repository_link, shown
+from kernelindex.core.kind_words import kind_words
 
 __all__ = [
     "FILTERS",
@@ -134,28 +135,6 @@ _TRUST = {
 
 def trust_words(trust: str) -> str:
     return _TRUST.get(trust, trust.lower())
-
-
-_KINDS = {
-    "BenchmarkRun": "runs",
-    "ImplementationRevision": "implementations",
-    "OperationSpec": "operations",
-    "WorkloadCase": "workload cases",
-    "WorkloadSuite": "workload suites",
-    "SoftwareProject": "projects",
-    "BenchmarkProtocol": "protocols",
-    "ExecutionEnvironment": "environments",
-    "ServingRun": "serving runs",
-    "ServingConfiguration": "serving configurations",
-    "ServingStackRevision": "serving stacks",
-    "ServingWorkload": "serving workloads",
-    "ModelRevision": "models",
-}
-
-
-def kind_words(kind: str) -> str:
-    """A manifest kind as a plural noun for counts ("9,508 runs"); lifecycle kinds keep their name."""
-    return _KINDS.get(kind, kind)
 
 
 FILTERS = {

@@ -26,6 +26,7 @@ from kernelindex.schema.types import serving_root as st
 from kernelindex.schema.types.base import Info
 from kernelindex.schema.types.deployment import facts_of
 from kernelindex.schema.types.identity import find_cohort, find_manifest
+from kernelindex.schema.types.manifest_types import MANIFEST_TYPES, check_manifest_types, manifest_type_names
 from kernelindex.schema.types.node_root import NodeRoot
 from kernelindex.schema.types.read_root import ReadRoot
 from kernelindex.schema.types.scalars import SCALAR_MAP, DateTime
@@ -191,21 +192,6 @@ _Id = Annotated[
         "metadata.name, or the object's `id`. Malformed: BAD_USER_INPUT; well-formed but absent: null."
     ),
 ]
-_NOUNS = {
-    "BenchmarkRun": ("Run", "a run"),
-    "OperationSpec": ("Operation", "an operation"),
-    "ImplementationRevision": ("Implementation", "an implementation"),
-    "SoftwareProject": ("Project", "a project"),
-    "BenchmarkProtocol": ("Protocol", "a protocol"),
-    "ExecutionEnvironment": ("Environment", "an environment"),
-    "WorkloadCase": ("Workload", "a workload"),
-}
-# Every type whose id names a manifest (by its digest): `manifest(digest:)` takes any of their ids.
-_MANIFEST_TYPES = (
-    "Manifest", "Run", "Operation", "Workload", "Implementation", "Project", "Protocol", "Environment",
-    "Attestation", "Retraction", "Verification", "ServingRun", "Model", "ServingStack", "ServingConfiguration",
-    "ServingWorkload",
-)  # fmt: skip
 
 
 def _lookup(graph: Graph, kinds: tuple[str, ...], ident: str) -> n.Node | None:
@@ -214,8 +200,8 @@ def _lookup(graph: Graph, kinds: tuple[str, ...], ident: str) -> n.Node | None:
     Raises:
         BadUserInput: malformed (says what was expected).
     """
-    type_name, noun = _NOUNS[kinds[0]]
-    found: n.Node | None = find_manifest(graph, kinds, ident, (type_name,), noun)
+    spec = registry.KINDS[kinds[0]]  # its GraphQL type and noun, as the kind's spec names them
+    found: n.Node | None = find_manifest(graph, kinds, ident, (spec.graphql,), spec.noun)
     return found
 
 
@@ -482,7 +468,7 @@ class Snapshot(st.ServingRoot, SearchRoot, ReadRoot):
     ) -> t.Manifest | None:
         graph = self._g(info)
         kinds = (kind.name,) if kind is not None else registry.KINDS.keys()
-        node = find_manifest(graph, kinds, digest, _MANIFEST_TYPES, "a manifest")
+        node = find_manifest(graph, kinds, digest, manifest_type_names(), "a manifest")
         return t.Manifest(_graph=graph, _node=node) if node else None
 
     @strawberry.field(description="The records ledger: one entry per cohort with a record, newest holder first.")
@@ -598,10 +584,13 @@ def _execution_context_class() -> Any:
     return CompiledExecutor
 
 
+if _problems := check_manifest_types():  # a kind without its type would fail its first query instead
+    raise TypeError("the kinds' specs and their GraphQL types disagree: " + "; ".join(_problems))
+
 # Factories: strawberry builds fresh extensions per request.
 schema = _Schema(
     query=Query,
-    types=[Snapshot],
+    types=[Snapshot, *MANIFEST_TYPES.values()],  # a kind's type is in the schema once it is marked
     config=StrawberryConfig(scalar_map=SCALAR_MAP),
     execution_context_class=_execution_context_class(),
     extensions=[

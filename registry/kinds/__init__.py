@@ -1,18 +1,15 @@
-"""What a valid manifest is: each kind's strict model, its folder in git, and the digests it references."""
+"""What a valid manifest is: each kind's strict model, its folder in git, and the digests it references (each
+kind declared once, in `kernelindex.registry.kind_specs`)."""
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from kernelindex.registry.errors import InvalidManifest, Problem
+from kernelindex.registry.kind_specs import KIND_BY_FOLDER, KINDS, KindInfo, KindSpec, NodeField, Reference, register
 from kernelindex.registry.parse import json_path
-
-if TYPE_CHECKING:
-    from kernelindex.registry.kinds.common import Strict
 
 __all__ = [
     "API_VERSION",
@@ -21,7 +18,10 @@ __all__ = [
     "KINDS",
     "KIND_BY_FOLDER",
     "KindInfo",
+    "KindSpec",
+    "NodeField",
     "Reference",
+    "register",
     "validate_document",
 ]
 
@@ -33,145 +33,6 @@ DURATION_SPACE = "[\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205
 pattern (and an editor checking our JSON Schema) means. Python's `\\s` differs (it takes U+001C-U+001F
 and U+0085, and not U+FEFF), so the class is spelled out."""
 
-
-@dataclass(frozen=True, slots=True)
-class Reference:
-    """A field of a kind that names another manifest by digest, and the kinds it may name."""
-
-    path: tuple[str, ...]
-    targets: tuple[str, ...]
-
-    def read(self, document: dict[str, Any]) -> str | None:
-        value: Any = document
-        for key in self.path:
-            if not isinstance(value, dict) or key not in value:
-                return None
-            value = value[key]
-        return value if isinstance(value, str) else None
-
-
-@dataclass(frozen=True, slots=True)
-class KindInfo:
-    name: str
-    model_name: str  # "<module of kernelindex.registry.kinds>.<class>"
-    folder: str
-    references: tuple[Reference, ...] = ()
-    lifecycle: bool = False
-
-    @property
-    def model(self) -> type[Strict]:
-        """The kind's pydantic model, imported when first needed: a server that only reads the
-        registry never validates a manifest until a new head arrives (a server's memory holds no models)."""
-        model = _MODELS.get(self.model_name)
-        if model is None:  # importlib's lookup of a loaded module still takes its lock: ~50 us a call
-            module, _, name = self.model_name.partition(".")
-            model = _MODELS[self.model_name] = getattr(
-                importlib.import_module(f"kernelindex.registry.kinds.{module}"), name
-            )
-        return model
-
-
-_MODELS: dict[str, type[Strict]] = {}
-
-
-def _ref(*path: str, to: tuple[str, ...]) -> Reference:
-    return Reference(tuple(path), to)
-
-
-_WORKLOADS = ("WorkloadCase", "WorkloadSuite")
-
-KINDS: dict[str, KindInfo] = {
-    info.name: info
-    for info in (
-        KindInfo("OperationSpec", "kernel.OperationSpec", "operation-specs"),
-        KindInfo(
-            "WorkloadCase",
-            "kernel.WorkloadCase",
-            "workload-cases",
-            (_ref("spec", "operationSpecDigest", to=("OperationSpec",)),),
-        ),
-        KindInfo(
-            "WorkloadSuite",
-            "kernel.WorkloadSuite",
-            "workload-suites",
-            (_ref("spec", "operationSpecDigest", to=("OperationSpec",)),),
-        ),
-        KindInfo("SoftwareProject", "kernel.SoftwareProject", "software-projects"),
-        KindInfo(
-            "ImplementationRevision",
-            "kernel.ImplementationRevision",
-            "implementation-revisions",
-            (_ref("spec", "operation", "specDigest", to=("OperationSpec",)),),
-        ),
-        KindInfo("BenchmarkProtocol", "kernel.BenchmarkProtocol", "benchmark-protocols"),
-        KindInfo("ExecutionEnvironment", "kernel.ExecutionEnvironment", "execution-environments"),
-        KindInfo(
-            "BenchmarkRun",
-            "kernel.BenchmarkRun",
-            "benchmark-runs",
-            (
-                _ref("spec", "implementationDigest", to=("ImplementationRevision",)),
-                _ref("spec", "workloadDigest", to=_WORKLOADS),
-                _ref("spec", "protocolDigest", to=("BenchmarkProtocol",)),
-                _ref("spec", "environmentDigest", to=("ExecutionEnvironment",)),
-            ),
-        ),
-        KindInfo("ModelRevision", "serving.ModelRevision", "model-revisions"),
-        KindInfo("ServingStackRevision", "serving.ServingStackRevision", "serving-stack-revisions"),
-        KindInfo(
-            "ServingConfiguration",
-            "serving.ServingConfiguration",
-            "serving-configurations",
-            (_ref("spec", "stackDigest", to=("ServingStackRevision",)),),
-        ),
-        KindInfo("ServingWorkload", "serving.ServingWorkload", "serving-workloads"),
-        KindInfo(
-            "ServingRun",
-            "serving.ServingRun",
-            "serving-runs",
-            (
-                _ref("spec", "modelDigest", to=("ModelRevision",)),
-                _ref("spec", "configurationDigest", to=("ServingConfiguration",)),
-                _ref("spec", "workloadDigest", to=("ServingWorkload",)),
-            ),
-        ),
-        KindInfo(
-            "Attestation",
-            "lifecycle.Attestation",
-            "attestations",
-            (_ref("spec", "runDigest", to=("BenchmarkRun",)),),
-            lifecycle=True,
-        ),
-        KindInfo(
-            "Retraction",
-            "lifecycle.Retraction",
-            "retractions",
-            (_ref("spec", "runDigest", to=("BenchmarkRun",)),),
-            lifecycle=True,
-        ),
-        KindInfo(
-            "Supersession",
-            "lifecycle.Supersession",
-            "supersessions",
-            (
-                _ref("spec", "runDigest", to=("BenchmarkRun",)),
-                _ref("spec", "supersedesDigest", to=("BenchmarkRun",)),
-            ),
-            lifecycle=True,
-        ),
-        KindInfo(
-            "Verification",
-            "lifecycle.Verification",
-            "verifications",
-            (
-                _ref("spec", "runDigest", to=("BenchmarkRun",)),
-                _ref("spec", "rerunDigest", to=("BenchmarkRun",)),
-            ),
-            lifecycle=True,
-        ),
-    )
-}
-KIND_BY_FOLDER: dict[str, KindInfo] = {info.folder: info for info in KINDS.values()}
 
 _ENVELOPE = ("apiVersion", "kind", "metadata", "spec")
 

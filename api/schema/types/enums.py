@@ -1,14 +1,17 @@
 """The enums of the kernel schema: evidence levels, run statuses, why a run is not ranked, record causes,
-citation formats, manifest kinds and the orders of lists. Where a vocabulary comes from manifests
+citation formats, manifest kinds (one value per kind's spec, `kernelindex.registry.kind_specs`) and the orders of
+lists. Where a vocabulary comes from manifests
 (kinds, attestation types), its values are spelled as manifests spell them, so answers read the same."""
 
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 import strawberry
 
 from kernelindex.registry.cohorts import Trust as DomainTrust
+from kernelindex.registry.kinds import KINDS
 
 __all__ = [
     "ArtifactRole",
@@ -134,27 +137,21 @@ class WorkloadKind(enum.Enum):
     WorkloadSuite = _v("WorkloadSuite", description="Several cases, measured as one (a WorkloadSuite manifest).")
 
 
-@strawberry.enum(description="A manifest's kind, spelled as manifests spell it (the manifest's `kind`).")
-class ManifestKind(enum.Enum):
-    OperationSpec = _v("OperationSpec", description="What is computed: inputs, outputs, semantics.")
-    WorkloadCase = _v("WorkloadCase", description="One input a run measures.")
-    WorkloadSuite = _v("WorkloadSuite", description="Several inputs measured together.")
-    SoftwareProject = _v("SoftwareProject", description="Who maintains implementations.")
-    ImplementationRevision = _v(
-        "ImplementationRevision", description="One revision of code that computes an operation."
-    )
-    BenchmarkProtocol = _v("BenchmarkProtocol", description="How runs are measured.")
-    ExecutionEnvironment = _v("ExecutionEnvironment", description="Where runs are measured: hardware and software.")
-    BenchmarkRun = _v("BenchmarkRun", description="A kernel benchmark result.")
-    ModelRevision = _v("ModelRevision", description="A model that serving runs serve.")
-    ServingStackRevision = _v("ServingStackRevision", description="Serving software.")
-    ServingConfiguration = _v("ServingConfiguration", description="How a serving stack was configured.")
-    ServingWorkload = _v("ServingWorkload", description="The load a serving run was measured under.")
-    ServingRun = _v("ServingRun", description="An LLM-serving result.")
-    Attestation = _v("Attestation", description="A note on a run by anyone.")
-    Retraction = _v("Retraction", description="A maintainer's withdrawal of a run.")
-    Supersession = _v("Supersession", description="A corrected run replacing another.")
-    Verification = _v("Verification", description="A registry-controlled rerun confirming a run.")
+def _manifest_kind() -> type[enum.Enum]:
+    """`ManifestKind`, made from the kinds' specs: a value per kind, in their order, described by its `summary`."""
+    members = {name: _v(name, description=spec.summary) for name, spec in KINDS.items()}
+    made = enum.Enum("ManifestKind", members, module=__name__)  # type: ignore[misc]
+    description = "A manifest's kind, spelled as manifests spell it (the manifest's `kind`)."
+    return strawberry.enum(made, description=description)
+
+
+if TYPE_CHECKING:
+
+    class ManifestKind(enum.Enum):
+        """A manifest's kind (a value per kind of `KINDS`, made when the module is imported)."""
+
+else:
+    ManifestKind = _manifest_kind()
 
 
 @strawberry.enum(description="What an attestation says about a run, spelled as the manifest spells it.")

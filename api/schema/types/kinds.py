@@ -38,6 +38,7 @@ from kernelindex.schema.types.deployment import (
     source_code_of,
 )
 from kernelindex.schema.types.enums import WorkloadKind
+from kernelindex.schema.types.manifest_types import manifest_type
 from kernelindex.schema.types.manifests import Manifest
 from kernelindex.schema.types.pages import After, Before, Connection, First, Last, Window, follows_cursor, paginate
 from kernelindex.schema.types.states import implementation_state, operation_state, project_state, workload_state
@@ -63,6 +64,7 @@ RunRef = Annotated["Run", strawberry.lazy("kernelindex.schema.types.runs")]
 CohortRef = Annotated["Cohort", strawberry.lazy("kernelindex.schema.types.cohorts")]
 
 
+@manifest_type
 @strawberry.type(description="What is computed (OperationSpec): inputs, outputs, semantics.")
 class Operation(Named):
     _node: strawberry.Private[n.Operation]
@@ -181,6 +183,7 @@ class WorkloadAxis:
     number: float = strawberry.field(description="The same value as a number, for charts and sorting.")
 
 
+@manifest_type
 @strawberry.type(description="The inputs a run measured: one case, or a suite of cases.")
 class Workload(Named):
     _node: strawberry.Private[n.Workload]
@@ -247,6 +250,7 @@ class Workload(Named):
         )
 
 
+@manifest_type
 @strawberry.type(description="Who maintains implementations: a library, a person, a vendor.")
 class Project(Named):
     _node: strawberry.Private[n.Project]
@@ -330,6 +334,7 @@ def standing_order(standing: catalog.Standing) -> tuple[int, int, int, int]:
     return (-standing.led, -standing.records, -standing.entered, -standing.runs)
 
 
+@manifest_type
 @strawberry.type(description="One revision of code that computes an operation.")
 class Implementation(Named):
     _node: strawberry.Private[n.Implementation]
@@ -416,6 +421,7 @@ class Implementation(Named):
         )
 
 
+@manifest_type
 @strawberry.type(description="How a run was measured: harness, timer, statistic, correctness reference.")
 class Protocol(Named):
     _node: strawberry.Private[n.Protocol]
@@ -452,6 +458,7 @@ class Protocol(Named):
         return Manifest(_graph=self._graph, _node=self._node)
 
 
+@manifest_type
 @strawberry.type(description="Where a run was measured: hardware and software.")
 class Environment(Named):
     _node: strawberry.Private[n.Environment]

@@ -12,6 +12,7 @@ from kernelindex.registry.graph import Graph
 from kernelindex.schema.types.base import Info, build, document, published_at, text
 from kernelindex.schema.types.enums import AttestationType
 from kernelindex.schema.types.identity import Node
+from kernelindex.schema.types.manifest_types import manifest_type
 from kernelindex.schema.types.provenance import Provenance, provenance_of
 from kernelindex.schema.types.scalars import DateTime
 from kernelindex.schema.types.states import manifest_state
@@ -24,6 +25,7 @@ __all__ = ["Attestation", "Retraction", "Supersession", "Verification"]
 RunRef = Annotated["Run", strawberry.lazy("kernelindex.schema.types.runs")]
 
 
+@manifest_type
 @strawberry.type(
     description="A note on a run by anyone: a reproduction, a failure to reproduce... Never changes trust."
 )
@@ -76,6 +78,7 @@ class Attestation(Node):
         return provenance_of(info.context, self._graph, self._node, None)
 
 
+@manifest_type
 @strawberry.type(description="A maintainer's withdrawal of a run: it stays visible but is not ranked.")
 class Retraction(Node):
     _graph: strawberry.Private[Graph]
@@ -107,6 +110,7 @@ class Retraction(Node):
         return provenance_of(info.context, self._graph, self._node, None)
 
 
+@manifest_type
 @strawberry.type(
     description="A maintainer's replacement of a run by a corrected one: the old run stays visible, not ranked, "
     "and points to its correction."
@@ -152,6 +156,7 @@ class Supersession(Node):
         return provenance_of(info.context, self._graph, self._node, None)
 
 
+@manifest_type
 @strawberry.type(description="A registry-controlled rerun that confirms a run.")
 class Verification(Node):
     _graph: strawberry.Private[Graph]

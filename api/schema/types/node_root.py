@@ -7,14 +7,12 @@ looked up in that commit's graph, so a refetch answers what the id was read as, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any
 
 import strawberry
 
 from kernelindex import registry
 from kernelindex.core.errors import BadUserInput
-from kernelindex.registry import nodes as n
 from kernelindex.registry.changes import commit_changes
 from kernelindex.registry.graph import Graph
 from kernelindex.registry.serving_graph import serving_index
@@ -24,36 +22,20 @@ from kernelindex.schema.types import serving as sv
 from kernelindex.schema.types.base import Info
 from kernelindex.schema.types.changes import CommitChanges
 from kernelindex.schema.types.identity import Node, decode_id
+from kernelindex.schema.types.manifest_types import types_by_name
 
 __all__ = ["MAX_NODES", "NodeRoot"]
 
 MAX_NODES = 100
 
-# The manifest-backed types: the graph node each needs, and how to wrap it.
-_MANIFESTS: dict[str, tuple[type, Callable[..., Any]]] = {
-    "Run": (n.Run, t.Run),
-    "Operation": (n.Operation, t.Operation),
-    "Workload": (n.Workload, t.Workload),
-    "Implementation": (n.Implementation, t.Implementation),
-    "Project": (n.Project, t.Project),
-    "Protocol": (n.Protocol, t.Protocol),
-    "Environment": (n.Environment, t.Environment),
-    "Attestation": (n.Attestation, t.Attestation),
-    "Retraction": (n.Retraction, t.Retraction),
-    "Supersession": (n.Supersession, t.Supersession),
-    "Verification": (n.Verification, t.Verification),
-    "Manifest": (object, t.Manifest),  # any kind
-    "ServingRun": (n.ServingRun, sv.ServingRun),
-    "Model": (n.Model, sv.Model),
-    "ServingStack": (n.ServingStack, sv.ServingStack),
-    "ServingConfiguration": (n.ServingConfiguration, sv.ServingConfiguration),
-    "ServingWorkload": (n.ServingWorkload, sv.ServingWorkload),
-}
-
 
 def _in_graph(graph: Graph, type_name: str, key: str, store: GitStore) -> Any:
-    if type_name in _MANIFESTS:
-        kind, wrap = _MANIFESTS[type_name]
+    if type_name == "Manifest":  # any kind
+        node = graph.nodes.get(key)
+        return None if node is None else t.Manifest(_graph=graph, _node=node)
+    typed = types_by_name().get(type_name)  # the kinds' own types (`kernelindex.schema.types.manifest_types`)
+    if typed is not None:
+        kind, wrap = typed
         node = graph.nodes.get(key)
         return wrap(_graph=graph, _node=node) if isinstance(node, kind) else None
     if type_name == "Cohort":

@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from kernelindex.registry import nodes as n
 from kernelindex.registry.graph import Graph
-from kernelindex.schema.types.kinds import Environment, Implementation, Operation, Project, Protocol, Workload
-from kernelindex.schema.types.runs import Run
+from kernelindex.schema.types.manifest_types import wrapper_of
+from kernelindex.schema.types.manifests import Manifest
 
 __all__ = ["node_type"]
 
-_TYPES: dict[type, Callable[[Graph, Any], Any]] = {
-    n.Run: lambda g, node: Run(_graph=g, _node=node),
-    n.Operation: lambda g, node: Operation(_graph=g, _node=node),
-    n.Workload: lambda g, node: Workload(_graph=g, _node=node),
-    n.Implementation: lambda g, node: Implementation(_graph=g, _node=node),
-    n.Project: lambda g, node: Project(_graph=g, _node=node),
-    n.Protocol: lambda g, node: Protocol(_graph=g, _node=node),
-    n.Environment: lambda g, node: Environment(_graph=g, _node=node),
-}
-
 
 def node_type(graph: Graph, node: n.Node | None) -> Any:
+    """The GraphQL object of a node: its kind's type (`kernelindex.schema.types.manifest_types`), else `Manifest`."""
     if node is None:
         return None
-    return _TYPES[type(node)](graph, node)
+    wrap = wrapper_of(node)
+    return (Manifest if wrap is None else wrap)(_graph=graph, _node=node)

@@ -19,6 +19,7 @@ from kernelindex.schema.types.citing import Accessed, BaseUrl, Format, accessed_
 from kernelindex.schema.types.enums import _TRUST, ArtifactRole, CitationFormat, IneligibilityReason, RunStatus, Trust
 from kernelindex.schema.types.kinds import Environment, Implementation, Operation, Protocol, Workload, operation_of
 from kernelindex.schema.types.lifecycle import Attestation, Retraction, Supersession, Verification
+from kernelindex.schema.types.manifest_types import manifest_type
 from kernelindex.schema.types.measures import Artifact, Interval, Measurement, Metric, Primary, SourceNative
 from kernelindex.schema.types.provenance import Provenance, Source, provenance_of, source_type
 from kernelindex.schema.types.states import run_state
@@ -31,6 +32,7 @@ __all__ = ["Run", "primary_display", "run_of"]
 CohortRef = Annotated["Cohort", strawberry.lazy("kernelindex.schema.types.cohorts")]
 
 
+@manifest_type
 @strawberry.type(description="A benchmark result: implementation I on workload W, protocol P, environment E.")
 class Run(Observed[RunStatus]):
     _node: strawberry.Private[n.Run]

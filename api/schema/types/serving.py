@@ -28,6 +28,7 @@ from kernelindex.schema import types as t
 from kernelindex.schema.types.base import Info, Named, Observed, document, published_at
 from kernelindex.schema.types.citing import Accessed, BaseUrl, Format, accessed_day, citation_urls
 from kernelindex.schema.types.identity import Node
+from kernelindex.schema.types.manifest_types import manifest_type
 from kernelindex.schema.types.serving_resolution import (
     OptimizationDirection,
     ServingConstraintInput,
@@ -178,6 +179,7 @@ class _Described(Named):
         return t.Manifest(_graph=self._graph, _node=self._node)
 
 
+@manifest_type
 @strawberry.type(description="A model revision (ModelRevision): its tokenizer is part of a serving cohort's identity.")
 class Model(_Described):
     _node: strawberry.Private[n.Model]
@@ -235,6 +237,7 @@ class Model(_Described):
         )
 
 
+@manifest_type
 @strawberry.type(description="The serving software (ServingStackRevision) and who runs it.")
 class ServingStack(_Described):
     _node: strawberry.Private[n.ServingStack]
@@ -256,6 +259,7 @@ class ServingStack(_Described):
         return cast(JSON, document(info, self._node)["spec"])
 
 
+@manifest_type
 @strawberry.type(
     description="How a stack was configured (ServingConfiguration): what competes inside a serving cohort."
 )
@@ -291,6 +295,7 @@ def _configuration_summary(graph: Graph, node: n.ServingConfiguration, document:
     return " · ".join(p for p in (who, system) if p) or node.name
 
 
+@manifest_type
 @strawberry.type(description="The load a serving run was measured under (ServingWorkload), with its declared SLOs.")
 class ServingWorkload(_Described):
     _node: strawberry.Private[n.ServingWorkload]
@@ -319,6 +324,7 @@ class ServingWorkload(_Described):
 # Runs ---------------------------------------------------------------------------------------------
 
 
+@manifest_type
 @strawberry.type(
     description="An LLM-serving result: a model served by a configured stack on a topology, under a workload. "
     "It compares only inside its serving cohort (serving-v1), never with kernel runs."
