@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
+from collections import Counter
 from typing import Any, Literal
 
 import anyio
@@ -17,6 +18,8 @@ from server import serve
 
 from kernelindex.core.context import StoredObjects
 from kernelindex.http.mcp_server import Backend, Tools
+from kernelindex.registry import read
+from kernelindex.registry.nodes import Workload
 from kernelindex.registry.snapshots import Snapshots
 from kernelindex.schema.root import LIMITS
 from kernelindex.service.queries import QueryService
@@ -47,17 +50,26 @@ def _cost(service: QueryService, query: str, variables: dict[str, Any] | None = 
     return anyio.run(lambda: service.answer(query, variables, budget=budget))
 
 
-def test_a_sort_costs_every_run_it_touches_not_the_page(service: QueryService) -> None:
-    """The reproduction: `runs(first: 1, order: ...)` cost 4 and sorted every run."""
+def _filtering(runs: int) -> int:
+    """What judging every run costs: a quarter of a field a run (~1 us of a field's ~4), rounded up."""
+    return -(-runs // 4)
+
+
+def test_a_filter_costs_the_runs_it_judges_and_an_order_its_page(service: QueryService) -> None:
+    """The reproduction: `runs(first: 1, order: ..., filter: ...)` cost 4, and sorted and judged every run each
+    time. Orders are now the graph's, sorted once; a filter still judges every run, and is charged for it."""
     runs = _runs_at_head()
     assert runs > 9_000
-    for order in ("LOWEST_VALUE", "NEWEST_PUBLISHED"):
-        answer = _cost(service, SORT.format(order=order))
-        assert answer.extensions["cost"]["requested"] == 4 + runs
-    filtered = '{ runs(first: 1, filter: {gpu: "nvidia"}) { edges { node { digest } } } }'
-    assert _cost(service, filtered).extensions["cost"]["requested"] == 4 + runs
-    # The default order of every run is the graph's own, kept: only the page is paid for.
-    assert _cost(service, "{ runs(first: 1) { edges { node { digest } } } }").extensions["cost"]["requested"] == 4
+    for order in ("LOWEST_VALUE", "NEWEST_PUBLISHED", "NEWEST_OBSERVED"):
+        assert _cost(service, SORT.format(order=order)).extensions["cost"]["requested"] == 4
+    for where in ('{gpu: "nvidia"}', "{minTrust: REPORTED}", '{source: "sol-execbench"}'):
+        filtered = f"{{ runs(first: 1, order: LOWEST_VALUE, filter: {where}) {{ edges {{ node {{ digest }} }} }} }}"
+        assert _cost(service, filtered).extensions["cost"]["requested"] == 4 + _filtering(runs)
+    # An order is kept once a graph: asked again, the same list (not a new sort).
+    graph = service.snapshots.head
+    lowest = read.runs(graph, None, read.RunOrder.LOWEST_VALUE)
+    assert read.runs(graph, None, read.RunOrder.LOWEST_VALUE) is lowest
+    assert list(lowest) == read.ordered_runs(graph, list(graph.facts), read.RunOrder.LOWEST_VALUE)
 
 
 def test_a_scan_argument_counts_when_given_null_does_not(service: QueryService) -> None:
@@ -67,17 +79,39 @@ def test_a_scan_argument_counts_when_given_null_does_not(service: QueryService) 
     )
     assert _cost(service, query, {}).extensions["cost"]["requested"] == 2
     assert _cost(service, query, {"filter": None}).extensions["cost"]["requested"] == 2
-    assert _cost(service, query, {"order": "LOWEST_VALUE"}).extensions["cost"]["requested"] == 2 + runs
-    assert _cost(service, query, {"filter": {"source": "x"}}).extensions["cost"]["requested"] == 2 + runs
+    assert _cost(service, query, {"order": "LOWEST_VALUE"}).extensions["cost"]["requested"] == 2
+    assert _cost(service, query, {"filter": {"source": "x"}}).extensions["cost"]["requested"] == 2 + _filtering(runs)
 
 
 def test_an_operation_at_its_budget_runs_and_one_past_is_refused(service: QueryService) -> None:
-    """A batch's later operation gets what the earlier ones left: the sort at exactly its cost runs, one less refused."""
-    runs = _runs_at_head()
-    query = SORT.format(order="LOWEST_VALUE")
-    assert not _cost(service, query, budget=4 + runs).errors
-    refused = _cost(service, query, budget=3 + runs)
+    """A batch's later operation gets what the earlier ones left: the filter at exactly its cost runs, one less
+    refused."""
+    cost = 4 + _filtering(_runs_at_head())
+    query = "{ runs(first: 1, filter: {minTrust: REPORTED}) { edges { node { digest } } } }"
+    assert not _cost(service, query, budget=cost).errors
+    refused = _cost(service, query, budget=cost - 1)
     assert refused.codes == ["QUERY_TOO_COMPLEX"] and refused.request_error
+
+
+def test_an_operations_runs_in_a_list_cost_at_most_every_run_once(service: QueryService) -> None:
+    """An operation's runs are sorted once a graph, so 100 operations' runs cost their largest part 100 times only
+    while that is under every run of the commit: a project page's implementations stay under the limit."""
+    runs = _runs_at_head()
+    graph = service.snapshots.head
+    operation_of = {d: n.operation for d, n in graph.nodes.items() if isinstance(n, Workload)}
+    largest = max(Counter(operation_of[graph.nodes[d].workload] for d in graph.facts).values())  # type: ignore[union-attr]
+    assert 100 * largest > runs > largest  # the cap is reached at 100 and not at 1
+    plain = "{{ operations(first: {n}) {{ edges {{ node {{ digest }} }} }} }}"
+    nested = "{{ operations(first: {n}) {{ edges {{ node {{ runs(first: 1) {{ totalCount }} }} }} }} }}"
+    for n, scan in ((1, largest), (100, runs)):
+        with_runs = _cost(service, nested.format(n=n)).extensions["cost"]["requested"]
+        without = _cost(service, plain.format(n=n)).extensions["cost"]["requested"]
+        assert with_runs - without == n + scan  # runs and totalCount in place of digest, and the sorting
+    # Each operation's runs are the graph's, sorted once: the same tuple the second time, in order.
+    some = next(iter(operation_of.values()))
+    first = read.ordered_runs_with(graph, read.RunIndex.OPERATION, some)
+    assert read.ordered_runs_with(graph, read.RunIndex.OPERATION, some) is first
+    assert list(first) == read.ordered_runs(graph, read.runs_with(graph, read.RunIndex.OPERATION, some))
 
 
 @pytest.mark.parametrize("depth", [64, 65])
@@ -117,33 +151,46 @@ def test_validate_manifest_refuses_too_deep_nesting_where_it_starts_off_the_loop
 @pytest.mark.slow
 def test_healthz_is_answered_while_the_worst_batch_runs() -> None:
     """The reproduction: a batch ran every operation on the loop without yielding, and /healthz waited for all
-    of it. Its worst members now: two sorts of every run (the third is over what the batch has left), each
-    operation then filtering every run too."""
-    worst = "{ a: runs(first: 1, order: LOWEST_VALUE, filter: {minTrust: REPORTED}) { edges { node { digest } } } }"
+    of it. Each operation of the batch is held in its worker thread here until /healthz has answered: on the loop,
+    the hold would have held /healthz too. Its worst members filter every run twice; what the batch has left
+    runs five of them and refuses the rest."""
+    worst = (
+        "{ a: runs(first: 1, order: LOWEST_VALUE, filter: {minTrust: REPORTED}) { edges { node { digest } } } "
+        "b: runs(first: 1, order: NEWEST_PUBLISHED, filter: {minTrust: REPORTED}) { edges { node { digest } } } }"
+    )
     batch = [{"query": worst.replace("a:", f"a{i}:")} for i in range(10)]
     with serve(EMBEDDED_REPO) as running:
-        done = threading.Event()
+        queries = running.service.queries
+        original = queries.workers.run
+        executing, release = threading.Event(), threading.Event()
+
+        async def held(function: Any, *args: Any) -> Any:
+            def hold() -> Any:
+                executing.set()
+                release.wait(60)
+                return function(*args)
+
+            return await original(hold)
+
+        queries.workers.run = held  # type: ignore[method-assign]
         answers: list[Any] = []
 
         def send() -> None:
             with httpx.Client(base_url=running.url, timeout=120) as client:
                 answers.append(client.post("/graphql", json=batch).json())
-            done.set()
 
-        before = running.service.queries.executions
         sender = threading.Thread(target=send)
         sender.start()
-        # Until the batch's second operation is executing: the first waits on a task of its own (it may be shared
-        # with other requests), which let the loop breathe once; the ones after it ran inline without yielding.
-        while running.service.queries.executions < before + 2 and not done.is_set():
-            threading.Event().wait(0.001)
-        health = running.client.get("/healthz")
-        answered_first = not done.is_set()
-        sender.join(120)
+        try:
+            assert executing.wait(60)
+            health = httpx.get(running.url + "/healthz", timeout=10)
+        finally:
+            release.set()
+            sender.join(120)
+            del queries.workers.run
     assert health.status_code == 200
-    assert answered_first  # /healthz came back while the batch was still executing
-    runs = _runs_at_head()
+    each = 2 * (4 + _filtering(_runs_at_head()))
     costs = [item.get("extensions", {}).get("cost", {}) for item in answers[0]]
-    assert [c.get("requested") for c in costs[:2]] == [4 + runs, 4 + runs]
-    assert all(item["errors"][0]["extensions"]["code"] == "QUERY_TOO_COMPLEX" for item in answers[0][2:])
-    assert 2 * (4 + runs) <= LIMITS["max_cost"] < 3 * (4 + runs)
+    assert [c.get("requested") for c in costs[:5]] == [each] * 5
+    assert all(item["errors"][0]["extensions"]["code"] == "QUERY_TOO_COMPLEX" for item in answers[0][5:])
+    assert 5 * each <= LIMITS["max_cost"] < 6 * each

@@ -7,6 +7,7 @@ answer the same (the slow test), and the read API's own lookups and guards hold 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from kernelindex.core.context import StoredObjects
 from kernelindex.core.errors import BadUserInput
 from kernelindex.registry import read
 from kernelindex.registry.graph import Graph
+from kernelindex.registry.nodes import Workload
 from kernelindex.registry.snapshots import Snapshots
 from kernelindex.schema import root
 from kernelindex.schema import types as t
@@ -194,3 +196,14 @@ def test_lookups_name_manifests_kinds_and_cohorts(graph: Graph) -> None:
     found = read.cohort(graph, key[:19])
     assert found is not None and found.key == key
     assert read.cohort(graph, "sha256:" + "0" * 64) is None
+
+
+def test_the_largest_run_group_is_the_commonest_key_counted_from_the_nodes(graph: Graph) -> None:
+    """What a query's cost charges a scan of one operation's or implementation's runs: counted here from the
+    run nodes themselves (each run's implementation, its workload's operation), not from the graph's indexes."""
+    runs = [graph.nodes[d] for d in graph.facts]
+    by_implementation = Counter(run.implementation for run in runs)  # type: ignore[union-attr]
+    operation_of = {d: n.operation for d, n in graph.nodes.items() if isinstance(n, Workload)}
+    by_operation = Counter(operation_of[run.workload] for run in runs)  # type: ignore[union-attr]
+    assert read.largest_run_group(graph, read.RunIndex.IMPLEMENTATION) == max(by_implementation.values())
+    assert read.largest_run_group(graph, read.RunIndex.OPERATION) == max(by_operation.values())

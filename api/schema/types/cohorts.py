@@ -9,6 +9,7 @@ import strawberry
 
 from kernelindex import registry
 from kernelindex.registry import nodes as n
+from kernelindex.registry import read
 from kernelindex.registry.citations import cite_leaderboard, leaderboard_citation
 from kernelindex.registry.graph import SOURCE_NATIVE, Graph
 from kernelindex.registry.graph import Cohort as DomainCohort
@@ -248,7 +249,7 @@ class Cohort(Node):
             RunOrder.NEWEST_OBSERVED
         ),
     ) -> Connection[Run] | None:
-        digests = ordered_runs(self._graph, set(self._cohort.members), order)
+        digests = read.ordered_cohort_runs(self._graph, self._cohort.key, read.RunOrder[order.name])
         return paginate(self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Run))
 
     @strawberry.field(

@@ -21,7 +21,6 @@ from kernelindex.schema.types.base import (
     document,
     fact,
     implementation_name,
-    ordered_runs,
     project_of,
     text,
     typed,
@@ -140,7 +139,7 @@ class Operation(Named):
         last: Last = None,
         before: Before = None,
     ) -> Connection[RunRef] | None:
-        digests = ordered_runs(self._graph, read.runs_with(self._graph, read.RunIndex.OPERATION, self._node.digest))
+        digests = read.ordered_runs_with(self._graph, read.RunIndex.OPERATION, self._node.digest)
         return paginate(
             self._graph,
             digests,
@@ -410,9 +409,7 @@ class Implementation(Named):
         last: Last = None,
         before: Before = None,
     ) -> Connection[RunRef] | None:
-        digests = ordered_runs(
-            self._graph, read.runs_with(self._graph, read.RunIndex.IMPLEMENTATION, self._node.digest)
-        )
+        digests = read.ordered_runs_with(self._graph, read.RunIndex.IMPLEMENTATION, self._node.digest)
         return paginate(
             self._graph,
             digests,
