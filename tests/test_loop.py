@@ -194,3 +194,30 @@ def test_healthz_is_answered_while_the_worst_batch_runs() -> None:
     assert [c.get("requested") for c in costs[:5]] == [each] * 5
     assert all(item["errors"][0]["extensions"]["code"] == "QUERY_TOO_COMPLEX" for item in answers[0][5:])
     assert 5 * each <= LIMITS["max_cost"] < 6 * each
+
+
+@pytest.mark.slow
+def test_pages_and_their_other_formats_are_made_in_the_worker_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page's HTML (a template over up to 100 rows of contributors' text) and its other formats (a card, a
+    compare export) are made in the query service's threads, never on the event loop that answers sockets."""
+    from kernelindex.web import card_pages, cards, render
+
+    made: dict[str, str] = {}
+
+    def spy(name: str, function: Any) -> Any:
+        def where(*args: Any) -> Any:
+            made[name] = threading.current_thread().name
+            return function(*args)
+
+        return where
+
+    monkeypatch.setattr(render, "_html", spy("html", render._html))
+    monkeypatch.setattr(card_pages, "drawn", spy("card", cards.drawn))
+    with serve(EMBEDDED_REPO) as running:
+        graph = running.service.snapshots.head
+        run = next(iter(graph.facts))
+        page = running.client.get(f"/runs/{run}", headers={"accept": "text/html"}, follow_redirects=True)
+        card = running.client.get(f"/at/{graph.commit}/runs/{run}/card.png")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert card.status_code == 200 and card.headers["content-type"] == "image/png"
+    assert made == {"html": "kernelindex executor", "card": "kernelindex executor"}

@@ -90,9 +90,9 @@ def operation_card_of(data: dict[str, Any]) -> Card:
 
 
 def _png(make: Any) -> Format:
-    # Drawn in a worker thread (`slow`), and kept by the card's words (`drawn`): every alias of the same run,
-    # cohort or operation at the same commit says the same words and is drawn once.
-    return Format("png", PNG, lambda data, links, meta: drawn(make(data)), slow=True)
+    # Drawn in a worker thread (as every page is made), and kept by the card's words (`drawn`): every alias of
+    # the same run, cohort or operation at the same commit says the same words and is drawn once.
+    return Format("png", PNG, lambda data, links, meta: drawn(make(data)))
 
 
 @guarded

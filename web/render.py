@@ -153,15 +153,13 @@ def copy_citations(request: Request) -> dict[str, Any]:
 class Format:
     """A page's answer in another format than HTML or its JSON twin (compare as Markdown or CSV, a preview
     image): its name (part of the cache key), media type, extra headers, and the bytes made from the
-    document's answer, the links and the page's facts (`meta`: commit, title...)."""
+    document's answer, the links and the page's facts (`meta`: commit, title...), in a worker thread under the
+    query service's bound, like every page's HTML (a preview image is tens of ms of drawing)."""
 
     name: str
     media_type: str
     make: Callable[[dict[str, Any], Urls, dict[str, Any]], bytes]
     headers: Mapping[str, str] = field(default_factory=dict)
-    # Made in a worker thread under the query service's bound (a preview image: tens of ms of drawing), not on
-    # the event loop.
-    slow: bool = False
 
 
 def strip_json(text: str) -> tuple[str, bool]:
@@ -367,8 +365,14 @@ async def _render(
     if other is not None:
         headers = {**headers, **other.headers}
         make = functools.partial(other.make, data, links, meta)
-        body = await server.queries.run(make) if other.slow else make()
+        body = await server.queries.run(make)
         return Representation(body, other.media_type, headers, status=spec.status)
+    html = await server.queries.run(_html, spec, data, links, meta)
+    return Representation(html, HTML, headers, status=spec.status)
+
+
+def _html(spec: Spec, data: dict[str, Any], links: Urls, meta: dict[str, Any]) -> bytes:
+    """The page's HTML, in a worker thread: a template over a page of 100 rows of contributors' text takes
+    longer than the event loop may be kept from its sockets."""
     extra = spec.extra(data, links) if spec.extra is not None else {}
-    html = templates().get_template(spec.template).render(data=data, page=meta, links=links, **extra)
-    return Representation(html.encode(), HTML, headers, status=spec.status)
+    return templates().get_template(spec.template).render(data=data, page=meta, links=links, **extra).encode()

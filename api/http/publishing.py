@@ -106,7 +106,7 @@ async def _cached_feed(request: Request, name: str, render: Callable[[Graph, Url
     key = ("feed", graph.commit, name, pinned)
     feed: Feed | None = server.feeds.get(key)
     if feed is None:
-        feed = await anyio.to_thread.run_sync(render, graph, server.urls, pinned)
+        feed = await server.queries.run(render, graph, server.urls, pinned)
         if feed is None:
             return error(404, f"no such feed: {name} at {graph.commit}", MANIFEST_NOT_FOUND)
         server.feeds.put(key, feed)
@@ -243,7 +243,7 @@ async def llms(request: Request) -> Response:
     refusal = not_ready(server)
     if refusal is not None:
         return refusal
-    text = llms_txt(server.snapshots.head, server.urls)
+    text = await server.queries.run(llms_txt, server.snapshots.head, server.urls)
     return PlainTextResponse(text, media_type="text/markdown; charset=utf-8", headers={"cache-control": FOLLOW})
 
 
@@ -263,7 +263,7 @@ async def sitemap(request: Request) -> Response:
         return refusal
     if not server.urls.absolute:
         return error(404, _NO_BASE, NO_BASE_URL)
-    body = await anyio.to_thread.run_sync(sitemap_index, server.snapshots.head, server.urls)
+    body = await server.queries.run(sitemap_index, server.snapshots.head, server.urls)
     return Response(body, media_type="application/xml", headers={"cache-control": FOLLOW})
 
 
@@ -277,7 +277,7 @@ async def sitemap_part(request: Request) -> Response:
     if not server.urls.absolute:
         return error(404, _NO_BASE, NO_BASE_URL)
     name = request.path_params["name"]
-    body = await anyio.to_thread.run_sync(sitemap_file, server.snapshots.head, server.urls, name)
+    body = await server.queries.run(sitemap_file, server.snapshots.head, server.urls, name)
     if body is None:
         return error(404, f"no such sitemap: sitemap-{name}.xml", NOT_FOUND)
     return Response(body, media_type="application/xml", headers={"cache-control": FOLLOW})
