@@ -50,7 +50,7 @@ def _readme_test_command() -> str:
 
 def test_the_readme_test_command_is_what_ci_runs() -> None:
     command = _readme_test_command()
-    assert command.startswith("pip install -e '.[test,docs]'") and command.endswith("pytest -q")
+    assert command.startswith("pip install -e '.[test,docs]'") and command.endswith("pytest -q -n 2")
     assert command in (PROJECT_ROOT / ".ci" / "run").read_text().splitlines()
     for page in (DOCS / "index.md", DOCS / "testing.md"):
         assert command in _fences(page, "sh"), page
