@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelindex.core.cache import ByteLRU
+from kernelindex.core.cache import ByteLRU, Representation
 
 
 def _cache(max_bytes: int) -> ByteLRU[str, bytes]:
@@ -47,3 +47,39 @@ def test_a_value_put_again_too_heavy_leaves_the_cache() -> None:
     cache.put("b", b"x" * 100)
     cache.put("a", b"x" * 101)
     assert cache.get("a") is None and cache.bytes == 100 and len(cache) == 1
+
+
+def test_a_kept_value_grows_by_what_it_adds_up_to_an_eighth_of_the_budget() -> None:
+    cache = _cache(800)
+    kept = b"x" * 60
+    cache.put("a", kept)
+    cache.put("b", b"y" * 100)
+    cache.grow("a", kept, 40)  # 100: exactly the largest entry kept
+    assert cache.get("a") is kept and cache.bytes == 200
+    cache.grow("a", kept, 1)  # 101: one byte over, it goes
+    assert cache.get("a") is None and cache.bytes == 100 and len(cache) == 1
+    cache.put("a", b"z" * 10)
+    cache.grow("a", kept, 50)  # no longer the value kept there: nothing changes
+    assert cache.bytes == 110
+
+
+def test_growing_past_the_budget_evicts_the_least_recently_used() -> None:
+    cache = _cache(1000)  # entries of up to 125
+    values = {key: key.encode() * 100 for key in "abcdefghij"}
+    for key, value in values.items():
+        cache.put(key, value)
+    assert cache.bytes == 1000 and len(cache) == 10  # at the budget
+    cache.grow("j", values["j"], 1)  # 1,001: the least recently used ("a") goes
+    assert cache.get("a") is None and cache.bytes == 901 and len(cache) == 9
+
+
+def test_a_header_list_adds_what_weighing_the_answer_again_finds() -> None:
+    """What `keep_wire` says it added is what the whole walk (`weight`) finds more, list after list, as the table
+    that keeps them grows."""
+    answer = Representation(b'{"data":{}}', "application/json", {"cache-control": "public, max-age=0"})
+    for coding in (None, "br", "gzip", "zstd", "deflate", "identity", "x-one", "x-two", "x-three"):
+        before = answer.weight()
+        raw = ((b"content-type", b"application/json"), (b"content-length", str(len(coding or "")).encode()))
+        added = answer.keep_wire((200, "application/json", coding), raw)
+        assert added > 0 and answer.weight() - before == added
+    assert answer.keep_wire((200, "application/json", None), ((b"a", b"b"),)) == 0  # kept already: no growth

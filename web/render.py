@@ -315,7 +315,31 @@ async def _render(
     at: str | None,
     other: Format | None = None,
 ) -> Representation | Response:
-    answer = await server.queries.answer(spec.document, variables, head=server.snapshots.head)
+    made = functools.partial(_made, request, spec, variables, as_json, links, at, other)
+    # What the page makes of its answer is made in the worker thread that executed the document, right after it.
+    page: Representation | Response = await server.queries.answer_then(
+        spec.document, variables, made, head=server.snapshots.head
+    )
+    return page
+
+
+def _made(
+    request: Request,
+    spec: Spec,
+    variables: dict[str, Any],
+    as_json: bool,
+    links: Urls,
+    at: str | None,
+    other: Format | None,
+    answer: Answer,
+) -> Representation | Response:
+    """The page (or its JSON twin, or its other format) made of its document's `answer`, in a worker thread: a
+    template over 100 rows of contributors' text, or a card's drawing, takes longer than the event loop may be
+    kept from its sockets.
+
+    Raises:
+        PageError: the answer is a refusal, or names nothing.
+    """
     if at is not None and (answer.unpublished or set(answer.codes) & {REVISION_NOT_FOUND, PREVIEW_REJECTED}):
         raise PageError(404, REVISION_NOT_FOUND, f"{at} is not a commit of main: pages pin commits of main only")
     if answer.data is None or answer.data.get("registry") is None:
@@ -364,15 +388,11 @@ async def _render(
     }
     if other is not None:
         headers = {**headers, **other.headers}
-        make = functools.partial(other.make, data, links, meta)
-        body = await server.queries.run(make)
-        return Representation(body, other.media_type, headers, status=spec.status)
-    html = await server.queries.run(_html, spec, data, links, meta)
-    return Representation(html, HTML, headers, status=spec.status)
+        return Representation(other.make(data, links, meta), other.media_type, headers, status=spec.status)
+    return Representation(_html(spec, data, links, meta), HTML, headers, status=spec.status)
 
 
 def _html(spec: Spec, data: dict[str, Any], links: Urls, meta: dict[str, Any]) -> bytes:
-    """The page's HTML, in a worker thread: a template over a page of 100 rows of contributors' text takes
-    longer than the event loop may be kept from its sockets."""
+    """The page's HTML from its template."""
     extra = spec.extra(data, links) if spec.extra is not None else {}
     return templates().get_template(spec.template).render(data=data, page=meta, links=links, **extra).encode()

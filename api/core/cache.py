@@ -12,7 +12,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from kernelindex.core.compression import Encodings
 from kernelindex.core.footprint import ENTRY_BYTES, exact, footprint
@@ -89,6 +89,24 @@ class ByteLRU(Generic[K, V]):
                 _, (_, evicted) = self._items.popitem(last=False)
                 self._bytes -= evicted
 
+    def grow(self, key: K, value: V, extra: int) -> None:
+        """`value`, kept under `key`, now holds `extra` bytes more (weighed by whoever added them): its weight
+        is raised by that much, without weighing it whole again, if it is still kept there."""
+        with self._lock:
+            found = self._items.get(key)
+            if found is None or found[0] is not value:
+                return
+            size = found[1] + extra
+            if size > self._max // 8:
+                self._items.pop(key)
+                self._bytes -= found[1]
+                return
+            self._items[key] = (value, size)
+            self._bytes += extra
+            while self._bytes > self._max and self._items:
+                _, (_, evicted) = self._items.popitem(last=False)
+                self._bytes -= evicted
+
     def __len__(self) -> int:
         return len(self._items)
 
@@ -96,6 +114,10 @@ class ByteLRU(Generic[K, V]):
 def entity_tag(body: bytes) -> str:
     """The strong entity tag of a body: its sha256, 128 bits of it, quoted."""
     return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+def _allocated_table(table: dict[Any, Any]) -> int:
+    return footprint(table, apart=(*table.keys(), *table.values()))
 
 
 class Representation:
@@ -144,11 +166,18 @@ class Representation:
         self.wire: dict[tuple[int, str, str | None], tuple[tuple[bytes, bytes], ...]] = {}
         self.wire_bytes = 0  # what the lists in `wire` hold (`keep_wire`), weighed once as each is kept
 
-    def keep_wire(self, memo: tuple[int, str, str | None], raw: tuple[tuple[bytes, bytes], ...]) -> None:
-        """Keep a finished header list, and what it holds (its cache weighs it when the answer is put again)."""
-        if memo not in self.wire:
-            self.wire_bytes += footprint(memo, raw)
+    def keep_wire(self, memo: tuple[int, str, str | None], raw: tuple[tuple[bytes, bytes], ...]) -> int:
+        """Keep a finished header list; what the answer holds more for it (the list, and the growth of the
+        table that keeps it), for its cache to add (`ByteLRU.grow`)."""
+        if memo in self.wire:
+            self.wire[memo] = raw
+            return 0
+        # The table may grow, and the count of bytes is an object too (a small integer is not allocated).
+        before = _allocated_table(self.wire) + footprint(self.wire_bytes)
+        added = footprint(memo, raw)
+        self.wire_bytes += added
         self.wire[memo] = raw
+        return added + _allocated_table(self.wire) + footprint(self.wire_bytes) - before
 
     def weight(self) -> int:
         """The memory it holds (`footprint`): itself, its body and coded forms, headers and header lists; not its

@@ -144,7 +144,8 @@ class FastLane:
         """What `kernelindex.http.responses.send` and the middleware under this one send for `item`."""
         content = item.body
         coding = None
-        grew = False  # whether it now holds more (a coding, a header list): its cache weighs it again
+        grew = False  # whether it now holds a new coding: its cache weighs it again
+        extra = 0  # what a header list kept for it adds to its weight
         if len(content) >= compression.MIN_BYTES:
             coding = compression.negotiate(headers.get("accept-encoding"))
         if status == 200 and gh.etag_matches(headers.get("if-none-match"), item.etag):
@@ -161,10 +162,12 @@ class FastLane:
                 if memo is not None:
                     self._learn_shape(item, status, media, coding, raw)
             if memo is not None:
-                item.keep_wire(memo, raw)
-                grew = True
-        if grew and item.key is not None:
-            self.server.responses.put(item.key, item)
+                extra = item.keep_wire(memo, raw)
+        if item.key is not None:
+            if grew:
+                self.server.responses.put(item.key, item)
+            elif extra:
+                self.server.responses.grow(item.key, item, extra)
         await send({"type": "http.response.start", "status": status, "headers": list(raw)})
         await send({"type": "http.response.body", "body": content})
 

@@ -26,6 +26,7 @@ from kernelindex.http.responses import VARY, error, error_body, finish, send
 from kernelindex.registry.graph import Graph
 from kernelindex.schema.root import LIMITS, schema
 from kernelindex.service import freshness
+from kernelindex.service.queries import Answer
 from kernelindex.service.server import Server
 
 __all__ = ["MAX_BODY", "answer_operation", "asset", "cache_key", "endpoint", "request_digest", "sdl", "wants_graphiql"]
@@ -149,17 +150,22 @@ async def answer_operation(
 async def _execute(
     server: Server, head: Graph, query: str, operation: gh.Operation, key: tuple[str, str], budget: int | None
 ) -> Representation:
-    """Execute an operation (within `budget`, a batch's remainder) and cache its answer when it may be."""
-    answer = await server.queries.answer(
-        query, operation.variables, operation=operation.operation_name, head=head, budget=budget
+    """Execute an operation (within `budget`, a batch's remainder) and cache its answer when it may be: its
+    body, entity tag and weight are made in the worker thread that executed it, not on the event loop."""
+
+    def kept(answer: Answer) -> Representation:
+        made = _representation(
+            answer.body, answer.immutable, head.commit, request_error=answer.request_error, cost=answer.cost
+        )
+        if answer.cacheable:
+            made.key = key
+            server.responses.put(key, made)
+        return made
+
+    found: Representation = await server.queries.answer_then(
+        query, operation.variables, kept, operation=operation.operation_name, head=head, budget=budget
     )
-    cached = _representation(
-        answer.body, answer.immutable, head.commit, request_error=answer.request_error, cost=answer.cost
-    )
-    if answer.cacheable:
-        cached.key = key
-        server.responses.put(key, cached)
-    return cached
+    return found
 
 
 def cache_key(server: Server, head: Graph, operation: gh.Operation) -> tuple[str, tuple[str, str]] | gh.Refusal:

@@ -183,13 +183,33 @@ class QueryService:
         Raises:
             kernelindex.registry.RegistryError: nothing is served yet (no head).
         """
+        return await self.answer_then(document, variables, _itself, operation=operation, head=head, budget=budget)
+
+    async def answer_then(
+        self,
+        document: str,
+        variables: Mapping[str, Any] | None,
+        then: Callable[[Answer], T],
+        *,
+        operation: str | None = None,
+        head: Graph | None = None,
+        budget: int | None = None,
+    ) -> T:
+        """`then(answer)` of `answer(document, ...)`, made in the same worker thread right after the execution:
+        what a page does with its document's answer (its template, a card) costs no second hand-over.
+
+        Raises:
+            kernelindex.registry.RegistryError: nothing is served yet (no head).
+            Exception: whatever `then` raises.
+        """
         head = head if head is not None else self.snapshots.head
         if self._admitted is not None and not self._admitted(document):
             error = {
                 "message": "only trusted documents run here; this one is not",
                 "extensions": {"code": PERSISTED_QUERY_NOT_ALLOWED},
             }
-            return Answer(None, [error], {}, head.commit, request_error=True, cacheable=False, immutable=False)
+            refused = Answer(None, [error], {}, head.commit, request_error=True, cacheable=False, immutable=False)
+            return await self._then(then, refused)
         self.executions += 1
         context = Context(self.snapshots, self.objects, self.base_url, self._today(), head, self.previews)
         context.cost_budget = budget
@@ -197,52 +217,38 @@ class QueryService:
 
         known = self._known
 
-        def run() -> ExecutionResult:
+        def run() -> T:
             # A document met before, compiled, within its limits: answered without strawberry's pipeline
             # (kernelindex.service.direct), which would change nothing; anything else goes through it.
             found = known(document, values, context, operation, Query()) if known is not None else None
-            if found is not None:
-                return found
-            return schema.execute_sync(
-                document, variable_values=values, context_value=context, operation_name=operation, root_value=Query()
-            )
+            if found is None:
+                found = schema.execute_sync(
+                    document,
+                    variable_values=values,
+                    context_value=context,
+                    operation_name=operation,
+                    root_value=Query(),
+                )
+            return then(_answer(found, context, head))
 
         try:
             # Never on the event loop, however quiet: an operation's cost bounds what it may do, not how long
             # the loop would be away (a first-time sort of every run is ~25 ms; a batch is several).
-            result = await self.workers.run(run)
+            return await self.workers.run(run)
         except (CannotGetOperationTypeError, InvalidOperationTypeError) as exc:
             # strawberry raises these rather than answering them: the operation could not be chosen.
             reason = "only queries are served"
             if isinstance(exc, CannotGetOperationTypeError):
                 reason = exc.as_http_error_reason()
             error = {"message": reason, "extensions": {"code": OPERATION_RESOLUTION_FAILURE}}
-            return Answer(None, [error], {}, head.commit, request_error=True, cacheable=False, immutable=False)
-        # A request error (syntax, validation, limits, variables) never started executing: no error has a
-        # path, and the answer has no `data` (the GraphQL-over-HTTP draft).
-        request_error = result.data is None and bool(result.errors) and all(not e.path for e in result.errors or ())
-        errors = [_formatted(error) for error in result.errors or ()]
-        extensions = {**(result.extensions or {}), "registry": _registry_extension(context, head)}
-        unexpected = any(error["extensions"]["code"] == INTERNAL for error in errors)
-        # What the operation cost, if it ran: a refused one (over a limit) spent nothing of a batch's budget.
-        cost = 0 if request_error else ((result.extensions or {}).get("cost") or {}).get("requested") or 0
-        return Answer(
-            result.data,
-            errors,
-            extensions,
-            head.commit,
-            request_error=request_error,
-            cacheable=not unexpected and not context.pinned_by_name and not request_error,
-            immutable=(
-                bool(context.seen)
-                and not context.used_head
-                and not context.pinned_by_name
-                and not context.unpublished
-                and not errors
-            ),
-            unpublished=context.unpublished,
-            cost=int(cost),
-        )
+            refused = Answer(None, [error], {}, head.commit, request_error=True, cacheable=False, immutable=False)
+            return await self._then(then, refused)
+
+    async def _then(self, then: Callable[[Answer], T], answer: Answer) -> T:
+        """`then(answer)` of an answer made without executing: at once when it is the answer itself."""
+        if then is _itself:
+            return then(answer)
+        return await self.workers.run(then, answer)
 
     async def pinned(self, rev: str) -> str:
         """The full id of the commit `rev` names, which must be in the history of the served head of main
@@ -273,6 +279,39 @@ def _registry_extension(context: Context, head: Graph) -> dict[str, Any]:
     if pinned:
         found["pinned"] = [{"commit": g.commit, "committedAt": utc_instant(g.committed_at)} for g in pinned]
     return found
+
+
+def _itself(answer: Answer) -> Any:
+    return answer
+
+
+def _answer(result: ExecutionResult, context: Context, head: Graph) -> Answer:
+    """The answer an execution's `result` makes (in the worker thread that executed it)."""
+    # A request error (syntax, validation, limits, variables) never started executing: no error has a
+    # path, and the answer has no `data` (the GraphQL-over-HTTP draft).
+    request_error = result.data is None and bool(result.errors) and all(not e.path for e in result.errors or ())
+    errors = [_formatted(error) for error in result.errors or ()]
+    extensions = {**(result.extensions or {}), "registry": _registry_extension(context, head)}
+    unexpected = any(error["extensions"]["code"] == INTERNAL for error in errors)
+    # What the operation cost, if it ran: a refused one (over a limit) spent nothing of a batch's budget.
+    cost = 0 if request_error else ((result.extensions or {}).get("cost") or {}).get("requested") or 0
+    return Answer(
+        result.data,
+        errors,
+        extensions,
+        head.commit,
+        request_error=request_error,
+        cacheable=not unexpected and not context.pinned_by_name and not request_error,
+        immutable=(
+            bool(context.seen)
+            and not context.used_head
+            and not context.pinned_by_name
+            and not context.unpublished
+            and not errors
+        ),
+        unpublished=context.unpublished,
+        cost=int(cost),
+    )
 
 
 def _formatted(error: Any) -> dict[str, Any]:
