@@ -13,7 +13,7 @@ names, and an id naming nothing is the empty set, which keeps nothing). Answers 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import takewhile
 from typing import Any
@@ -302,44 +302,41 @@ def ordered_runs(graph: Graph, digests: Iterable[str], order: RunOrder = RunOrde
     return sorted(digests, key=valued)
 
 
-def ordered_runs_with(
-    graph: Graph, index: RunIndex, key: str, order: RunOrder = RunOrder.NEWEST_OBSERVED
-) -> Sequence[str]:
-    """The runs whose `index` is `key`, in `order`: sorted once a graph for each key and order, then kept with
-    it. However many times a query asks (an operation's runs for each of 100 operations, or for the same one
-    through 100 of its runs), a graph sorts each of its runs at most once per order for an index: what a
-    query's cost charges such a field, at most the number of runs (`kernelindex.engine.cost`)."""
-    kept: dict[tuple[RunIndex, str, RunOrder], tuple[str, ...]] = graph.__dict__.setdefault("_ordered_groups", {})
-    found = kept.get((index, key, order))
+def _kept_order(graph: Graph, key: Hashable, runs: Callable[[], Iterable[str]], order: RunOrder) -> Sequence[str]:
+    """`runs()` in `order`, sorted once a graph for each `key` and order, then kept with it (graphs are not
+    changed once served)."""
+    kept: dict[tuple[Hashable, RunOrder], tuple[str, ...]] = graph.__dict__.setdefault("_kept_orders", {})
+    found = kept.get((key, order))
     if found is None:
-        found = tuple(ordered_runs(graph, runs_with(graph, index, key), order))
-        kept[(index, key, order)] = found
+        found = kept[(key, order)] = tuple(ordered_runs(graph, runs(), order))
     return found
 
 
+def ordered_runs_with(
+    graph: Graph, index: RunIndex, key: str, order: RunOrder = RunOrder.NEWEST_OBSERVED
+) -> Sequence[str]:
+    """The runs whose `index` is `key`, in `order`, sorted once a graph for each key and order. However many
+    times a query asks (an operation's runs for each of 100 operations, or for the same one through 100 of its
+    runs), a graph sorts each of its runs at most once per order for an index: what a query's cost charges such
+    a field, at most the number of runs (`kernelindex.engine.cost`)."""
+    return _kept_order(graph, (index, key), lambda: runs_with(graph, index, key), order)
+
+
 def ordered_cohort_runs(graph: Graph, key: str, order: RunOrder = RunOrder.NEWEST_OBSERVED) -> Sequence[str]:
-    """Every run of the cohort `key` (eligible or not), in `order`: sorted once a graph for each cohort and
+    """Every run of the cohort `key` (eligible or not), in `order`, sorted once a graph for each cohort and
     order, as `ordered_runs_with` sorts an index's runs (a cohort's members are one cohort's alone).
 
     Raises:
         KeyError: no cohort has that key at this graph.
     """
-    kept: dict[tuple[str, RunOrder], tuple[str, ...]] = graph.__dict__.setdefault("_ordered_cohorts", {})
-    found = kept.get((key, order))
-    if found is None:
-        found = tuple(ordered_runs(graph, set(graph.cohorts[key].members), order))
-        kept[(key, order)] = found
-    return found
+    members = graph.cohorts[key].members
+    return _kept_order(graph, ("cohort", key), lambda: set(members), order)
 
 
 def _all_runs(graph: Graph, order: RunOrder = RunOrder.NEWEST_OBSERVED) -> Sequence[str]:
-    """Every run in `order`: sorted once a graph for each order, then kept with it (14-22 ms for 9,508 runs; a
-    query that orders or filters every run then walks this list, ~0.1 us a run, rather than sorting again)."""
-    kept: dict[RunOrder, tuple[str, ...]] = graph.__dict__.setdefault("_all_runs", {})
-    found = kept.get(order)
-    if found is None:
-        found = kept[order] = tuple(ordered_runs(graph, set(graph.facts), order))
-    return found
+    """Every run in `order`, sorted once a graph for each order (14-22 ms for 9,508 runs; a query that orders or
+    filters every run then walks this list, ~0.1 us a run, rather than sorting again)."""
+    return _kept_order(graph, "every run", lambda: set(graph.facts), order)
 
 
 def _in_order(graph: Graph, chosen: set[str], order: RunOrder) -> Sequence[str]:

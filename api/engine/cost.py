@@ -320,8 +320,9 @@ class _Walker:
     def _scan(self, parent: GraphQLNamedType, node: FieldNode, count: int) -> int:
         """What the field touches beyond its page (`SCANS`) when it resolves `count` times; 0 for most fields."""
         total = 0
-        sizes = dict(self.model.sizes)
-        for scan in SCANS.get((parent.name, node.name.value), ()):
+        scans = SCANS.get((parent.name, node.name.value), ())
+        sizes = dict(self.model.sizes) if scans else {}
+        for scan in scans:
             if scan.when and not any(
                 self._given(argument.value) for argument in node.arguments or () if argument.name.value in scan.when
             ):
