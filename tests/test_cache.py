@@ -83,3 +83,15 @@ def test_a_header_list_adds_what_weighing_the_answer_again_finds() -> None:
         added = answer.keep_wire((200, "application/json", coding), raw)
         assert added > 0 and answer.weight() - before == added
     assert answer.keep_wire((200, "application/json", None), ((b"a", b"b"),)) == 0  # kept already: no growth
+
+
+def test_a_coding_adds_what_weighing_the_answer_again_finds() -> None:
+    """What `Encodings.get` says a new coding added is what the whole walk (`weight`) finds more, coding after
+    coding; a coding made before adds nothing."""
+    answer = Representation(b'{"data":"' + b"x" * 5000 + b'"}', "application/json", {"cache-control": "no-store"})
+    for coding in ("zstd", "br", "gzip"):
+        before = answer.weight()
+        coded, added = answer.encodings.get(answer.body, coding)
+        assert coded != answer.body and added > len(coded)
+        assert answer.weight() - before == added
+    assert answer.encodings.get(answer.body, "br")[1] == 0

@@ -58,7 +58,7 @@ def _held(traced: Callable[[], int], fill: Callable[[], Any]) -> tuple[int, Any]
 
 def _responses(count: int, items: int, codings: bool) -> ByteLRU[tuple[str, ...], Representation]:
     """The response cache as the GraphQL endpoint fills it: one representation per distinct request, its
-    coded forms made as clients ask (and weighed again, as `kernelindex.http.responses.send` does)."""
+    coded forms made as clients ask (each adding what it holds, as `kernelindex.http.responses.send` does)."""
     cache: ByteLRU[tuple[str, ...], Representation] = ByteLRU(LIMIT, Representation.weight, bookkeeping=True)
     for i in range(count):
         headers = {"cache-control": REVALIDATE, "x-kernelindex-commit": COMMIT}
@@ -67,8 +67,8 @@ def _responses(count: int, items: int, codings: bool) -> ByteLRU[tuple[str, ...]
         cache.put(item.key, item)
         if codings:
             for coding in CODINGS:
-                item.encodings.get(item.body, coding)
-                cache.put(item.key, item)
+                _, added = item.encodings.get(item.body, coding)
+                cache.grow(item.key, item, added)
     return cache
 
 

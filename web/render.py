@@ -201,14 +201,17 @@ def guarded(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Requ
 
 def _finished(request: Request, page: Representation, key: tuple[str, ...] | None = None) -> Response:
     """A page as it leaves, in the coding its client accepts, made once and kept with the page (the pages'
-    cache, where it is kept under `key`, weighs it again)."""
-    before = page.encodings.size
-    response = finish(
-        request, page.body, status=page.status, media_type=page.media_type, headers=page.headers, kept=page
+    cache, where it is kept under `key`, adds what a new coding holds)."""
+    pages = server_of(request).pages
+    return finish(
+        request,
+        page.body,
+        status=page.status,
+        media_type=page.media_type,
+        headers=page.headers,
+        kept=page,
+        grown=None if key is None else lambda added: pages.grow(key, page, added),
     )
-    if key is not None and page.encodings.size != before:
-        server_of(request).pages.put(key, page)
-    return response
 
 
 def _path(request: Request) -> str:

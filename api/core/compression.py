@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import brotli
 
-from kernelindex.core.footprint import exact
+from kernelindex.core.footprint import allocation, exact, footprint
 from kernelindex.core.negotiation import qualities
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def _compress(body: bytes, coding: str) -> bytes:
 
 
 class Encodings:
-    """The coded forms of one body, made on first use; `size` is what they hold together."""
+    """The coded forms of one body, made on first use."""
 
     __slots__ = ("_coded", "_lock")
 
@@ -113,17 +113,19 @@ class Encodings:
         self._coded: dict[str, bytes] = {}
         self._lock = threading.Lock()
 
-    def get(self, body: bytes, coding: str) -> tuple[bytes, bool]:
-        """The body in `coding`, and whether it was made just now (its holder then weighs more)."""
+    def get(self, body: bytes, coding: str) -> tuple[bytes, int]:
+        """The body in `coding`, and the memory its holder now holds more for it (0 when it was made before):
+        the coded bytes, the coding's name and the growth of the table that keeps them, for its cache to add
+        (`ByteLRU.grow`) without weighing the whole answer again."""
         found = self._coded.get(coding)
         if found is not None:
-            return found, False
+            return found, 0
         # zstandard's output keeps the compression bound of its input (7.9 KB of zstd held 73 KB).
         coded = exact(_compress(body, coding))
         with self._lock:
-            self._coded.setdefault(coding, coded)
-        return coded, True
-
-    @property
-    def size(self) -> int:
-        return sum(len(coded) for coded in self._coded.values())
+            if coding in self._coded:  # another thread made it meanwhile: its weight was added there
+                return self._coded[coding], 0
+            before = allocation(self._coded)
+            self._coded[coding] = coded
+            grown = allocation(self._coded) - before
+        return coded, grown + footprint(coding, coded)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 
-__all__ = ["ENTRY_BYTES", "exact", "footprint"]
+__all__ = ["ENTRY_BYTES", "allocation", "exact", "footprint"]
 
 _SMALL = 512
 """The largest request CPython's small-object allocator serves (in 16-byte steps); larger ones go to malloc."""
@@ -45,6 +45,15 @@ def _allocated(size: int) -> int:
     if size <= _SMALL:
         return (size + 15) & ~15
     return ((size + 15) & ~15) + _MALLOC_HEADER
+
+
+def allocation(value: object) -> int:
+    """What `value` itself takes from its allocator, without what it holds (a container's own table).
+
+    >>> allocation({}) < allocation({"a": 1})
+    True
+    """
+    return _allocated(sys.getsizeof(value))
 
 
 def footprint(*values: object, apart: tuple[object, ...] = ()) -> int:

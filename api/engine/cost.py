@@ -131,8 +131,15 @@ class CostModel:
     sizes: tuple[tuple[str, int], ...] = ()  # the collections `SCANS` names, by name (`at`); absent: 0
 
     def at(self, graph: Graph) -> CostModel:
-        """This model with the sizes of `graph`'s collections (the served head's: the largest)."""
-        return replace(self, sizes=sizes_of(graph))
+        """This model with the sizes of `graph`'s collections (the served head's: the largest), made once per
+        graph and model (every first-time answer asks for it)."""
+        kept: dict[CostModel, CostModel] | None = graph.__dict__.get("_cost_models")
+        if kept is None:
+            kept = graph.__dict__["_cost_models"] = {}
+        found = kept.get(self)
+        if found is None:
+            found = kept[self] = replace(self, sizes=sizes_of(graph))
+        return found
 
 
 def sizes_of(graph: Graph) -> tuple[tuple[str, int], ...]:

@@ -144,14 +144,13 @@ class FastLane:
         """What `kernelindex.http.responses.send` and the middleware under this one send for `item`."""
         content = item.body
         coding = None
-        grew = False  # whether it now holds a new coding: its cache weighs it again
-        extra = 0  # what a header list kept for it adds to its weight
+        extra = 0  # what a new coding or a header list kept for it adds to its weight
         if len(content) >= compression.MIN_BYTES:
             coding = compression.negotiate(headers.get("accept-encoding"))
         if status == 200 and gh.etag_matches(headers.get("if-none-match"), item.etag):
             status, content = 304, b""
         elif coding is not None:
-            content, grew = item.encodings.get(content, coding)
+            content, extra = item.encodings.get(content, coding)
         origin = headers.get("origin")
         memo = (status, media, coding) if origin is None else None
         raw = item.wire.get(memo) if memo is not None else None
@@ -162,12 +161,9 @@ class FastLane:
                 if memo is not None:
                     self._learn_shape(item, status, media, coding, raw)
             if memo is not None:
-                extra = item.keep_wire(memo, raw)
-        if item.key is not None:
-            if grew:
-                self.server.responses.put(item.key, item)
-            elif extra:
-                self.server.responses.grow(item.key, item, extra)
+                extra += item.keep_wire(memo, raw)
+        if item.key is not None and extra:
+            self.server.responses.grow(item.key, item, extra)
         await send({"type": "http.response.start", "status": status, "headers": list(raw)})
         await send({"type": "http.response.body", "body": content})
 

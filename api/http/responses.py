@@ -6,7 +6,7 @@ headers of `kernelindex.http.headers`), and cached answers in the content coding
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import orjson
 from starlette.requests import Request
@@ -56,6 +56,7 @@ def finish(
     status: int = 200,
     policy: str | None = None,
     kept: Representation | None = None,
+    grown: Callable[[int], object] | None = None,
 ) -> Response:
     """A page, an error page, a badge or GraphiQL's page as it leaves, with the security headers of its media
     type (`policy`: an HTML page's own Content-Security-Policy, the pages' when None): 304 when the client
@@ -63,7 +64,8 @@ def finish(
 
     `kept`: the representation `body` is kept as (a cached page's), whose coded forms are made once and kept
     with it. A body of `compression.MIN_BYTES` or more then goes out in the coding the client accepts (a
-    30 KB leaderboard page as 6.9 KB of zstd), with the coding's own entity tag, compared as `send` does."""
+    30 KB leaderboard page as 6.9 KB of zstd), with the coding's own entity tag, compared as `send` does;
+    `grown` is told what a coding made now adds to `kept`'s weight (for the cache that keeps it)."""
     out = {**headers, **for_media(media_type, policy)}
     etag = headers.get("etag")
     asked = request.headers.get("if-none-match")
@@ -76,8 +78,10 @@ def finish(
     if etag is not None and (status == 200 and etag_matches(asked, etag) if kept is not None else asked == etag):
         return Response(status_code=304, headers=out)
     if kept is not None and coding is not None:
-        body, _ = kept.encodings.get(body, coding)
+        body, added = kept.encodings.get(body, coding)
         out["content-encoding"] = coding
+        if added and grown is not None:
+            grown(added)
     return Response(body, status_code=status, media_type=media_type, headers=out)
 
 
@@ -100,10 +104,10 @@ def send(
     if status == 200 and etag_matches(request.headers.get("if-none-match"), item.etag):
         return Response(status_code=304, headers=out)
     if coding is not None:
-        body, made = item.encodings.get(body, coding)
+        body, added = item.encodings.get(body, coding)
         out["content-encoding"] = coding
-        if made and cache is not None and item.key is not None:
-            cache.put(item.key, item)  # weigh it again, with its new coding
+        if added and cache is not None and item.key is not None:
+            cache.grow(item.key, item, added)  # what its new coding holds
     return Response(body, status_code=status, media_type=media_type or item.media_type, headers=out)
 
 
