@@ -138,6 +138,7 @@ class Representation:
         "key",
         "media_type",
         "request_error",
+        "sent",
         "status",
         "wire",
         "wire_bytes",
@@ -165,6 +166,7 @@ class Representation:
         # The finished header lists the fast lane sent for it, by (status, media type, coding).
         self.wire: dict[tuple[int, str, str | None], tuple[tuple[bytes, bytes], ...]] = {}
         self.wire_bytes = 0  # what the lists in `wire` hold (`keep_wire`), weighed once as each is kept
+        self.sent = False  # whether the fast lane sent it before (it keeps header lists from the second time on)
 
     def keep_wire(self, memo: tuple[int, str, str | None], raw: tuple[tuple[bytes, bytes], ...]) -> int:
         """Keep a finished header list; what the answer holds more for it (the list, and the growth of the

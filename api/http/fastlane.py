@@ -161,7 +161,10 @@ class FastLane:
                 if memo is not None:
                     self._learn_shape(item, status, media, coding, raw)
             if memo is not None:
-                extra += item.keep_wire(memo, raw)
+                if item.sent:
+                    extra += item.keep_wire(memo, raw)
+                else:  # kept from its second sending on: most first-time answers are sent once, never again
+                    item.sent = True
         if item.key is not None and extra:
             self.server.responses.grow(item.key, item, extra)
         await send({"type": "http.response.start", "status": status, "headers": list(raw)})
