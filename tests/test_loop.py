@@ -102,16 +102,57 @@ def test_an_operations_runs_in_a_list_cost_at_most_every_run_once(service: Query
     largest = max(Counter(operation_of[graph.nodes[d].workload] for d in graph.facts).values())  # type: ignore[union-attr]
     assert 100 * largest > runs > largest  # the cap is reached at 100 and not at 1
     plain = "{{ operations(first: {n}) {{ edges {{ node {{ digest }} }} }} }}"
-    nested = "{{ operations(first: {n}) {{ edges {{ node {{ runs(first: 1) {{ totalCount }} }} }} }} }}"
+    nested = "{{ operations(first: {n}) {{ edges {{ node {{ runs(first: 1) {{ edges {{ cursor }} }} }} }} }} }}"
     for n, scan in ((1, largest), (100, runs)):
         with_runs = _cost(service, nested.format(n=n)).extensions["cost"]["requested"]
         without = _cost(service, plain.format(n=n)).extensions["cost"]["requested"]
-        assert with_runs - without == n + scan  # runs and totalCount in place of digest, and the sorting
+        assert with_runs - without == 2 * n + scan  # runs, edges and cursor in place of digest, and the sorting
     # Each operation's runs are the graph's, sorted once: the same tuple the second time, in order.
     some = next(iter(operation_of.values()))
     first = read.ordered_runs_with(graph, read.RunIndex.OPERATION, some)
     assert read.ordered_runs_with(graph, read.RunIndex.OPERATION, some) is first
     assert list(first) == read.ordered_runs(graph, read.runs_with(graph, read.RunIndex.OPERATION, some))
+
+
+def test_a_connection_asked_for_its_count_alone_sorts_nothing_and_costs_no_scan(service: QueryService) -> None:
+    """A project page asks each of 100 implementations for `runs(first: 1) { totalCount }`: it cost every run of
+    the commit (10,521 at 9,508 runs, growing with the registry), and sorted each implementation's runs. Counted,
+    not sorted: its runs and totalCount only, and the graph keeps no new order."""
+    graph = service.snapshots.head
+    plain = "{ operations(first: 100) { edges { node { digest } } } }"
+    counted = "{ operations(first: 100) { edges { node { runs(first: 1) { totalCount __typename } } } } }"
+    graph.__dict__.pop("_kept_orders", None)  # what the graph has sorted so far: nothing
+    answer = _cost(service, counted)
+    without = _cost(service, plain).extensions["cost"]["requested"]
+    assert not answer.errors and answer.extensions["cost"]["requested"] - without == 2 * 100
+    assert graph.__dict__.get("_kept_orders", {}) == {}
+    # The same counts as the sorted pages give (their page info asked: a page is cut), for every operation,
+    # implementation and the first 100 cohorts; the window is refused alike.
+    both = "a: runs {{ totalCount }} b: runs(first: 0) {{ totalCount pageInfo {{ hasNextPage }} }}"
+    for root, first in (("operations", 100), ("implementations", 100), ("cohorts", 100)):
+        after, largest = None, 0
+        while True:
+            page = _cost(
+                service,
+                f"query($after: String) {{ {root}(first: {first}, after: $after) {{ pageInfo {{ hasNextPage endCursor }} "
+                f"edges {{ node {{ {both.format()} }} }} }} }}",
+                {"after": after},
+            )
+            assert not page.errors, page.errors
+            nodes = [edge["node"] for edge in page.data[root]["edges"]]
+            assert nodes and all(n["a"]["totalCount"] == n["b"]["totalCount"] for n in nodes)
+            largest = max(largest, *(n["a"]["totalCount"] for n in nodes))
+            info = page.data[root]["pageInfo"]
+            if root == "cohorts" or not info["hasNextPage"]:
+                break
+            after = info["endCursor"]
+        assert largest > 1  # counts that a wrong one could differ from
+    for window in ("first: -1", "first: 1, last: 1", 'after: "nonsense"'):
+        one = "{{ operations(first: 1) {{ edges {{ node {{ runs({w}) {{ {f} }} }} }} }} }}"
+        errors = [
+            _cost(service, one.format(w=window, f=f)).errors for f in ("totalCount", "totalCount edges { cursor }")
+        ]
+        assert errors[0] and [e["message"] for e in errors[0]] == [e["message"] for e in errors[1]]
 
 
 @pytest.mark.parametrize("depth", [64, 65])

@@ -163,6 +163,31 @@ def sizes_of(graph: Graph) -> tuple[tuple[str, int], ...]:
     return found
 
 
+COUNT_FIELDS = frozenset({"totalCount", "__typename"})
+"""What a connection may be asked for and still be answered by counting, without its page."""
+
+
+def counts_only(node: FieldNode) -> bool:
+    """Whether a connection field asks for nothing but its count (`runs { totalCount }`): no fragment, no other
+    field. Such a field is answered without sorting or cutting a page (`kernelindex.schema.types.pages.counted`)
+    and costs no `once` scan.
+
+    >>> from graphql import parse
+    >>> def field(text):
+    ...     return parse(text).definitions[0].selection_set.selections[0]
+    >>> counts_only(field("{ runs { totalCount __typename } }"))
+    True
+    >>> counts_only(field("{ runs { totalCount edges { cursor } } }"))
+    False
+    >>> counts_only(field("{ runs { ... on RunConnection { totalCount } } }")), counts_only(field("{ runs }"))
+    (False, False)
+    """
+    selections = node.selection_set.selections if node.selection_set is not None else ()
+    return bool(selections) and all(
+        isinstance(selection, FieldNode) and selection.name.value in COUNT_FIELDS for selection in selections
+    )
+
+
 def estimate(
     schema: GraphQLSchema,
     document: DocumentNode,
@@ -325,11 +350,14 @@ class _Walker:
         return own + self.selections(child, node.selection_set, count * items, own_page, spread)
 
     def _scan(self, parent: GraphQLNamedType, node: FieldNode, count: int) -> int:
-        """What the field touches beyond its page (`SCANS`) when it resolves `count` times; 0 for most fields."""
+        """What the field touches beyond its page (`SCANS`) when it resolves `count` times; 0 for most fields.
+        A connection asked for its count alone sorts nothing (`counts_only`): its `once` scans cost nothing."""
         total = 0
         scans = SCANS.get((parent.name, node.name.value), ())
         sizes = dict(self.model.sizes) if scans else {}
         for scan in scans:
+            if scan.once and counts_only(node):
+                continue
             if scan.when and not any(
                 self._given(argument.value) for argument in node.arguments or () if argument.name.value in scan.when
             ):

@@ -36,6 +36,8 @@ from kernelindex.schema.types.pages import (
     First,
     Last,
     Window,
+    asks_count_only,
+    counted,
     follows_cursor,
     paginate,
 )
@@ -249,8 +251,11 @@ class Cohort(Node):
             RunOrder.NEWEST_OBSERVED
         ),
     ) -> Connection[Run] | None:
+        window = Window(first, after, last, before)
+        if asks_count_only(info):
+            return counted(self._graph, self._cohort.members, window)
         digests = read.ordered_cohort_runs(self._graph, self._cohort.key, read.RunOrder[order.name])
-        return paginate(self._graph, digests, Window(first, after, last, before), lambda d: typed(self._graph, d, Run))
+        return paginate(self._graph, digests, window, lambda d: typed(self._graph, d, Run))
 
     @strawberry.field(
         description="Its record events, oldest first, all at once.",

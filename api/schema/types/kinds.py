@@ -39,7 +39,18 @@ from kernelindex.schema.types.deployment import (
 from kernelindex.schema.types.enums import WorkloadKind
 from kernelindex.schema.types.manifest_types import manifest_type
 from kernelindex.schema.types.manifests import Manifest
-from kernelindex.schema.types.pages import After, Before, Connection, First, Last, Window, follows_cursor, paginate
+from kernelindex.schema.types.pages import (
+    After,
+    Before,
+    Connection,
+    First,
+    Last,
+    Window,
+    asks_count_only,
+    counted,
+    follows_cursor,
+    paginate,
+)
 from kernelindex.schema.types.states import implementation_state, operation_state, project_state, workload_state
 
 if TYPE_CHECKING:
@@ -139,11 +150,15 @@ class Operation(Named):
         last: Last = None,
         before: Before = None,
     ) -> Connection[RunRef] | None:
+        window = Window(first, after, last, before)
+        if asks_count_only(info):
+            runs = read.runs_with(self._graph, read.RunIndex.OPERATION, self._node.digest)
+            return counted(self._graph, runs, window)
         digests = read.ordered_runs_with(self._graph, read.RunIndex.OPERATION, self._node.digest)
         return paginate(
             self._graph,
             digests,
-            Window(first, after, last, before),
+            window,
             lambda d: _run(self._graph, d),
         )
 
@@ -409,11 +424,15 @@ class Implementation(Named):
         last: Last = None,
         before: Before = None,
     ) -> Connection[RunRef] | None:
+        window = Window(first, after, last, before)
+        if asks_count_only(info):
+            runs = read.runs_with(self._graph, read.RunIndex.IMPLEMENTATION, self._node.digest)
+            return counted(self._graph, runs, window)
         digests = read.ordered_runs_with(self._graph, read.RunIndex.IMPLEMENTATION, self._node.digest)
         return paginate(
             self._graph,
             digests,
-            Window(first, after, last, before),
+            window,
             lambda d: _run(self._graph, d),
         )
 

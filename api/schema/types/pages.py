@@ -19,7 +19,7 @@ import contextlib
 import functools
 import inspect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -36,6 +36,7 @@ from graphql import (
 )
 
 from kernelindex import registry
+from kernelindex.engine.cost import counts_only
 from kernelindex.registry.graph import Graph
 from kernelindex.schema.types.identity import decode_id
 
@@ -186,10 +187,50 @@ def page_bounds(first: int | None, name: str = "first") -> int | None:
 
 def paginate(graph: Graph, items: Sequence[Any], window: Window, make: Callable[[Any], T]) -> Connection[T]:
     """One page of `items` (the list as of `graph`) as Relay's connection algorithm cuts it."""
+    start, end = _cut(graph, len(items), window)
+    edges = [
+        Edge(cursor=cursor_at(graph.commit, start + i), node=make(item)) for i, item in enumerate(items[start:end])
+    ]
+    return Connection(edges=edges, page_info=_page_info(graph, start, end, len(items)), total_count=len(items))
+
+
+def _page_info(graph: Graph, start: int, end: int, total: int) -> PageInfo:
+    """The page info of items `start` to `end` (excluded) of `total`: a cursor is its item's position."""
+    return PageInfo(
+        has_next_page=end < total,
+        has_previous_page=start > 0,
+        start_cursor=cursor_at(graph.commit, start) if end > start else None,
+        end_cursor=cursor_at(graph.commit, end - 1) if end > start else None,
+        commit=graph.commit,
+    )
+
+
+def counted(graph: Graph, items: Collection[Any], window: Window) -> Connection[Any]:
+    """A connection asked for its `totalCount` alone (`kernelindex.engine.cost.counts_only`): `items` need no
+    order and no page is cut (an implementation's runs on a project's page, 100 times over), the window is
+    refused as `paginate` refuses it. Its page info is the page's (cursors are positions); its edges, never
+    asked for, are not made."""
+    start, end = _cut(graph, len(items), window)
+    return Connection(edges=[], page_info=_page_info(graph, start, end, len(items)), total_count=len(items))
+
+
+def asks_count_only(info: Any) -> bool:
+    """Whether the connection field being resolved asks for its count alone (`counted` answers it)."""
+    raw = getattr(info, "_raw_info", info)  # graphql-core's resolve info
+    return all(counts_only(node) for node in raw.field_nodes)
+
+
+def _cut(graph: Graph, total: int, window: Window) -> tuple[int, int]:
+    """Where a page of `total` items starts and ends, by Relay's connection algorithm.
+
+    Raises:
+        PageSizeError: a page size out of bounds, or both `first` and `last`.
+        CursorError: a cursor of another commit, or none of ours.
+    """
     first, last = page_bounds(window.first), page_bounds(window.last, "last")
     if first is not None and last is not None:
         raise PageSizeError("give first (forward) or last (backward), not both")
-    start, end = 0, len(items)
+    start, end = 0, total
     if window.after:
         start = min(_offset(graph.commit, window.after) + 1, end)
     if window.before:
@@ -198,20 +239,7 @@ def paginate(graph: Graph, items: Sequence[Any], window: Window, make: Callable[
         start = max(start, end - last)
     else:
         end = min(end, start + (first if first is not None else DEFAULT_PAGE))
-    edges = [
-        Edge(cursor=cursor_at(graph.commit, start + i), node=make(item)) for i, item in enumerate(items[start:end])
-    ]
-    return Connection(
-        edges=edges,
-        page_info=PageInfo(
-            has_next_page=end < len(items),
-            has_previous_page=start > 0,
-            start_cursor=edges[0].cursor if edges else None,
-            end_cursor=edges[-1].cursor if edges else None,
-            commit=graph.commit,
-        ),
-        total_count=len(items),
-    )
+    return start, end
 
 
 def follows_cursor(resolver: F) -> F:
