@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import anyio.to_thread
 import orjson
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -65,7 +64,8 @@ async def _resolve(request: Request, kind: str) -> tuple[Graph, str] | Response:
     if rev != commit:
         return RedirectResponse(server.urls.url_path_for(kind, at=commit, digest=digest), status_code=307)
     head = server.snapshots.head
-    graph = head if commit == head.commit else await anyio.to_thread.run_sync(server.snapshots.at, commit)
+    # Under the executor bound: a pinned graph not derived yet takes up to a cold build.
+    graph = head if commit == head.commit else await server.queries.run(server.snapshots.at, commit)
     return graph, digest
 
 

@@ -11,7 +11,6 @@ import datetime as dt
 import email.utils
 from collections.abc import Callable
 
-import anyio.to_thread
 import orjson
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
@@ -78,7 +77,8 @@ async def _pinned_graph(request: Request, pins: str) -> Graph | Response:
         return error(404, f"{exc.commit} is not on main: {pins}", REVISION_NOT_FOUND)
     if rev != commit:
         return RedirectResponse(server.urls.pin(commit, unpinned(request.url.path)), status_code=307)
-    graph: Graph = await anyio.to_thread.run_sync(server.snapshots.at, commit)
+    # Under the executor bound: a pinned graph not derived yet takes up to a cold build.
+    graph: Graph = await server.queries.run(server.snapshots.at, commit)
     return graph
 
 
