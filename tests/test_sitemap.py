@@ -149,3 +149,22 @@ def test_the_embedded_registrys_sitemap_lists_every_page() -> None:
         "runs-2": 230,
     }
     assert set(SITEMAP_FAMILIES) == {name.rsplit("-", 1)[0] for name in counts if name != "site"}
+
+
+def test_sitemap_files_and_llms_txt_are_made_once_a_head(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each was made again for every request (a file of 10,000 URLs each time); now once for the served head."""
+    from kernelindex.http import publishing
+
+    made: list[str] = []
+    for name in ("sitemap_index", "sitemap_file", "llms_txt"):
+        original = getattr(publishing, name)
+        monkeypatch.setattr(publishing, name, lambda *a, _o=original, _n=name: made.append(_n) or _o(*a))
+    paths = ["/sitemap.xml", "/sitemap-site.xml", "/llms.txt", "/sitemap-no-such-family-1.xml"]
+    first = [client.get(path) for path in paths]
+    again = [client.get(path) for path in paths]
+    assert [r.status_code for r in first] == [200, 200, 200, 404]
+    assert [(r.status_code, r.content, r.headers["content-type"]) for r in again] == [
+        (r.status_code, r.content, r.headers["content-type"]) for r in first
+    ]
+    # Each made once; a name that is no file is asked again (it is refused before anything is made).
+    assert sorted(made) == ["llms_txt", "sitemap_file", "sitemap_file", "sitemap_file", "sitemap_index"]

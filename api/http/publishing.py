@@ -10,13 +10,14 @@ import base64
 import datetime as dt
 import email.utils
 from collections.abc import Callable
+from typing import TypeVar
 
 import orjson
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
 
 from kernelindex import registry
-from kernelindex.core.cache import FOLLOW, IMMUTABLE, entity_tag
+from kernelindex.core.cache import FOLLOW, IMMUTABLE, Representation, entity_tag
 from kernelindex.core.codes import AMBIGUOUS_NAME, MANIFEST_NOT_FOUND, NO_BASE_URL, NOT_FOUND, REVISION_NOT_FOUND
 from kernelindex.core.urls import Urls, unpinned
 from kernelindex.http.requests import not_ready, server_of
@@ -243,8 +244,27 @@ async def llms(request: Request) -> Response:
     refusal = not_ready(server)
     if refusal is not None:
         return refusal
-    text = await server.queries.run(llms_txt, server.snapshots.head, server.urls)
+    head = server.snapshots.head
+    text = await _kept(request, ("llms.txt", head.commit), lambda: llms_txt(head, server.urls).encode())
     return PlainTextResponse(text, media_type="text/markdown; charset=utf-8", headers={"cache-control": FOLLOW})
+
+
+_Made = TypeVar("_Made", bytes, bytes | None)
+
+
+async def _kept(request: Request, key: tuple[str, ...], make: Callable[[], _Made]) -> _Made:
+    """What `make()` gives (in a worker), made once for `key` (a commit among it) and kept in the pages' cache:
+    a sitemap's file (up to 10,000 URLs) or llms.txt is not made again for each request of the same head."""
+    server = server_of(request)
+    found = server.pages.get(key)
+    if found is None:
+        body = await server.queries.run(make)
+        if body is None:
+            return None
+        found = Representation(body, "application/octet-stream")
+        found.key = key
+        server.pages.put(key, found)
+    return found.body
 
 
 async def robots(request: Request) -> Response:
@@ -263,7 +283,8 @@ async def sitemap(request: Request) -> Response:
         return refusal
     if not server.urls.absolute:
         return error(404, _NO_BASE, NO_BASE_URL)
-    body = await server.queries.run(sitemap_index, server.snapshots.head, server.urls)
+    head = server.snapshots.head
+    body = await _kept(request, ("sitemap", head.commit), lambda: sitemap_index(head, server.urls))
     return Response(body, media_type="application/xml", headers={"cache-control": FOLLOW})
 
 
@@ -277,7 +298,8 @@ async def sitemap_part(request: Request) -> Response:
     if not server.urls.absolute:
         return error(404, _NO_BASE, NO_BASE_URL)
     name = request.path_params["name"]
-    body = await server.queries.run(sitemap_file, server.snapshots.head, server.urls, name)
+    head = server.snapshots.head
+    body = await _kept(request, ("sitemap", head.commit, name), lambda: sitemap_file(head, server.urls, name))
     if body is None:
         return error(404, f"no such sitemap: sitemap-{name}.xml", NOT_FOUND)
     return Response(body, media_type="application/xml", headers={"cache-control": FOLLOW})
