@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -156,9 +157,16 @@ def test_sitemap_files_and_llms_txt_are_made_once_a_head(client: TestClient, mon
     from kernelindex.http import publishing
 
     made: list[str] = []
+
+    def counted(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        def make(*args: Any) -> Any:
+            made.append(name)
+            return original(*args)
+
+        return make
+
     for name in ("sitemap_index", "sitemap_file", "llms_txt"):
-        original = getattr(publishing, name)
-        monkeypatch.setattr(publishing, name, lambda *a, _o=original, _n=name: made.append(_n) or _o(*a))
+        monkeypatch.setattr(publishing, name, counted(name, getattr(publishing, name)))
     paths = ["/sitemap.xml", "/sitemap-site.xml", "/llms.txt", "/sitemap-no-such-family-1.xml"]
     first = [client.get(path) for path in paths]
     again = [client.get(path) for path in paths]

@@ -16,6 +16,7 @@ from kernelindex.cli import (
     schemas,
     serving,
     sources,
+    verifying,
     writing,
 )
 from kernelindex.cli.console import err
@@ -60,6 +61,7 @@ app.command()(serving.serve)
 app.command()(exporting.export)
 app.command()(serving.mcp)
 app.command()(citing.cite)
+app.command()(verifying.verify)
 app.command()(installing.version)
 for name, command in sources.COMMANDS:
     import_app.command(name)(command)
