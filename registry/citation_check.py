@@ -27,7 +27,7 @@ import orjson
 
 from kernelindex.registry.canonical import manifest_digest
 from kernelindex.registry.errors import RegistryError, RevisionNotFound
-from kernelindex.registry.status import RETRACTED, SUPERSEDED, run_status
+from kernelindex.registry.status import RETRACTED, SUPERSEDED, Lifecycle, run_status
 
 if TYPE_CHECKING:
     from kernelindex.registry.snapshots import Snapshots
@@ -38,7 +38,6 @@ __all__ = [
     "NO_LONGER_STANDS",
     "CitationCheck",
     "Claim",
-    "Fact",
     "NotACitation",
     "check_citation",
     "parse_citation",
@@ -69,17 +68,6 @@ class Claim:
 
 
 @dataclass(frozen=True, slots=True)
-class Fact:
-    """A lifecycle fact about the cited result published on main, with the commit that published it."""
-
-    kind: str  # Retraction | Supersession | Verification
-    overlay: str
-    commit: str
-    reason: str | None
-    successor: str | None
-
-
-@dataclass(frozen=True, slots=True)
 class CitationCheck:
     """The answer about one citation: the verdict, each check with what it found, and the lifecycle facts."""
 
@@ -87,10 +75,10 @@ class CitationCheck:
     claim: Claim
     commit: str | None  # the cited commit, resolved (None: not found)
     kind: str | None  # the manifest's kind at that commit (None: not there)
-    published_in: str | None  # the commit of main that first published it
+    publishing_commit: str | None  # the commit of main that first published it
     checks: tuple[tuple[str, bool, str], ...]  # (what, passed, detail), in the order made
     state: str | None  # the run's state at the head (current, retracted, superseded...); None for other kinds
-    facts: tuple[Fact, ...]  # retraction, supersession, verifications that count, oldest first
+    facts: tuple[Lifecycle, ...]  # retraction, supersession, verifications that count, oldest first
     head: str  # the commit of main the check read
 
     @property
@@ -176,16 +164,13 @@ def check_citation(snapshots: Snapshots, claim: Claim) -> CitationCheck:
         )
     )
     state: str | None = None
-    facts: tuple[Fact, ...] = ()
+    facts: tuple[Lifecycle, ...] = ()
     verdict = HOLDS
     if node.kind == "BenchmarkRun":
         status = run_status(head, claim.digest, read_at=commit, signer=lambda c: snapshots.signature(c).signer)
         state = status.state
         counted = (status.retraction, status.supersession, *status.verifications)
-        facts = tuple(
-            Fact(f.kind, f.overlay, f.commit, f.reason, f.successor)
-            for f in sorted((f for f in counted if f is not None), key=lambda f: f.position)
-        )
+        facts = tuple(sorted((f for f in counted if f is not None), key=lambda f: f.position))
         if state in (RETRACTED, SUPERSEDED):
             verdict = NO_LONGER_STANDS
     return CitationCheck(verdict, claim, commit, node.kind, published, tuple(checks), state, facts, head.commit)

@@ -54,7 +54,7 @@ def test_a_standing_verified_run_holds_with_its_verification(
     c0, _, _, c3 = governed.commits
     found = check_citation(_loaded(store), Claim(governed.runs["a2"], c0))
     assert found.verdict == HOLDS and found.valid and found.state == "current"
-    assert found.kind == "BenchmarkRun" and found.published_in == c0
+    assert found.kind == "BenchmarkRun" and found.publishing_commit == c0
     assert [(what, passed) for what, passed, _ in found.checks] == [
         ("commit", True),
         ("digest", True),
@@ -210,3 +210,37 @@ def test_each_citation_format_names_the_same_claim(embedded: registry.GitStore, 
 
 def _a2_document(governed: Governed) -> dict[str, object]:
     return next(d for d in governed.base if d["kind"] == "BenchmarkRun" and d["metadata"]["name"] == "run-a2")
+
+
+def test_verify_citation_answers_in_graphql_as_the_cli_does(store: registry.GitStore, governed: Governed) -> None:
+    import anyio
+
+    from kernelindex.core.context import StoredObjects
+    from kernelindex.service.queries import QueryService
+
+    _, c1, c2, _ = governed.commits
+    snapshots = _loaded(store)
+    service = QueryService(snapshots, StoredObjects(snapshots), "")
+    query = (
+        "query($c: String!) { verifyCitation(citation: $c) { verdict digest citedCommit kind state "
+        "steps { name passed } facts { kind reason commit { id } } commit { id } publishedIn { id } } }"
+    )
+    answer = anyio.run(lambda: service.answer(query, {"c": _permalink(c1, governed.runs["c1"])}))
+    assert not answer.errors and answer.data["verifyCitation"] == {
+        "verdict": "NO_LONGER_STANDS",
+        "digest": governed.runs["c1"],
+        "citedCommit": c1,
+        "kind": "BenchmarkRun",
+        "state": "RETRACTED",
+        "steps": [
+            {"name": "commit", "passed": True},
+            {"name": "digest", "passed": True},
+            {"name": "signature", "passed": True},
+        ],
+        "facts": [{"kind": "RETRACTION", "reason": "clock drift", "commit": {"id": c2}}],
+        "commit": {"id": c1},
+        "publishedIn": {"id": c1},
+    }
+    refused = anyio.run(lambda: service.answer(query, {"c": "a citation without a digest"}))
+    assert refused.data is None  # a non-null field that failed: no data
+    assert refused.codes == ["NOT_A_CITATION"]

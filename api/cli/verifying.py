@@ -68,7 +68,7 @@ def _as_json(found: CitationCheck) -> dict[str, Any]:
         "digest": found.claim.digest,
         "commit": found.commit,
         "kind": found.kind,
-        "publishedIn": found.published_in,
+        "publishedIn": found.publishing_commit,
         "state": found.state,
         "checks": [{"check": what, "passed": passed, "detail": detail} for what, passed, detail in found.checks],
         "facts": [

@@ -103,6 +103,7 @@ CODES = {
     STORE_CORRUPT: "stored bytes that are not what their id says: the server cannot answer this (503)",
     COMMIT_NOT_YET_AVAILABLE: "a minimum commit not served yet: retry (503 with Retry-After)",
     "COMMIT_NOT_ON_MAIN": "a minimum commit that main's history does not hold",
+    "NOT_A_CITATION": "verifyCitation of a text that names no manifest digest, several, or no commit beside it",
     "BAD_MIN_COMMIT": "a minimum commit that is not a full commit id",
     BAD_REQUEST: "a request GraphQL-over-HTTP cannot read (its body, its parameters, a batch item)",
     BAD_DIGEST: "a path digest that is not sha256:<64 lowercase hex digits>",

@@ -118,6 +118,8 @@ SCANS: dict[tuple[str, str], tuple[Scan, ...]] = {
     ("Cohort", "entries"): (Scan("cohort_runs", ("minTrust", "order")),),  # ranked again, each time
     ("Operation", "runs"): (Scan("operation_runs", once=True),),
     ("Implementation", "runs"): (Scan("implementation_runs", once=True),),
+    # A citation's commit read as a graph (derived from the head's, or built) and its manifest hashed again.
+    ("Query", "verifyCitation"): (Scan("nodes", per_item=_NODE),),
 }
 """The fields that touch more than their page, by (type, field)."""
 

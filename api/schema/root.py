@@ -18,12 +18,14 @@ from kernelindex.engine.cost import CostModel
 from kernelindex.engine.pipeline import CostLimit, DocumentCache, ParsedDocument
 from kernelindex.registry import nodes as n
 from kernelindex.registry import read
+from kernelindex.registry.citation_check import check_citation, parse_citation
 from kernelindex.registry.graph import Graph
 from kernelindex.registry.provenance import utc_instant
 from kernelindex.registry.search import search_cost, tokens
 from kernelindex.schema import types as t
 from kernelindex.schema.types import serving_root as st
 from kernelindex.schema.types.base import Info
+from kernelindex.schema.types.citation_checks import CitationCheck
 from kernelindex.schema.types.deployment import facts_of
 from kernelindex.schema.types.identity import find_cohort, find_manifest
 from kernelindex.schema.types.manifest_types import MANIFEST_TYPES, check_manifest_types, manifest_type_names
@@ -552,6 +554,27 @@ class Query(Snapshot, NodeRoot):
                     raise registry.errors.CommitNotOnMain(min_commit, "a branch or tag reaches it, main does not")
                 raise registry.errors.CommitNotYetAvailable(min_commit, 0.0, "not served by this answer's head")
         return Snapshot(_graph=graph)
+
+    @strawberry.field(
+        description="A citation checked against this registry, as `kernelindex verify` checks it offline: the commit "
+        "is in main's history, the manifest stored there has the cited digest (computed again from its bytes), the "
+        "commit that published it verifies where it is signed; and whether the result has since been retracted, "
+        "superseded or verified. A citation that names no digest, or no commit beside it, is NOT_A_CITATION."
+    )
+    def verify_citation(
+        self,
+        info: Info,
+        citation: Annotated[
+            str,
+            strawberry.argument(
+                description="A permalink (`/at/{commit}/runs/{digest}`), a BibTeX or CSL-JSON entry holding one, or a "
+                "digest and a full commit id written side by side; up to 64 KiB is read."
+            ),
+        ],
+    ) -> CitationCheck:
+        claim = parse_citation(citation)
+        graph = t.head_graph(info)
+        return CitationCheck(_graph=graph, _check=check_citation(info.context.snapshots, claim))
 
 
 class _Schema(strawberry.Schema):
