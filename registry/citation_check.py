@@ -30,6 +30,7 @@ from kernelindex.registry.errors import RegistryError, RevisionNotFound
 from kernelindex.registry.status import RETRACTED, SUPERSEDED, Lifecycle, run_status
 
 if TYPE_CHECKING:
+    from kernelindex.registry.graph import Graph
     from kernelindex.registry.snapshots import Snapshots
 
 __all__ = [
@@ -112,13 +113,14 @@ def parse_citation(text: str) -> Claim:
     return Claim(digests.pop(), commits.pop())
 
 
-def check_citation(snapshots: Snapshots, claim: Claim) -> CitationCheck:
-    """Check `claim` against the registry `snapshots` serves (loaded: its head is main's).
+def check_citation(snapshots: Snapshots, claim: Claim, head: Graph | None = None) -> CitationCheck:
+    """Check `claim` against the registry `snapshots` serves (loaded), as of `head`: a commit of main's graph, the
+    served head when None (what history holds the cited commit, what has happened to the result since).
 
     Raises:
         kernelindex.registry.RegistryError: the registry cannot be read.
     """
-    head = snapshots.head
+    head = snapshots.head if head is None else head
     store = snapshots.store()
     checks: list[tuple[str, bool, str]] = []
 
@@ -131,7 +133,7 @@ def check_citation(snapshots: Snapshots, claim: Claim) -> CitationCheck:
     except RevisionNotFound:
         return refused("commit", f"no commit {claim.commit} in this registry")
     if commit != head.commit and not store.is_ancestor(commit, head.commit):
-        main = snapshots.status.main
+        main = snapshots.status.main if head is snapshots.head else None
         if main is not None and main != head.commit and store.is_ancestor(commit, main):
             detail = f"{commit} is on main past {head.commit[:12]}, the last commit served: {snapshots.status.reason}"
             return refused("commit", detail, commit)

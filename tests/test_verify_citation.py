@@ -226,21 +226,51 @@ def test_verify_citation_answers_in_graphql_as_the_cli_does(store: registry.GitS
         "steps { name passed } facts { kind reason commit { id } } commit { id } publishedIn { id } } }"
     )
     answer = anyio.run(lambda: service.answer(query, {"c": _permalink(c1, governed.runs["c1"])}))
-    assert not answer.errors and answer.data["verifyCitation"] == {
-        "verdict": "NO_LONGER_STANDS",
-        "digest": governed.runs["c1"],
-        "citedCommit": c1,
-        "kind": "BenchmarkRun",
-        "state": "RETRACTED",
-        "steps": [
-            {"name": "commit", "passed": True},
-            {"name": "digest", "passed": True},
-            {"name": "signature", "passed": True},
-        ],
-        "facts": [{"kind": "RETRACTION", "reason": "clock drift", "commit": {"id": c2}}],
-        "commit": {"id": c1},
-        "publishedIn": {"id": c1},
-    }
+    assert (
+        not answer.errors
+        and answer.data is not None
+        and answer.data["verifyCitation"]
+        == {
+            "verdict": "NO_LONGER_STANDS",
+            "digest": governed.runs["c1"],
+            "citedCommit": c1,
+            "kind": "BenchmarkRun",
+            "state": "RETRACTED",
+            "steps": [
+                {"name": "commit", "passed": True},
+                {"name": "digest", "passed": True},
+                {"name": "signature", "passed": True},
+            ],
+            "facts": [{"kind": "RETRACTION", "reason": "clock drift", "commit": {"id": c2}}],
+            "commit": {"id": c1},
+            "publishedIn": {"id": c1},
+        }
+    )
+    # As of C1, before the retraction: it held then (a snapshot checks against its own history and facts).
+    then = "query($c: String!, $at: String) { registry(at: $at) { verifyCitation(citation: $c) { verdict facts { kind } } } }"
+    earlier = anyio.run(lambda: service.answer(then, {"c": _permalink(c1, governed.runs["c1"]), "at": c1}))
+    assert earlier.data == {"registry": {"verifyCitation": {"verdict": "HOLDS", "facts": []}}}, earlier.errors
     refused = anyio.run(lambda: service.answer(query, {"c": "a citation without a digest"}))
     assert refused.data is None  # a non-null field that failed: no data
     assert refused.codes == ["NOT_A_CITATION"]
+
+
+def test_the_verify_page_over_http(store: registry.GitStore, governed: Governed) -> None:
+    """A reader's browser on a real server: the retraction named with its commit, the citation shown back
+    escaped, a text that is no citation a 400 page that says why, the JSON twin the same check."""
+    from server import serve
+
+    _, c1, c2, _ = governed.commits
+    cited = _permalink(c1, governed.runs["c1"])
+    hostile = cited + ' "><script>alert(1)</script>'
+    with serve(store.path) as running:
+        page = running.client.get("/verify", params={"citation": hostile}, headers={"accept": "text/html"})
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        assert "Valid, but the result no longer stands" in page.text and f'href="/commits/{c2}"' in page.text
+        assert "<script>alert(1)" not in page.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+        assert "clock drift" in page.text
+        refused = running.client.get("/verify", params={"citation": "nothing"}, headers={"accept": "text/html"})
+        assert refused.status_code == 400 and "no manifest digest" in refused.text
+        twin = running.client.get("/verify.json", params={"citation": cited}).json()
+        assert twin["data"]["registry"]["verifyCitation"]["verdict"] == "NO_LONGER_STANDS"
+        assert running.client.get("/verify", headers={"accept": "text/html"}).status_code == 200  # the form alone

@@ -43,6 +43,7 @@ __all__ = [
     "SERVING_RUN",
     "SOURCE",
     "SOURCES",
+    "VERIFY",
 ]
 
 RUN = DOSSIER_QUERY
@@ -505,6 +506,22 @@ query Search($at: String, $q: String!, $first: Int, $after: String, $cases: Int!
           operation {{ name title }} workload {{ label }} environment {{ gpu }} cohort {{ key }}
         }} }}
       }}
+    }}
+  }}
+}}
+"""
+
+VERIFY = f"""
+query Verify($citation: String!, $given: Boolean!) {{
+  registry {{
+    {_COMMIT}
+    verifyCitation(citation: $citation) @include(if: $given) {{
+      verdict digest citedCommit kind state
+      steps {{ name passed detail }}
+      commit {{ id shortId committedAt }}
+      publishedIn {{ id shortId committedAt }}
+      manifest {{ digest permalink }}
+      facts {{ kind reason commit {{ id shortId committedAt }} }}
     }}
   }}
 }}

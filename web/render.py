@@ -296,6 +296,7 @@ _CLIENT_CODES = frozenset(
         "UNKNOWN_METRIC",
         "WRONG_UNIT",
         "UNSUPPORTED_OPERATOR",
+        "NOT_A_CITATION",
     }
 )
 

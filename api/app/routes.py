@@ -29,6 +29,7 @@ from kernelindex.web import (
     run_pages,
     search_page,
     serving_pages,
+    verify_page,
 )
 from kernelindex.web.render import STATIC
 
@@ -121,6 +122,8 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         *_both("exports", exports_page.exports, twin=True),
         _head("run_status", feed_page.run_status),
         _head("run_status", feed_page.run_status, twin=True),
+        _head("verify", verify_page.verify),
+        _head("verify", verify_page.verify, twin=True),
         *_both("run_badge", run_pages.run_badge),
         *_both("implementation_badge", run_pages.implementation_badge),
         Mount(PATHS["static"], Files(directory=STATIC), name="static"),

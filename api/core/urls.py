@@ -63,6 +63,8 @@ PATHS = {
     "exports": "/exports",
     # A run's standing at the head of main: never pinned, never immutable (what a pinned page links to).
     "run_status": "/runs/{digest}/status",
+    # A citation checked against the served registry (`verifyCitation`): never pinned either.
+    "verify": "/verify",
     "run_badge": "/badges/runs/{ident}.svg",
     "implementation_badge": "/badges/implementations/{ident}.svg",
     # Publishing: feeds, exports, and the files crawlers and assistants look for.
@@ -279,6 +281,11 @@ class Urls:
         reader saw it at."""
         path = self.url_path_for("run_status", digest=digest)
         return path + (f"?{urlencode({'readAt': read_at})}" if read_at else "")
+
+    def verify(self, citation: str = "") -> str:
+        """The page that checks a citation against the head of main (never pinned)."""
+        path = self.url_path_for("verify")
+        return path + (f"?{urlencode({'citation': citation})}" if citation else "")
 
     def schema_sdl(self) -> str:
         return self.url_path_for("schema_sdl")

@@ -513,6 +513,28 @@ class Snapshot(st.ServingRoot, SearchRoot, ReadRoot):
         st.refuse_serving_runs(self._g(info), runs)
         return t.compare_runs(self._g(info), runs, info)
 
+    @strawberry.field(
+        description="A citation checked against this registry as of this snapshot's commit (the served head of main "
+        "at the root), as `kernelindex verify` checks it offline: the cited commit is in that commit's history, the "
+        "manifest stored there has the cited digest (computed again from its bytes), the commit that published it "
+        "verifies where it is signed; and whether the result has since been retracted, superseded or verified. A "
+        "citation that names no digest, or no commit beside it, is NOT_A_CITATION."
+    )
+    def verify_citation(
+        self,
+        info: Info,
+        citation: Annotated[
+            str,
+            strawberry.argument(
+                description="A permalink (`/at/{commit}/runs/{digest}`), a BibTeX or CSL-JSON entry holding one, or a "
+                "digest and a full commit id written side by side; up to 64 KiB is read."
+            ),
+        ],
+    ) -> CitationCheck:
+        claim = parse_citation(citation)
+        graph = self._g(info)
+        return CitationCheck(_graph=graph, _check=check_citation(info.context.snapshots, claim, graph))
+
 
 @strawberry.type(
     description="The registry. The fields below answer for the served head of main; "
@@ -554,27 +576,6 @@ class Query(Snapshot, NodeRoot):
                     raise registry.errors.CommitNotOnMain(min_commit, "a branch or tag reaches it, main does not")
                 raise registry.errors.CommitNotYetAvailable(min_commit, 0.0, "not served by this answer's head")
         return Snapshot(_graph=graph)
-
-    @strawberry.field(
-        description="A citation checked against this registry, as `kernelindex verify` checks it offline: the commit "
-        "is in main's history, the manifest stored there has the cited digest (computed again from its bytes), the "
-        "commit that published it verifies where it is signed; and whether the result has since been retracted, "
-        "superseded or verified. A citation that names no digest, or no commit beside it, is NOT_A_CITATION."
-    )
-    def verify_citation(
-        self,
-        info: Info,
-        citation: Annotated[
-            str,
-            strawberry.argument(
-                description="A permalink (`/at/{commit}/runs/{digest}`), a BibTeX or CSL-JSON entry holding one, or a "
-                "digest and a full commit id written side by side; up to 64 KiB is read."
-            ),
-        ],
-    ) -> CitationCheck:
-        claim = parse_citation(citation)
-        graph = t.head_graph(info)
-        return CitationCheck(_graph=graph, _check=check_citation(info.context.snapshots, claim))
 
 
 class _Schema(strawberry.Schema):
