@@ -205,6 +205,15 @@ def test_search_finds_the_operation_by_a_word(runner: CliRunner, repo: Path) -> 
     assert alpha["totalCount"] == len(RUNS)
 
 
+def test_search_takes_several_words_unquoted_as_one_query(runner: CliRunner, repo: Path) -> None:
+    """`kernelindex search alpha b200` asks what `kernelindex search 'alpha b200'` asks (issue 42)."""
+    on_b200 = [f"run-{n}" for n, place in enumerate(ALPHA_RUNS) if place[2] == 0]
+    quoted = _lines(runner, "search", "alpha b200", "--repo", repo)
+    unquoted = _lines(runner, "search", "alpha", "b200", "--repo", repo)
+    assert unquoted == quoted and sorted(_names(unquoted)) == sorted(on_b200)
+    assert _run(runner, "search", "alpha", "b200", "--repo", repo).stdout.startswith("runs matching 'alpha b200': ")
+
+
 def test_records_are_held_by_each_cohorts_fastest_run(runner: CliRunner, repo: Path) -> None:
     cohorts: dict[tuple[int, int], int] = {}  # (workload, environment) -> the fastest alpha run
     for n, (_, w, e, latency, _) in enumerate(ALPHA_RUNS):
