@@ -8,6 +8,7 @@ worked out from the lists in this file, not from the code under test."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import socket
@@ -166,6 +167,16 @@ def test_a_served_registry_prints_the_same_bytes(
 def test_kernelindex_api_names_the_served_registry(runner: CliRunner, repo: Path, api: Running) -> None:
     local = _run(runner, "runs", "--json", "--repo", repo).stdout
     assert _run(runner, "runs", "--json", env={"KERNELINDEX_API": api.url}).stdout == local
+
+
+def test_cite_asks_a_served_registry_with_the_readers_access_date(runner: CliRunner, repo: Path, api: Running) -> None:
+    """`cite --api` (issue 42): the served registry's citation, dated by the reader (a server adds no date)."""
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    remote = _run(runner, "cite", "run-5", "--api", api.url)
+    assert remote.exit_code == 0, remote.stderr
+    assert f"Run {digest_of(RUNS[5])[:15]}" in remote.stdout and f"Accessed {today}." in remote.stdout
+    both = _run(runner, "cite", "run-5", "--api", api.url, "--base-url", "https://elsewhere.example")
+    assert both.exit_code == 2 and "cites its own links" in both.stderr
 
 
 # What each command answers, worked out from the lists above ----------------------------------------
