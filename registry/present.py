@@ -254,7 +254,7 @@ def date_parts(day: str) -> list[int]:
 def with_article(noun: str) -> str:
     """A noun after its indefinite article, chosen by the noun's first letter: the registry's nouns are kind and
     type names, which are said as written ("an ImplementationRevision", "a WorkloadCase or WorkloadSuite"). Every
-    message that names "a <kind>" says it through this one function (issue 42: "a ImplementationRevision").
+    message that names "a <kind>" says it through this one function (messages once said "a ImplementationRevision").
 
     >>> with_article("ImplementationRevision"), with_article("OperationSpec"), with_article("BenchmarkRun")
     ('an ImplementationRevision', 'an OperationSpec', 'a BenchmarkRun')

@@ -170,7 +170,7 @@ def test_kernelindex_api_names_the_served_registry(runner: CliRunner, repo: Path
 
 
 def test_cite_asks_a_served_registry_with_the_readers_access_date(runner: CliRunner, repo: Path, api: Running) -> None:
-    """`cite --api` (issue 42): the served registry's citation, dated by the reader (a server adds no date)."""
+    """`cite --api`: the served registry's citation, dated by the reader (a server adds no date)."""
     today = dt.datetime.now(dt.UTC).date().isoformat()
     remote = _run(runner, "cite", "run-5", "--api", api.url)
     assert remote.exit_code == 0, remote.stderr
@@ -217,7 +217,7 @@ def test_search_finds_the_operation_by_a_word(runner: CliRunner, repo: Path) -> 
 
 
 def test_search_takes_several_words_unquoted_as_one_query(runner: CliRunner, repo: Path) -> None:
-    """`kernelindex search alpha b200` asks what `kernelindex search 'alpha b200'` asks (issue 42)."""
+    """`kernelindex search alpha b200` asks what `kernelindex search 'alpha b200'` asks."""
     on_b200 = [f"run-{n}" for n, place in enumerate(ALPHA_RUNS) if place[2] == 0]
     quoted = _lines(runner, "search", "alpha b200", "--repo", repo)
     unquoted = _lines(runner, "search", "alpha", "b200", "--repo", repo)

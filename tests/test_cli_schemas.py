@@ -160,7 +160,7 @@ def test_a_place_that_cannot_be_written_is_one_located_line(runner: CliRunner, t
 def test_a_starter_whose_empty_fields_are_filled_validates(
     runner: CliRunner, tmp_path: Path, basic_store: registry.GitStore
 ) -> None:
-    """Filling in every empty field makes a valid run (issue 42): the optional ones are commented out, not shown
+    """Filling in every empty field makes a valid run: the optional ones are commented out, not shown
     empty beside the required ones (`samples: null is not allowed` once the rest were filled)."""
     from helpers import basic_scenario, digest_of
 

@@ -91,7 +91,7 @@ def test_the_stages_hold_only_the_permissions_they_need() -> None:
 
 
 def test_every_third_party_action_is_pinned_by_full_commit_id_with_its_release_named() -> None:
-    """A tag can be moved to other code; a commit id cannot (issue 42: the stages were pinned by tag)."""
+    """A tag can be moved to other code; a commit id cannot (the stages were once pinned by tag)."""
     assert {STAGE_ONE, STAGE_TWO} <= set(WORKFLOWS)
     for path in WORKFLOWS:
         uses = [line.strip() for line in path.read_text().splitlines() if re.match(r"\s*(- )?uses: ", line)]
@@ -372,7 +372,7 @@ def test_a_pull_request_that_changes_the_workflows_is_never_green(tmp_path: Path
 
 def test_a_workflow_change_past_githubs_listing_cap_is_seen(tmp_path: Path) -> None:
     """GitHub lists 3,000 files of a pull request; one of 3,001 that changes .github/ listed last is still seen:
-    git lists every path (issue 42)."""
+    git lists every path."""
     steering = ".github/workflows/kernelindex-check.yml"
     pr = _pull_request(tmp_path, {steering: b"on: push\n"})
     # The head adds LISTING_CAP files besides (a tree built at once: an index takes ~2 s to add them one by one).

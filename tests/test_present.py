@@ -120,7 +120,7 @@ def test_a_kind_takes_the_article_its_first_letter_asks_for(noun: str, said: str
 
 
 def test_no_message_writes_its_article_before_a_placeholder() -> None:
-    """Every "a <kind>" is said by `with_article` (issue 42: "a ImplementationRevision", "a OperationSpec"): no
+    """Every "a <kind>" is said by `with_article` (messages once said "a ImplementationRevision", "a OperationSpec"): no
     source line writes `a {` or `an {` in a string of its own."""
     written = re.compile(r"""["'][^"'\n]*\ban? \{""")
     found = [

@@ -4,7 +4,7 @@ The starter holds every required field, and the few optional ones a useful manif
 Each required field to fill is a placeholder: an empty value (YAML's null, which no manifest admits, so a
 placeholder left in place never passes, even where any text would) with a comment saying what goes there (the
 schema's description, vocabulary, bounds). An optional field is a line commented out (`# title:  # ...`), to
-uncomment and fill, so that filling in every empty field makes a valid manifest (issue 42: an optional field
+uncomment and fill, so that filling in every empty field makes a valid manifest (an optional field
 shown empty beside the required ones was refused as `null is not allowed` once the rest were filled). An optional
 group (a run's `timing`) is shown with its required fields, as placeholders, and a note that it may go as a
 whole. Its first line, `# yaml-language-server: $schema=...`, points an editor at the schema, which then
