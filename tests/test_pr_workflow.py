@@ -385,7 +385,7 @@ def test_a_workflow_change_past_githubs_listing_cap_is_seen(tmp_path: Path) -> N
         folders.insert(f"{folder:02x}", files.write(), pygit2.enums.FileMode.TREE)
     tree = repo.TreeBuilder(repo.revparse_single(pr.head).peel(pygit2.Tree))
     tree.insert("benchmark-runs", folders.write(), pygit2.enums.FileMode.TREE)
-    head = repo.get(pr.head)
+    head = repo.revparse_single(pr.head).peel(pygit2.Commit)
     pr.head = str(repo.create_commit(None, head.author, head.committer, "Many files\n", tree.write(), [pr.base]))
     _git(pr.origin, "update-ref", "refs/pull/1/head", pr.head)
     others = [f"benchmark-runs/{n % 256:02x}/{n:064x}.json" for n in range(LISTING_CAP)]
