@@ -33,6 +33,7 @@ from typing import Any, Literal
 from kernelindex.registry.errors import InvalidManifest, Problem, RejectedChange
 from kernelindex.registry.manifest import Manifest, manifest_from_document
 from kernelindex.registry.parse import check_manifest_values, load_documents
+from kernelindex.registry.present import with_article
 from kernelindex.registry.provenance import CommitMeta
 from kernelindex.registry.store import MAIN, AddResult, GitStore
 from kernelindex.registry.validate import Existing, check_additions
@@ -229,7 +230,7 @@ class _SubmissionReader:
     def manifest(self, where: str, document: Any, kinds: tuple[str, ...]) -> BundleEntry | None:
         kind = document.get("kind") if isinstance(document, dict) else None
         if isinstance(kind, str) and kind not in kinds:
-            self.fail(f"$.{where}.kind", f"{_a(' or '.join(kinds))} goes here, not {_a(kind)}")
+            self.fail(f"$.{where}.kind", f"{with_article(' or '.join(kinds))} goes here, not {with_article(kind)}")
             return None
         try:
             check_manifest_values(document, self.source)
@@ -288,10 +289,6 @@ class _SubmissionReader:
         metadata["labels"] = {**metadata.get("labels", {}), "project": project}
         document["metadata"] = metadata
         return manifest_from_document(document, self.source)  # metadata is not identity: the same digest
-
-
-def _a(noun: str) -> str:
-    return f"{'an' if noun[:1] in 'AEIOU' else 'a'} {noun}"
 
 
 def _placed(source: str, form: str, where: str, problem: Problem) -> Problem:

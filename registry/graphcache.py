@@ -45,7 +45,7 @@ __all__ = ["cache_path", "code_fingerprint", "decode", "encode", "load_cache", "
 _FORMAT = 4  # 4: node class ids follow the kinds' specs (`_classes`)
 _DERIVING_MODULES = (
     "nodes", "graph", "members", "cohorts", "snapshots", "validate", "graphcache", "lazymap", "kinds/__init__",
-    "kind_specs",
+    "kind_specs", "merges",
 )  # fmt: skip
 _PRIMARY = n.Run._fields.index("primary")
 _new = tuple.__new__

@@ -34,6 +34,7 @@ from kernelindex.registry.cache_dir import cache_dir, make_folder
 from kernelindex.registry.canonical import manifest_digest
 from kernelindex.registry.errors import Problem, RegistryError, StoreCorrupt
 from kernelindex.registry.kinds import KIND_BY_FOLDER
+from kernelindex.registry.present import with_article
 from kernelindex.registry.store import Entry, GitStore
 
 __all__ = ["IntegrityCheck", "IntegrityRecord", "check_commit", "check_entries", "record_path", "verify_commit"]
@@ -66,7 +67,7 @@ def _problems(items: Iterable[tuple[str, str, str, bytes]]) -> Iterator[Problem]
             continue
         if not isinstance(document, dict) or document.get("kind") != kind or "spec" not in document:
             found = document.get("kind") if isinstance(document, dict) else type(document).__name__
-            yield Problem(_path(kind, digest, oid), "$.kind", f"a {kind} folder holds {found!r}")
+            yield Problem(_path(kind, digest, oid), "$.kind", f"{with_article(kind)} folder holds {found!r}")
             continue
         try:
             actual = manifest_digest(document)

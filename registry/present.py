@@ -33,6 +33,7 @@ __all__ = [
     "date_parts",
     "format_value",
     "source_native_summary",
+    "with_article",
     "workload_label",
 ]
 
@@ -248,3 +249,16 @@ def date_parts(day: str) -> list[int]:
     """CSL-JSON's `date-parts` of a `YYYY-MM-DD` day."""
     year, month, date = day.split("-")
     return [int(year), int(month), int(date)]
+
+
+def with_article(noun: str) -> str:
+    """A noun after its indefinite article, chosen by the noun's first letter: the registry's nouns are kind and
+    type names, which are said as written ("an ImplementationRevision", "a WorkloadCase or WorkloadSuite"). Every
+    message that names "a <kind>" says it through this one function (messages once said "a ImplementationRevision").
+
+    >>> with_article("ImplementationRevision"), with_article("OperationSpec"), with_article("BenchmarkRun")
+    ('an ImplementationRevision', 'an OperationSpec', 'a BenchmarkRun')
+    >>> with_article("WorkloadCase or WorkloadSuite"), with_article("ExecutionEnvironment")
+    ('a WorkloadCase or WorkloadSuite', 'an ExecutionEnvironment')
+    """
+    return f"{'an' if noun[:1].upper() in 'AEIOU' else 'a'} {noun}"

@@ -28,6 +28,7 @@ from kernelindex.registry.errors import InvalidManifest, Problem, RegistryError
 from kernelindex.registry.kinds import KIND_BY_FOLDER, KINDS
 from kernelindex.registry.manifest import Manifest, load_manifest, stored_manifest
 from kernelindex.registry.parse import MAX_DOCUMENT_BYTES
+from kernelindex.registry.present import with_article
 from kernelindex.registry.provenance import commit_problems
 from kernelindex.registry.repofiles import is_repository_file
 from kernelindex.registry.signatures import POLICY_PATH
@@ -142,7 +143,11 @@ def check_range(
                 continue
         if manifest.path != change.path:
             problems.append(
-                Problem(change.path, "", f"a {manifest.kind} with digest {manifest.digest} belongs at {manifest.path}")
+                Problem(
+                    change.path,
+                    "",
+                    f"{with_article(manifest.kind)} with digest {manifest.digest} belongs at {manifest.path}",
+                )
             )
             continue
         if not in_stored_form and manifest.stored_bytes() != data:

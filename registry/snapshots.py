@@ -37,6 +37,7 @@ from kernelindex.registry.integrity import (
 from kernelindex.registry.kinds import KIND_BY_FOLDER, KINDS
 from kernelindex.registry.manifest import Manifest, stored_manifest
 from kernelindex.registry.members import LayeredMap, layered_over
+from kernelindex.registry.merges import publication_source
 from kernelindex.registry.nodes import Implementation, Node, Retraction, Supersession, Verification, Workload
 from kernelindex.registry.provenance import SignatureCheck
 from kernelindex.registry.review import check_range
@@ -109,7 +110,8 @@ def publication_of(
             digest = _digest_of_path(change.path)
             if change.new is not None and digest is not None:
                 first.setdefault(digest, position)
-        return Publication(previous.mainline.extended([head], [info.committer.time], [info.trailer("Source")]), first)
+        source = publication_source(store, info)  # a merge's: its pull request's commits' (`registry.merges`)
+        return Publication(previous.mainline.extended([head], [info.committer.time], [source]), first)
     if previous is not None and known is not None and chain[0] == known:
         mainline, new, stop = previous.mainline, chain[1:], known
     else:
@@ -130,7 +132,7 @@ def publication_of(
     for commit in new:
         info = store.commit_info(commit)
         times.append(info.committer.time)
-        sources.append(info.trailer("Source"))
+        sources.append(publication_source(store, info))
     return Publication(mainline.extended(new, times, sources), found)
 
 

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from kernelindex.registry.errors import Problem
 from kernelindex.registry.manifest import Manifest
+from kernelindex.registry.present import with_article
 
 __all__ = [
     "Existing",
@@ -205,7 +206,7 @@ def check_additions(
             elif holds(kinds, digest):
                 continue
             wanted = " or ".join(kinds)
-            problems.append(Problem(source, path, f"{digest} does not resolve to a {wanted}"))
+            problems.append(Problem(source, path, f"{digest} does not resolve to {with_article(wanted)}"))
         problems.extend(_lifecycle_problems(source, manifest, resolved, lookup))
         if manifest.kind == "BenchmarkRun" and manifest.digest not in allowed_mismatches:
             reason = operation_mismatch_digests(operations.get(_IMPLEMENTATION), operations.get(_WORKLOAD))

@@ -255,7 +255,12 @@ def test_validate_checks_references_against_a_registry(repo: Path, runner: CliRu
     result = _run(runner, "validate", run_file, "--repo", repo)
     assert result.exit_code == 1
     assert len(result.stderr.splitlines()) == 4  # four references, none resolves in an empty registry
-    assert all(" does not resolve to a " in line for line in result.stderr.splitlines())
+    assert [line.split(" does not resolve to ")[1] for line in result.stderr.splitlines()] == [
+        "an ImplementationRevision",
+        "a WorkloadCase or WorkloadSuite",
+        "a BenchmarkProtocol",
+        "an ExecutionEnvironment",
+    ]
     files = _write(tmp_path, scenario.docs)
     assert _run(runner, "validate", *files, "--repo", repo).exit_code == 0  # they resolve among the files
     commit_manifests(registry.GitStore(repo), scenario.docs[:-1])

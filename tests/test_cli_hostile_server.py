@@ -32,7 +32,7 @@ from typer.testing import CliRunner, Result
 from kernelindex import registry
 from kernelindex.cli import app
 from kernelindex.cli.ask import Document, ask
-from kernelindex.cli.documents import COMPARE, LOOKUP_COHORT, RUNS, SHOW
+from kernelindex.cli.documents import CITE, COMPARE, LOOKUP_COHORT, RUNS, SHOW
 
 OPERATION = make_operation("hostile-norm")
 WORKLOAD = make_workload(OPERATION, tokens=1024, name="hostile-t1024")
@@ -174,6 +174,7 @@ def _commands(repo: Path) -> list[tuple[list[str], dict[str, Any]]]:
             ["show", "hostile-kernel", "--kind", "ImplementationRevision"],
             _answer(repo, SHOW, {"id": "hostile-kernel", "kind": "ImplementationRevision"}),
         ),
+        (["cite", "run-1"], _answer(repo, CITE, {"id": "run-1", "format": "TEXT"})),
     ]
 
 
@@ -186,7 +187,7 @@ def test_a_servers_text_in_tables_and_manifests_is_shown_as_escapes(repo: Path) 
         # Each escape as Python writes the character (`repr`), markup literal, other text as itself; whole where a
         # table does not cut its cells to the width.
         assert "\\x1b]0;pwned\\x07 \\x1b]8;;https://evil" in shown, command
-        if command[0] in ("show", "lookup"):
+        if command[0] in ("show", "lookup", "cite"):
             assert (
                 "link\\x1b]8;;\\x1b\\ \\x1b[2J\\x1b[31mred \\rover \\u202eevil \\x9b31m \\x7f [red]markup[/red] Café 東京"
                 in shown

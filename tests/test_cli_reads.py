@@ -8,6 +8,7 @@ worked out from the lists in this file, not from the code under test."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import socket
@@ -168,6 +169,16 @@ def test_kernelindex_api_names_the_served_registry(runner: CliRunner, repo: Path
     assert _run(runner, "runs", "--json", env={"KERNELINDEX_API": api.url}).stdout == local
 
 
+def test_cite_asks_a_served_registry_with_the_readers_access_date(runner: CliRunner, repo: Path, api: Running) -> None:
+    """`cite --api`: the served registry's citation, dated by the reader (a server adds no date)."""
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    remote = _run(runner, "cite", "run-5", "--api", api.url)
+    assert remote.exit_code == 0, remote.stderr
+    assert f"Run {digest_of(RUNS[5])[:15]}" in remote.stdout and f"Accessed {today}." in remote.stdout
+    both = _run(runner, "cite", "run-5", "--api", api.url, "--base-url", "https://elsewhere.example")
+    assert both.exit_code == 2 and "cites its own links" in both.stderr
+
+
 # What each command answers, worked out from the lists above ----------------------------------------
 
 
@@ -203,6 +214,15 @@ def test_search_finds_the_operation_by_a_word(runner: CliRunner, repo: Path) -> 
     assert _names(found) == ["beta-run"]
     alpha = _json(runner, "search", "alpha", "--repo", repo)["registry"]["search"]["runs"]
     assert alpha["totalCount"] == len(RUNS)
+
+
+def test_search_takes_several_words_unquoted_as_one_query(runner: CliRunner, repo: Path) -> None:
+    """`kernelindex search alpha b200` asks what `kernelindex search 'alpha b200'` asks."""
+    on_b200 = [f"run-{n}" for n, place in enumerate(ALPHA_RUNS) if place[2] == 0]
+    quoted = _lines(runner, "search", "alpha b200", "--repo", repo)
+    unquoted = _lines(runner, "search", "alpha", "b200", "--repo", repo)
+    assert unquoted == quoted and sorted(_names(unquoted)) == sorted(on_b200)
+    assert _run(runner, "search", "alpha", "b200", "--repo", repo).stdout.startswith("runs matching 'alpha b200': ")
 
 
 def test_records_are_held_by_each_cohorts_fastest_run(runner: CliRunner, repo: Path) -> None:

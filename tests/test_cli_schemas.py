@@ -7,6 +7,7 @@ the list of kinds in the docs' examples, never from the command's own code."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,40 @@ def test_a_place_that_cannot_be_written_is_one_located_line(runner: CliRunner, t
         assert result.exit_code == 1, result.output
         assert result.stderr.startswith(f"kernelindex: {blocker}") and "Traceback" not in result.stderr
         assert len(result.stderr.splitlines()) == 1
+
+
+def test_a_starter_whose_empty_fields_are_filled_validates(
+    runner: CliRunner, tmp_path: Path, basic_store: registry.GitStore
+) -> None:
+    """Filling in every empty field makes a valid run: the optional ones are commented out, not shown
+    empty beside the required ones (`samples: null is not allowed` once the rest were filled)."""
+    from helpers import basic_scenario, digest_of
+
+    s = basic_scenario()
+    plausible = {
+        "name": "my-first-run",
+        "implementationDigest": digest_of(s.implementations[0]),
+        "workloadDigest": digest_of(s.workload),
+        "protocolDigest": digest_of(s.protocol),
+        "environmentDigest": digest_of(s.environment),
+        "status": "passed",
+        "comparator": "allclose",
+        "primaryStatistic": "median",
+        "median": "8.12 us",
+        "digest": "sha256:" + "ab" * 32,
+        "uri": "https://example.org/logs/my-first-run.txt",
+        "observedAt": "2026-08-05T12:00:00Z",
+    }
+    out = tmp_path / "run.yaml"
+    assert _run(runner, "new", "benchmark-run", "--out", out).exit_code == 0
+    empty = re.compile(r"(\s*)(\w+):  # (?!optional: delete it).*")  # no value, a hint beside it (not a group)
+
+    def fill(line: str) -> str:
+        found = empty.fullmatch(line)
+        return f"{found[1]}{found[2]}: {json.dumps(plausible[found[2]])}" if found and found[2] in plausible else line
+
+    filled = [fill(line) for line in out.read_text().splitlines()]
+    out.write_text("\n".join(filled) + "\n")
+    result = _run(runner, "validate", out, "--repo", basic_store.path)
+    assert result.exit_code == 0, result.stderr
+    assert "    # samples:  # an integer > 0" in filled  # optional, and said to be: a line to uncomment

@@ -117,6 +117,9 @@ def test_a_cohort_lists_its_one_workload_protocol_and_environment(runner: CliRun
     assert _rows(found["workloads"]) == [(digest_of(WORKLOADS[1]), "softmax-t4096", 3, 1)]
     assert _rows(found["protocols"]) == [(digest_of(PROTOCOLS[1]), "harness-b", 3, 1)]
     assert _rows(found["environments"]) == [(digest_of(ENVIRONMENTS[1]), "test-b200", 3, 1)]
+    # The table heads with the operation's digest, which the next manifest (an implementation of it) names.
+    table = _run(runner, "lookup", "cohort", answer[7:23], "--repo", repo).stdout.splitlines()
+    assert table[0].startswith(f"cohort {answer}: 3 runs (3 ranked) of softmax-w8192 ({digest_of(OPERATION)}), ")
 
 
 @pytest.mark.parametrize(("command", "ident"), [("operation", "softmax-w8192"), ("cohort", "")])

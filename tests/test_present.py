@@ -4,13 +4,16 @@ vectors (ties, doubles just below a tie, negative zero, the limits) and on any d
 
 from __future__ import annotations
 
+import re
 from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
 import pytest
+from helpers import PROJECT_ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kernelindex.registry.present import _fixed, format_value, source_native_summary
+from kernelindex import registry
+from kernelindex.registry.present import _fixed, format_value, source_native_summary, with_article
 
 
 def _quantized(value: float, places: int) -> str:
@@ -105,3 +108,26 @@ def test_the_formatted_measurements_are_upstreams() -> None:
         {"sol_score": 0.694123, "avg_speedup": 1.9338, "fast_1_count": 16, "fast_1_total": 16}
     )
     assert summary == "SOL 0.6941 · 1.93× reference · 16/16 cases faster"
+
+
+@pytest.mark.parametrize(
+    ("noun", "said"),
+    [(kind, ("an " if kind[0] in "AEIOU" else "a ") + kind) for kind in sorted(registry.KINDS)]
+    + [("WorkloadCase or WorkloadSuite", "a WorkloadCase or WorkloadSuite"), ("Operation", "an Operation")],
+)
+def test_a_kind_takes_the_article_its_first_letter_asks_for(noun: str, said: str) -> None:
+    assert with_article(noun) == said
+
+
+def test_no_message_writes_its_article_before_a_placeholder() -> None:
+    """Every "a <kind>" is said by `with_article` (messages once said "a ImplementationRevision", "a OperationSpec"): no
+    source line writes `a {` or `an {` in a string of its own."""
+    written = re.compile(r"""["'][^"'\n]*\ban? \{""")
+    found = [
+        f"{path.relative_to(PROJECT_ROOT)}:{number}"
+        for folder in ("registry", "api", "web")
+        for path in sorted((PROJECT_ROOT / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if written.search(line)
+    ]
+    assert found == []

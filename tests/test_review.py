@@ -278,7 +278,7 @@ def test_a_reference_to_a_manifest_of_another_kind_does_not_resolve(basic_store:
         Problem(
             path,
             "$.spec.implementationDigest",
-            f"{digest_of(scenario.workload)} does not resolve to a ImplementationRevision",
+            f"{digest_of(scenario.workload)} does not resolve to an ImplementationRevision",
         )
         in problems
     ), problems
@@ -312,7 +312,7 @@ def test_a_server_resolves_references_from_its_graph_as_the_pull_request_check_d
     )
     assert {(p.path, p.reason) for p in expected} == {
         ("$.spec.protocolDigest", f"{digest_of(scenario.environment)} does not resolve to a BenchmarkProtocol"),
-        ("$.spec.environmentDigest", f"{digest_of(nowhere)} does not resolve to a ExecutionEnvironment"),
+        ("$.spec.environmentDigest", f"{digest_of(nowhere)} does not resolve to an ExecutionEnvironment"),
         ("$.spec.workloadDigest", mismatch),
     }
     read: list[str] = []

@@ -208,7 +208,7 @@ def test_a_dangling_reference_is_refused(store: registry.GitStore) -> None:
         store.add([("workload.json", to_manifest(workload))], commit_meta())
     (problem,) = caught.value.problems
     assert (problem.source, problem.path) == ("workload.json", "$.spec.operationSpecDigest")
-    assert problem.reason == f"{digest_of(operation)} does not resolve to a OperationSpec"
+    assert problem.reason == f"{digest_of(operation)} does not resolve to an OperationSpec"
     assert store.head() is None
 
 

@@ -75,7 +75,13 @@ def _heading(what: str, connection: dict[str, Any] | None, shown: int, commit: s
 
 @guarded
 def search(
-    query: Annotated[str, typer.Argument(metavar="QUERY", help="Words and keys: 'rmsnorm b200 dtype:bfloat16'.")],
+    words: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="QUERY...",
+            help="Words and keys: rmsnorm b200 dtype:bfloat16 (several words are one query, quoted or not).",
+        ),
+    ],
     repo: RepoOption = None,
     at: AtOption = None,
     api: ApiOption = None,
@@ -89,6 +95,7 @@ def search(
     from kernelindex.cli.documents import SEARCH
 
     mode = output(as_json, as_jsonl)
+    query = " ".join(words)  # `search rmsnorm b200` asks what `search 'rmsnorm b200'` asks
     data = read(SEARCH, {"query": query, "first": limit, "after": cursor}, repo, api, at, api_timeout)
     snapshot = data["registry"]
     found = snapshot["search"] or {}

@@ -56,16 +56,17 @@ query LookupCohort($at: String, $key: String!) {{
 CITE = Document(
     "Cite",
     """
-query Cite($at: String, $id: String!, $format: CitationFormat!) {
+query Cite($at: String, $id: String!, $format: CitationFormat!, $accessed: String) {
   registry(at: $at) {
     commit { id }
-    run(id: $id) { citation(format: $format) }
-    servingRun(id: $id) { citation(format: $format) }
+    run(id: $id) { citation(format: $format, accessed: $accessed) }
+    servingRun(id: $id) { citation(format: $format, accessed: $accessed) }
   }
 }
 """,
 )
-"""A kernel or serving run's citation (digest, prefix or name) in a format, pinned to the commit that answers."""
+"""A kernel or serving run's citation (digest, prefix or name) in a format, pinned to the commit that answers, with
+the reader's access date (`$accessed`: a served registry adds none of its own)."""
 
 # The read commands' documents. Every list is a connection paged by `$first`/`$after` (the command's `--limit` and
 # `--cursor`); no field carries a URL, so an answer is the same bytes from any registry serving the same commit.

@@ -176,8 +176,11 @@ def cohort(
         "cohort": {k: found[k] for k in ("key", "size", "rankedCount", "metricKey")},
         "operation": operation or None,
     }
+    # The operation's digest too, as `lookup operation` heads its table: an implementation of it names it
+    # (`spec.operationDigest`), the next manifest a contributor writes.
+    of = f"{operation['name']} ({operation['digest']})" if operation else "an operation not in the registry"
     heading = (
-        f"cohort {found['key']}: {found['size']:,} runs ({found['rankedCount']:,} ranked) of "
-        f"{operation.get('name', 'an operation not in the registry')}, {found['metricKey']}, at {commit[:12]}"
+        f"cohort {found['key']}: {found['size']:,} runs ({found['rankedCount']:,} ranked) of {of}, "
+        f"{found['metricKey']}, at {commit[:12]}"
     )
     _show(heading, _tally([found]), as_json, about)

@@ -21,6 +21,7 @@ from kernelindex.cli.options import (
     RepoOption,
 )
 from kernelindex.cli.stores import kinds, open_store, read_manifests
+from kernelindex.registry.merges import publication_source
 
 __all__ = ["digest", "log", "show"]
 
@@ -180,5 +181,5 @@ def log(
         )
         return
     for info, added in entries:
-        source = info.trailer("Source") or "-"
+        source = publication_source(store, info) or "-"  # a merge's: its pull request's commits'
         echo(f"{info.id[:12]}  {info.committer.when_utc}  +{added:<6} {source:<18} {info.subject}")

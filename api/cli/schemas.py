@@ -17,6 +17,7 @@ import typer
 
 from kernelindex.cli.console import emit_json, err, guarded
 from kernelindex.cli.options import JsonOption
+from kernelindex.registry.present import with_article
 
 __all__ = ["new", "schema"]
 
@@ -137,7 +138,7 @@ def new(
         raise typer.BadParameter(f"{out} exists (--force replaces it)", param_hint="--out")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(starter.text, encoding="utf-8")
-    typer.echo(f"wrote      {out}  (a {name} with {len(starter.placeholders)} empty fields to fill)")
+    typer.echo(f"wrote      {out}  ({with_article(name)} with {len(starter.placeholders)} empty fields to fill)")
     if schema_url is None:
         path = out.parent / SCHEMA_FOLDER / file_name
         typer.echo(f"{_write(path, schema_text(name)):<10} {path}  (the schema its first line names)")

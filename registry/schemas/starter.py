@@ -1,10 +1,14 @@
 """A starting YAML manifest of a kind, written from its shipped schema (for `kernelindex new KIND`).
 
 The starter holds every required field, and the few optional ones a useful manifest of its kind carries.
-Each field to fill is a placeholder: an empty value (YAML's null, which no manifest admits, so a placeholder
-left in place never passes, even where any text would) with a comment saying what goes there (the schema's
-description, vocabulary, bounds). Its first line, `# yaml-language-server: $schema=...`, points an editor
-at the schema, which then completes and checks the rest. A starter parses, and fails validation exactly at
+Each required field to fill is a placeholder: an empty value (YAML's null, which no manifest admits, so a
+placeholder left in place never passes, even where any text would) with a comment saying what goes there (the
+schema's description, vocabulary, bounds). An optional field is a line commented out (`# title:  # ...`), to
+uncomment and fill, so that filling in every empty field makes a valid manifest (an optional field
+shown empty beside the required ones was refused as `null is not allowed` once the rest were filled). An optional
+group (a run's `timing`) is shown with its required fields, as placeholders, and a note that it may go as a
+whole. Its first line, `# yaml-language-server: $schema=...`, points an editor at the schema, which then
+completes and checks the rest. A starter parses, and fails validation exactly at
 its placeholders: `Starter.placeholders` lists their JSON paths, the paths the validator reports.
 """
 
@@ -64,6 +68,7 @@ def render_starter(kind: str, *, schema_ref: str) -> Starter:
     lines = [
         f"# yaml-language-server: $schema={schema_ref}",
         f"# A new {name}. Fill in every empty field; the comment beside each says what goes there.",
+        "# A line commented out (`# key:`) is optional: uncomment it to give that field, or leave it.",
         "# Other optional fields are left out: an editor that reads the schema above offers them as you type.",
     ]
     lines += writer.object(schema, (), 0)
@@ -90,9 +95,24 @@ class _Writer:
         dotted = ".".join(str(part) for part in path)
         lines: list[str] = []
         for key, child in schema.get("properties", {}).items():
-            if key in required or f"{dotted}.{key}".lstrip(".") in self.also:
+            if key in required:
                 lines += self.field(key, self.resolve(child), (*path, key), indent)
+            elif f"{dotted}.{key}".lstrip(".") in self.also:
+                lines += self.optional(key, self.resolve(child), (*path, key), indent)
         return lines
+
+    def optional(self, key: str, schema: dict[str, Any], path: tuple[str | int, ...], indent: int) -> list[str]:
+        """An optional field: a group with its required fields to fill (and a note that it may go as a whole), or a
+        value commented out, which is no placeholder."""
+        if schema.get("type") == "object" and "properties" in schema:
+            first, *rest = self.field(key, schema, path, indent)
+            if first.endswith(":"):
+                first += "  # optional: delete it with its fields when it does not apply"
+            return [first, *rest]
+        held = len(self.placeholders)
+        lines = self.field(key, schema, path, indent)
+        del self.placeholders[held:]
+        return [f"{line[:indent]}# {line[indent:]}" for line in lines]
 
     def field(self, key: str, schema: dict[str, Any], path: tuple[str | int, ...], indent: int) -> list[str]:
         pad = " " * indent
@@ -100,6 +120,11 @@ class _Writer:
             return [f"{pad}{key}: {_scalar(schema['const'])}"]
         if schema.get("type") == "object" and "properties" in schema:
             inner = self.object(schema, path, indent + 2)
+            if inner and all(line.lstrip().startswith("#") for line in inner):  # only optional fields: {} stands
+                return [
+                    f"{pad}{key}: {{}}  # every field is optional: to give one, delete the {{}} and uncomment it",
+                    *inner,
+                ]
             return [f"{pad}{key}:", *inner] if inner else [f"{pad}{key}: {{}}  # every field is optional"]
         if schema.get("type") == "object":
             return [f"{pad}{key}: {{}}  # {_map_hint(self.resolve(schema.get('additionalProperties') or {}))}"]

@@ -2,7 +2,8 @@
 //
 //   node github-script.cjs SCRIPT_FILE SCENARIO_FILE   (the working directory holds the downloaded artifact)
 //
-// The scenario gives the event (`workflowRun`) and what GitHub would answer (`pull`, `files`, `comments`);
+// The scenario gives the event (`workflowRun`), what GitHub would answer (`pull`, `files`, `comments`) and where its
+// git repositories are (`serverUrl`: a file:// folder holding example/manifests.git);
 // every call the script makes is printed as JSON, in order, for the test to check what would be posted.
 const fs = require("fs");
 
@@ -21,7 +22,8 @@ async function main() {
     rest: {
       pulls: {
         get: answer("pulls.get", (p) => (scenario.pull && p.pull_number === scenario.pull.number ? scenario.pull : notFound)),
-        listFiles: answer("pulls.listFiles", () => scenario.files || []),
+        // As GitHub's: at most 3,000 files, however many the pull request changes.
+        listFiles: answer("pulls.listFiles", () => (scenario.files || []).slice(0, 3000)),
       },
       issues: {
         listComments: answer("issues.listComments", () => scenario.comments || []),
@@ -33,7 +35,11 @@ async function main() {
     // The real paginate follows Link headers and concatenates the pages; one page is all a test needs.
     paginate: async (method, params) => (await method(params)).data,
   };
-  const context = { repo: { owner: "example", repo: "manifests" }, payload: { workflow_run: scenario.workflowRun } };
+  const context = {
+    repo: { owner: "example", repo: "manifests" },
+    serverUrl: scenario.serverUrl || "https://github.invalid", // where `${serverUrl}/example/manifests.git` is
+    payload: { workflow_run: scenario.workflowRun },
+  };
   const core = {
     info: (message) => calls.push({ call: "core.info", params: String(message) }),
     warning: (message) => calls.push({ call: "core.warning", params: String(message) }),

@@ -36,6 +36,7 @@ from kernelindex.core.errors import BadUserInput
 from kernelindex.registry import nodes as n
 from kernelindex.registry.graph import MIN_PREFIX, Graph
 from kernelindex.registry.graph import Cohort as DomainCohort
+from kernelindex.registry.present import with_article
 
 __all__ = [
     "Node",
@@ -154,7 +155,7 @@ def lookup_text(text: str, type_names: Collection[str], noun: str) -> str:
     decoded = decode_id(given) if not _NAME.fullmatch(given) else None
     if decoded is not None:
         if decoded.type_name not in type_names:
-            raise BadUserInput(f"{text[:120]!r} is the id of a {decoded.type_name}: {_expected(noun)}")
+            raise BadUserInput(f"{text[:120]!r} is the id of {with_article(decoded.type_name)}: {_expected(noun)}")
         return decoded.key
     hexpart = given.removeprefix("sha256:")
     if given.startswith("sha256:"):
@@ -202,7 +203,7 @@ def find_cohort(cohorts: Any, text: str, type_names: Collection[str] = ("Cohort"
     )
     if decoded is not None and not _HEX.fullmatch(given):
         if decoded.type_name not in type_names:
-            raise BadUserInput(f"{text[:120]!r} is the id of a {decoded.type_name}: {expected}")
+            raise BadUserInput(f"{text[:120]!r} is the id of {with_article(decoded.type_name)}: {expected}")
         given = decoded.key
     hexpart = given.removeprefix("sha256:")
     if not _HEX.fullmatch(hexpart) or not MIN_PREFIX <= len(hexpart) <= 64:

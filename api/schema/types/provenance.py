@@ -9,6 +9,7 @@ from kernelindex.core.context import Context
 from kernelindex.registry import catalog
 from kernelindex.registry import nodes as n
 from kernelindex.registry.graph import Graph
+from kernelindex.registry.merges import introducing_commit
 from kernelindex.schema.types.base import Info
 from kernelindex.schema.types.identity import Node
 from kernelindex.schema.types.scalars import DateTime
@@ -193,7 +194,8 @@ def provenance_of(context: Context, graph: Graph, node: n.Node, source: str | No
     if commit is None:
         return None
     info = context.objects.commit(commit)
-    trailers = info.first_trailers()
+    # A merge's trailers are its pull request's: the commit that brought this manifest in (`registry.merges`).
+    trailers = introducing_commit(context.snapshots.store(), info, node.digest).first_trailers()
     return Provenance(
         commit=Commit(_info=info, _verified=False),
         source=source_type(context, graph, source or trailers.get("source")),

@@ -10,6 +10,7 @@ import strawberry
 from kernelindex import registry
 from kernelindex.registry import nodes as n
 from kernelindex.registry.graph import Graph
+from kernelindex.registry.present import with_article
 from kernelindex.registry.serving_graph import ServingIndex, serving_index
 from kernelindex.schema import types as t
 from kernelindex.schema.types.base import Info
@@ -89,7 +90,7 @@ def _filtered_cohorts(graph: Graph, index: ServingIndex, f: ServingCohortFilter 
         (("ServingWorkload",), f.workload, 2, "ServingWorkload"),
     ):
         if wanted is not None:
-            node = find_manifest(graph, kinds, wanted, (noun,), f"a {noun}")
+            node = find_manifest(graph, kinds, wanted, (noun,), with_article(noun))
             keys = [k for k in keys if node is not None and index.cohorts[k].parts[part] == node.digest]
     if f.min_size:
         keys = [k for k in keys if len(index.cohorts[k].members) >= f.min_size]
