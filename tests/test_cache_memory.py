@@ -122,3 +122,50 @@ def test_registered_persisted_documents_hold_no_more_than_their_limit(
 
     held, weight = _held(traced, fill)
     assert held <= LIMIT and held <= weight
+
+
+class _Blobs:
+    """Stands in for the object store: blob ids to bytes (StoredObjects reads nothing else of its snapshots)."""
+
+    def __init__(self, blobs: dict[str, bytes]) -> None:
+        self.blobs = blobs
+
+    def store(self) -> _Blobs:
+        return self
+
+    def read_blob(self, oid: str) -> bytes:
+        return self.blobs[oid]
+
+
+@pytest.mark.parametrize(
+    ("shape", "count"),
+    [
+        ("empty-objects", 100),  # the worst case per byte of text: `{},` is an empty dict and its list slot
+        ("strings", 100),
+        ("large-empty-objects", 20),  # over 16 KiB of text: weighed by walking the document
+    ],
+)
+def test_parsed_manifests_hold_no_more_than_their_limit(traced: Callable[[], int], shape: str, count: int) -> None:
+    """A manifest's parsed form holds many times its text (up to 21x for `[{},{},...]`); the cache of parsed
+    manifests weighed `len` of nothing before (it was bounded by a count of 4,096, of up to 1 MiB each)."""
+    from kernelindex.core.context import StoredObjects
+
+    limit = 4 * 1024 * 1024
+    per = 20_000 if shape.startswith("large") else 5_000  # each kept: under an eighth of the limit
+
+    def document(i: int) -> bytes:
+        if shape.endswith("empty-objects"):
+            return b'{"kind":"BenchmarkRun","i":%d,"x":[' % i + b",".join([b"{}"] * (per // 3)) + b"]}"
+        return orjson.dumps({"kind": "BenchmarkRun", "i": i, "x": [f"{i}-{n}" for n in range(per // 12)]})
+
+    blobs = {f"{i:040x}": document(i) for i in range(count)}
+
+    def fill() -> Any:
+        objects = StoredObjects(_Blobs(blobs), parsed_bytes=limit)  # type: ignore[arg-type]
+        for oid in blobs:
+            assert objects.get(oid)["i"] == int(oid, 16)
+        return objects._parsed
+
+    held, weight = _held(traced, fill)
+    assert held <= limit and held <= weight
+    assert weight > limit * 0.7  # it filled (each case writes several times its limit) and evicted down to it

@@ -144,7 +144,7 @@ def test_a_manifests_fact_is_made_once_from_its_stored_document(store: registry.
     commit_manifests(store, s.docs)
     snapshots = Snapshots(store.path)
     snapshots.load()
-    objects = StoredObjects(snapshots, capacity=1, facts=4)
+    objects = StoredObjects(snapshots, parsed_bytes=0, facts=4)
     oids = sorted({node.oid for node in snapshots.head.nodes.values()})[:6]
     made: list[str] = []
 
@@ -157,7 +157,7 @@ def test_a_manifests_fact_is_made_once_from_its_stored_document(store: registry.
 
     expected = [json.loads(store.read_blob(oid))["metadata"]["name"] for oid in oids]
     assert [objects.fact(oid, name) for oid in oids[:2]] * 2 == expected[:2] * 2
-    assert len(made) == 2  # once a blob, though only one parsed document is kept
+    assert len(made) == 2  # once a blob, though no parsed document is kept
     assert [objects.fact(oid, name) for oid in oids] == expected
     assert len(made) == 6
     assert objects.fact(oids[5], name) == expected[5] and len(made) == 6  # kept: the newest

@@ -13,6 +13,8 @@ from typing import Any, TypeVar, cast
 import orjson
 
 from kernelindex import registry
+from kernelindex.core.cache import ByteLRU
+from kernelindex.core.footprint import footprint
 from kernelindex.core.previews import Previews
 from kernelindex.core.urls import Urls
 from kernelindex.registry.graph import Graph
@@ -24,6 +26,31 @@ T = TypeVar("T")
 _MISSING: Any = object()
 
 
+PARSED_BYTES = 64 * 1024 * 1024
+"""What the parsed manifests a server keeps may hold (~20,000 run manifests' documents; one of 1 MiB is kept too)."""
+_WEIGHED_FROM = 16 * 1024
+"""A document parsed from fewer bytes is weighed as `_PER_BYTE` times them (no walk on a first-time answer's path);
+a larger one is weighed by walking it (`footprint`)."""
+_PER_BYTE = 24
+"""At most what a parsed JSON document holds for each byte of its text: 3 bytes (`{},`) make an empty dict of 64
+and its list slot; strings, numbers and lists hold less (tests/test_cache_memory.py measures it)."""
+_ENTRY = 64 + 224
+"""The `_Parsed` itself and the LRU's bookkeeping of it (`kernelindex.core.footprint.ENTRY_BYTES`)."""
+
+
+class _Parsed:
+    """A parsed manifest as the cache keeps it, with the memory it holds (`held`)."""
+
+    __slots__ = ("document", "held")
+
+    def __init__(self, document: dict[str, Any], length: int) -> None:
+        self.document = document
+        self.held = footprint(document) if length >= _WEIGHED_FROM else length * _PER_BYTE
+
+    def weight(self) -> int:
+        return self.held + _ENTRY
+
+
 class StoredObjects:
     """Stored git objects a request reads: manifests by blob id (raw bytes, parsed JSON kept in a small
     LRU) and commits' metadata.
@@ -31,10 +58,10 @@ class StoredObjects:
     Object ids name immutable bytes, so one cache serves every snapshot.
     """
 
-    def __init__(self, snapshots: Snapshots, capacity: int = 4096, facts: int = 65536) -> None:
+    def __init__(self, snapshots: Snapshots, parsed_bytes: int = PARSED_BYTES, facts: int = 65536) -> None:
         self._snapshots = snapshots
-        self._capacity = capacity
-        self._parsed: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        # Bounded by the memory the parsed documents hold: a manifest may be 1 MiB, and its parsed form more.
+        self._parsed: ByteLRU[str, _Parsed] = ByteLRU(parsed_bytes, _Parsed.weight)
         self._facts: dict[tuple[str, Callable[[dict[str, Any]], Any]], Any] = {}
         self._facts_capacity = facts
         self._commits: OrderedDict[str, registry.CommitInfo] = OrderedDict()
@@ -44,16 +71,12 @@ class StoredObjects:
         return self._snapshots.store().read_blob(oid)
 
     def get(self, oid: str) -> dict[str, Any]:
-        with self._lock:
-            found = self._parsed.get(oid)
-            if found is not None:
-                self._parsed.move_to_end(oid)
-                return found
-        document: dict[str, Any] = orjson.loads(self.raw(oid))
-        with self._lock:
-            self._parsed[oid] = document
-            if len(self._parsed) > self._capacity:
-                self._parsed.popitem(last=False)
+        found = self._parsed.get(oid)
+        if found is not None:
+            return found.document
+        raw = self.raw(oid)
+        document: dict[str, Any] = orjson.loads(raw)
+        self._parsed.put(oid, _Parsed(document, len(raw)))
         return document
 
     def fact(self, oid: str, derive: Callable[[dict[str, Any]], T]) -> T:
