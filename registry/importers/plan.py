@@ -25,6 +25,7 @@ from kernelindex.registry.importers.sourcefiles import InputFile
 from kernelindex.registry.kinds.content import escape_forbidden
 from kernelindex.registry.manifest import Manifest, manifest_from_document
 from kernelindex.registry.nodes import instant_ns
+from kernelindex.registry.parse import check_manifest_values
 from kernelindex.registry.provenance import CommitMeta, Person, trailer_pairs
 from kernelindex.registry.store import MAIN, AddResult, GitStore
 from kernelindex.registry.validate import AtCommit, check_additions, conflict_reason
@@ -86,8 +87,11 @@ class ImportPlan:
         (upstream's catalog, content-addressed too, keeps one row per digest the same way).
 
         Raises:
-            InvalidManifest: the document is not a valid manifest.
+            InvalidManifest: the document is not a valid manifest, or holds what a manifest's file may not
+                (an integer beyond 2^53-1, nesting past 64 levels: `parse.check_manifest_values`), refused as
+                `validate` and the PR check refuse it.
         """
+        check_manifest_values(document, where)
         manifest = manifest_from_document(document, where)
         found = self.manifests.get(manifest.digest)
         if found is None:
