@@ -6,7 +6,7 @@ that leaves, for a set of additions against what a registry already holds at one
 decision every door takes: `kernelindex validate` (against the registry it runs in, or `--repo`), `kernelindex
 add` and every `GitStore.add` (`store_plan`), the importers (through `GitStore.add`), a submission bundle
 (`bundle.check_bundle`) and the pull-request check (`review.check_range`). Without a registry it judges each
-manifest alone: the size of its stored form (issue 42: a YAML file under the limit whose stored JSON is over it
+manifest alone: the size of its stored form (a YAML file under the limit whose stored JSON is over it
 was ok to `validate` and `add`, then refused by the pull-request check).
 """
 

@@ -1,4 +1,4 @@
-"""One verdict from every door (issue 42): `kernelindex validate`, `kernelindex add`, the pull-request check and
+"""One verdict from every door: `kernelindex validate`, `kernelindex add`, the pull-request check and
 the importers' door judge the same input alike, and refuse it with the same located messages.
 
 Each input is a file (JSON, or YAML for the examples as written) given to all four against one real registry:
