@@ -5,8 +5,10 @@ Everything wrong is reported at once, each problem with the path it concerns:
 - only additions of regular files under a manifest folder, at `<folder>/<hh>/<hex>.json`
   (no edit, delete, rename, mode change, symlink, submodule, file outside the layout);
 - each file a valid manifest of the folder's kind, in the stored form, whose digest is its name;
-- the additions consistent with base (`validate.check_additions`: references resolve, one
-  operation per run, a verification reruns in the same cohort);
+- the additions judged against base as every other door judges them (`validate.check_additions`: the
+  stored form within 1 MiB, references resolve, one operation per run, a verification reruns in the same
+  cohort, names free, nothing published overwritten: an edit of a published file that is the same manifest
+  under other metadata is refused as `add` refuses it, with its message);
 - overlays that need a maintainer (Retraction, Supersession, Verification) added only by
   commits signed by a maintainer of the policy in force at base; a change to
   `policy/maintainers` only as `kernelindex.registry.trust` allows (never the first policy, never by a
@@ -27,14 +29,13 @@ from dataclasses import dataclass
 from kernelindex.registry.errors import InvalidManifest, Problem, RegistryError
 from kernelindex.registry.kinds import KIND_BY_FOLDER, KINDS
 from kernelindex.registry.manifest import Manifest, load_manifest, stored_manifest
-from kernelindex.registry.parse import MAX_DOCUMENT_BYTES
 from kernelindex.registry.present import with_article
 from kernelindex.registry.provenance import commit_problems
 from kernelindex.registry.repofiles import is_repository_file
 from kernelindex.registry.signatures import POLICY_PATH
 from kernelindex.registry.store import GitStore, TreeChange
 from kernelindex.registry.trust import TrustChain, parse_policy
-from kernelindex.registry.validate import Existing, check_additions, operation_found
+from kernelindex.registry.validate import AtCommit, Existing, check_additions, stored_size_problem
 
 __all__ = ["MAX_FILES", "RangeReport", "RepositoryFileChange", "check_range"]
 
@@ -109,9 +110,12 @@ def check_range(
     renamed = _renames(changes)
     additions: list[tuple[str, Manifest]] = []
     repository_files: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    edited: set[str] = set()  # published files a change edits: judged as additions, never reported as added
     for change in changes:
         problem = _shape_problem(change, renamed)
-        if problem:
+        edit = bool(problem) and change.status == "modified" and _MANIFEST_PATH.fullmatch(change.path) is not None
+        if problem and not edit:
             problems.append(Problem(change.path, "", problem))
             continue
         if is_repository_file(change.path):
@@ -127,8 +131,9 @@ def check_range(
             data = store.read_blob(change.new)
             if blobs is not None:
                 blobs[change.new] = data
-        if len(data) > MAX_DOCUMENT_BYTES:
-            problems.append(Problem(change.path, "", f"{len(data):,} bytes; the limit is {MAX_DOCUMENT_BYTES:,}"))
+        too_big = stored_size_problem(change.path, len(data))  # unread: the file is the stored form, or refused
+        if too_big is not None:
+            problems.append(too_big)
             continue
         # Most additions are in the stored form, which proves much of what load_manifest checks.
         manifest = (
@@ -139,8 +144,13 @@ def check_range(
             try:
                 manifest = load_manifest(data, change.path, "json")
             except InvalidManifest as exc:
-                problems.extend(exc.problems)
+                problems.extend([Problem(change.path, "", str(problem))] if edit else exc.problems)
                 continue
+        if edit and (manifest.path != change.path or (not in_stored_form and manifest.stored_bytes() != data)):
+            problems.append(Problem(change.path, "", str(problem)))
+            continue
+        # An edit that is the published manifest under other metadata (another name: names are not in the
+        # digest) goes on to `check_additions`, which refuses it as `kernelindex add` and `validate` do.
         if manifest.path != change.path:
             problems.append(
                 Problem(
@@ -160,8 +170,11 @@ def check_range(
                 )
             )
             continue
+        sizes[change.path] = len(data)
         additions.append((change.path, manifest))
-    problems.extend(check_additions(additions, existing or _AtCommit(store, base)))
+        if edit:
+            edited.add(change.path)
+    problems.extend(check_additions(additions, existing or AtCommit(store, base), stored_sizes=sizes))
     commits = store.commits_between(base, head)
     signers: dict[str, str | None] = {}
     for commit in commits:
@@ -174,7 +187,8 @@ def check_range(
     named = tuple(
         RepositoryFileChange(path, status, signers.get(path)) for path, status in sorted(repository_files.items())
     )
-    return RangeReport(base, head, tuple(m for _, m in additions), tuple(problems), len(commits), named)
+    added = tuple(m for path, m in additions if path not in edited)
+    return RangeReport(base, head, added, tuple(problems), len(commits), named)
 
 
 def _policy_file_problems(data: bytes) -> list[Problem]:
@@ -312,23 +326,3 @@ def _registered_sources(store: GitStore, base: str | None) -> frozenset[str]:
         return frozenset()
     found = {store.commit_info(commit).trailer("Source") for commit in store.first_parents(base)}
     return frozenset(s for s in found if s and s != _OPEN_SOURCE)
-
-
-class _AtCommit:
-    def __init__(self, store: GitStore, commit: str | None) -> None:
-        self._store = store
-        self._commit = commit
-
-    def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, object] | None:
-        if self._commit is None:
-            return None
-        return self._store.read_document(self._commit, digest, kinds)
-
-    def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
-        return self.find_document(kinds, digest) is not None
-
-    def find_operation(self, kinds: tuple[str, ...], digest: str) -> tuple[bool, str | None]:
-        return operation_found(self.find_document(kinds, digest))
-
-    def find_named(self, kind: str, name: str) -> str | None:
-        return self._store.names_of_kind(self._commit, kind).get(name) if self._commit else None

@@ -1,28 +1,39 @@
-"""Checks that span manifests: references resolve, a run measures one operation, nothing is overwritten.
+"""The registry's one verdict on new manifests: the stored form fits, references resolve, a run measures one
+operation, names are free, nothing published is overwritten.
 
-`load_manifest` judges one document alone; this module judges a set of additions against
-what a registry already holds. The git store runs it inside every write, and the pull
-request check (`check_range`, in validate_range.py) runs it for a base..head range.
+`load_manifest` judges one document alone (parse, schema, the refinements); `check_additions` judges what
+that leaves, for a set of additions against what a registry already holds at one commit, and is the one
+decision every door takes: `kernelindex validate` (against the registry it runs in, or `--repo`), `kernelindex
+add` and every `GitStore.add` (`store_plan`), the importers (through `GitStore.add`), a submission bundle
+(`bundle.check_bundle`) and the pull-request check (`review.check_range`). Without a registry it judges each
+manifest alone: the size of its stored form (a YAML file under the limit whose stored JSON is over it
+was ok to `validate` and `add`, then refused by the pull-request check).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Protocol
 
+from kernelindex.registry.canonical import canonical_json
 from kernelindex.registry.errors import Problem
 from kernelindex.registry.manifest import Manifest
+from kernelindex.registry.parse import MAX_DOCUMENT_BYTES
 from kernelindex.registry.present import with_article
 
 __all__ = [
+    "AtCommit",
     "Existing",
+    "Readable",
     "check_additions",
+    "conflict_reason",
     "name_problem",
     "operation_found",
     "operation_mismatch",
     "operation_mismatch_digests",
     "operation_of",
+    "stored_size_problem",
 ]
 
 
@@ -47,6 +58,56 @@ class Existing(Protocol):
     def find_named(self, kind: str, name: str) -> str | None:
         """The digest of a manifest of `kind` whose `metadata.name` is `name`, if there is one."""
         ...
+
+
+def stored_size_problem(source: str, size: int) -> Problem | None:
+    """Why a manifest whose stored form (`Manifest.stored_bytes`, the file in git) is `size` bytes may not be
+    published, or None: the limit is on that form, whatever the file it was written in (YAML is shorter than
+    the stored JSON; a pull request's file is the stored form), so every door refuses the same manifests."""
+    if size <= MAX_DOCUMENT_BYTES:
+        return None
+    return Problem(source, "", f"the stored form is {size:,} bytes; the limit is {MAX_DOCUMENT_BYTES:,} bytes (1 MiB)")
+
+
+def conflict_reason(digest: str) -> str:
+    """Why a manifest may not be published where its digest already is with other metadata (another
+    `metadata.name`, say: names are not part of the digest)."""
+    return (
+        f"{digest} is already published with different metadata "
+        "(published files never change; a correction is a new manifest)"
+    )
+
+
+class Readable(Protocol):
+    """What `AtCommit` reads of a registry (`GitStore` has both)."""
+
+    def read_document(self, commit: str, digest: str, kinds: Collection[str] | None = None) -> dict[str, Any] | None:
+        """The document of `digest` at `commit`, under one of `kinds`."""
+        ...
+
+    def names_of_kind(self, commit: str, kind: str) -> Mapping[str, str]:
+        """`metadata.name` -> digest of the manifests of `kind` at `commit`."""
+        ...
+
+
+class AtCommit:
+    """`Existing` over a registry at one commit (None: an empty registry)."""
+
+    def __init__(self, store: Readable, commit: str | None) -> None:
+        self._store = store
+        self._commit = commit
+
+    def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, Any] | None:
+        return self._store.read_document(self._commit, digest, kinds) if self._commit else None
+
+    def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
+        return self.find_document(kinds, digest) is not None
+
+    def find_operation(self, kinds: tuple[str, ...], digest: str) -> tuple[bool, str | None]:
+        return operation_found(self.find_document(kinds, digest))
+
+    def find_named(self, kind: str, name: str) -> str | None:
+        return self._store.names_of_kind(self._commit, kind).get(name) if self._commit else None
 
 
 _DIGEST_LIKE = re.compile(r"(?:sha256:)?[0-9a-f]{12,64}")
@@ -138,13 +199,21 @@ def _lifecycle_problems(
 
 def check_additions(
     additions: Sequence[tuple[str, Manifest]],
-    existing: Existing,
+    existing: Existing | None,
     *,
     allowed_mismatches: Collection[str] = (),
     unique_names: bool = True,
+    stored_sizes: Mapping[str, int] | None = None,
 ) -> list[Problem]:
     """Every problem with adding these manifests (each paired with the name of its source file).
 
+    - the stored form of each is at most `MAX_DOCUMENT_BYTES` (`stored_size_problem`; `stored_sizes`
+      gives the sizes a caller has already read, by source: a pull request's files are their stored form);
+
+    and, against `existing` (a registry at one commit; None: there is none, and the rest is not judged):
+
+    - a manifest whose digest is published may be added again only with the same value (a no-op);
+      with other metadata it is refused (`conflict_reason`);
     - a reference must resolve, to a manifest of a kind it may name, in the additions or
       in the registry;
     - a new BenchmarkRun's implementation and workload must name the same operation
@@ -154,8 +223,19 @@ def check_additions(
       its kind (in the registry or the same change) and does not look like a digest.
     """
     problems: list[Problem] = []
+    for source, manifest in additions:
+        size = stored_sizes.get(source) if stored_sizes is not None else None
+        problem = stored_size_problem(source, len(manifest.stored_bytes()) if size is None else size)
+        if problem is not None:
+            problems.append(problem)
+    if existing is None:
+        return problems
     batch: dict[str, tuple[str, Manifest]] = {}
     for source, manifest in additions:
+        if existing.holds((manifest.kind,), manifest.digest):
+            published = existing.find_document((manifest.kind,), manifest.digest)
+            if published is not None and canonical_json(published) != canonical_json(manifest.document):
+                problems.append(Problem(source, "$.metadata", conflict_reason(manifest.digest)))
         previous = batch.get(manifest.digest)
         if previous is None:
             batch[manifest.digest] = (source, manifest)

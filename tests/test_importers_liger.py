@@ -299,4 +299,4 @@ def test_a_conflict_keeps_the_published_manifest(tmp_path: Path) -> None:
     reconciled, result = commit_plan(store, renamed)
     assert result is None
     assert [m.digest for _, m, _ in reconciled.conflicting] == [digest]
-    assert "already published with other metadata" in reconciled.conflicting[0][2]
+    assert "already published with different metadata" in reconciled.conflicting[0][2]

@@ -145,7 +145,7 @@ def test_the_document_limit_sits_at_exactly_one_mebibyte(basic_store: registry.G
     over = at_limit + b" "
     assert len(over) == 1_048_577
     refused = check_range(basic_store, base, commit_raw(basic_store, base, {path: over})).problems
-    assert refused == (Problem(path, "", "1,048,577 bytes; the limit is 1,048,576"),)
+    assert refused == (Problem(path, "", "the stored form is 1,048,577 bytes; the limit is 1,048,576 bytes (1 MiB)"),)
 
 
 def test_a_manifest_that_does_not_parse_is_reported_at_its_path(basic_store: registry.GitStore) -> None:

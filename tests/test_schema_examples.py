@@ -98,6 +98,32 @@ def test_each_invalid_example_is_refused_where_and_why_it_says(path: Path) -> No
         assert schema_errors == [], f"{path.name}: the schema refuses it; move it to 'refuses'"
 
 
+_LIMITATION = re.compile(r"^\| `(?P<file>[a-z0-9-]+\.yaml)` \| (?P<rule>[^|]+) \| (?P<why>[^|]+) \|$", re.MULTILINE)
+
+
+def _schema_errors(path: Path) -> list[str] | None:
+    """The published schema's errors on an example, or None when there is no document to judge (the reader
+    refuses the file first; so does check-jsonschema's)."""
+    try:
+        document = load_document(path.read_bytes(), path.name)
+    except registry.InvalidManifest:
+        return None
+    return errors_of(ecma_validator(schema_of(document["kind"])), document)
+
+
+def test_the_invalid_examples_the_schemas_accept_are_the_documented_limitations() -> None:
+    """docs/contributing.md's table of what the schemas cannot say: an invalid example the schemas accept is in
+    it, with its reason, and each one in it is accepted by them (a schema that learns a rule empties its row)."""
+    text = (DOC_EXAMPLES.parent / "contributing.md").read_text()
+    section = text[text.index('<a id="schema-limitations">') :]
+    listed = {match["file"]: match["why"].strip() for match in _LIMITATION.finditer(section)}
+    assert listed and all(len(why) > 20 for why in listed.values())
+    accepted = {path.name for path in INVALID_EXAMPLES if _schema_errors(path) == []}
+    assert accepted == set(listed), f"accepted by the schemas: {sorted(accepted)}; documented: {sorted(listed)}"
+    for name in listed:
+        assert "# schema: accepts it" in (DOC_EXAMPLES / "invalid" / name).read_text()
+
+
 def test_the_invalid_examples_cover_each_refinement_once_at_least() -> None:
     reasons = " | ".join(_HEADER.search(p.read_text())["reason"] for p in INVALID_EXAMPLES)  # type: ignore[index]
     for refinement in (

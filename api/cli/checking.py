@@ -34,8 +34,10 @@ def validate(
 ) -> None:
     """Check manifest files, or (--base/--head) a whole pull request read from git: every problem at once.
 
-    Files are checked alone, then, when a registry is present, as one change: their references resolve
-    in it (or among the files), each run measures one operation, names are free. A file may hold one
+    Files are checked alone (the stored form of each manifest within 1 MiB), then, when a registry is present
+    (the one you are in, or --repo), as one change, as `add` and the PR check judge it: their references
+    resolve in it (or among the files), each run measures one operation, names are free, and nothing already
+    published is given other metadata. A file may hold one
     manifest, several (a YAML stream), or KernelIndex's submission bundle; a problem names the entry
     (`bundle.yaml: $.runs[0].protocol.spec...`). A range may only add valid manifests at their digest
     paths; overlays and policy changes need a maintainer's signature. Exit status 0 only when everything
@@ -64,10 +66,13 @@ def validate(
         read = read_files(files, projects)
     except registry.InvalidManifest as exc:
         problems.extend(exc.problems)
-    if read.bundles and store is not None:
+    if read.bundles:
+        # The one verdict `add`, the importers and the PR check take too (`validate.check_additions`): against
+        # the registry when there is one (names, what is already published), the stored form's size always.
         from kernelindex.registry.validate import check_additions
 
-        problems.extend(read.locate(check_additions(read.sourced(), StoreView(store, commit))))
+        existing = StoreView(store, commit) if store is not None else None
+        problems.extend(read.locate(check_additions(read.sourced(), existing)))
     if fmt == "json":
         emit_json(
             {

@@ -131,6 +131,8 @@ def run_import(planner: Planner, options: ImportOptions) -> None:
                 "--sign signs a commit: give --branch NAME (or run in a clone)", param_hint="--sign"
             )
         reconciled = reconcile(plan, store, store.head() if store is not None else None)
+        if reconciled.problems:  # what `GitStore.add` would refuse: a report or a directory says so, as a commit does
+            raise registry.RejectedChange(list(reconciled.problems))
         if options.out is not None:
             written = write_directory(reconciled, options.out)
     seconds = time.perf_counter() - started

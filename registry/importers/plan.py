@@ -25,8 +25,10 @@ from kernelindex.registry.importers.sourcefiles import InputFile
 from kernelindex.registry.kinds.content import escape_forbidden
 from kernelindex.registry.manifest import Manifest, manifest_from_document
 from kernelindex.registry.nodes import instant_ns
+from kernelindex.registry.parse import check_manifest_values
 from kernelindex.registry.provenance import CommitMeta, Person, trailer_pairs
 from kernelindex.registry.store import MAIN, AddResult, GitStore
+from kernelindex.registry.validate import AtCommit, check_additions, conflict_reason
 
 __all__ = [
     "IMPORTER",
@@ -85,8 +87,11 @@ class ImportPlan:
         (upstream's catalog, content-addressed too, keeps one row per digest the same way).
 
         Raises:
-            InvalidManifest: the document is not a valid manifest.
+            InvalidManifest: the document is not a valid manifest, or holds what a manifest's file may not
+                (an integer beyond 2^53-1, nesting past 64 levels: `parse.check_manifest_values`), refused as
+                `validate` and the PR check refuse it.
         """
+        check_manifest_values(document, where)
         manifest = manifest_from_document(document, where)
         found = self.manifests.get(manifest.digest)
         if found is None:
@@ -130,12 +135,15 @@ class ImportPlan:
 
 @dataclass(frozen=True, slots=True)
 class Reconciled:
-    """A plan against a registry at one commit."""
+    """A plan against a registry at one commit. `problems`: why the new manifests would be refused there, as
+    every door refuses them (`validate.check_additions`); empty when the plan was not checked (a commit is
+    checked by `GitStore.add` as it is written)."""
 
     commit: str | None
     new: tuple[tuple[str, Manifest], ...]
     unchanged: tuple[Manifest, ...]
     conflicting: tuple[tuple[str, Manifest, str], ...]  # (where, manifest, why)
+    problems: tuple[Problem, ...] = ()
 
     def statuses(self) -> dict[str, str]:
         """digest -> new, unchanged or conflicting."""
@@ -145,8 +153,10 @@ class Reconciled:
         return found
 
 
-def reconcile(plan: ImportPlan, store: GitStore | None, commit: str | None) -> Reconciled:
-    """Sort the plan's manifests by what the registry at `commit` already holds (nothing, when no store)."""
+def reconcile(plan: ImportPlan, store: GitStore | None, commit: str | None, *, check: bool = True) -> Reconciled:
+    """Sort the plan's manifests by what the registry at `commit` already holds (nothing, when no store), and
+    with `check`, judge the new ones there as `GitStore.add` will (`problems`: the stored form's size always;
+    references, operations and names when there is a registry)."""
     new: list[tuple[str, Manifest]] = []
     unchanged: list[Manifest] = []
     conflicting: list[tuple[str, Manifest, str]] = []
@@ -164,10 +174,15 @@ def reconcile(plan: ImportPlan, store: GitStore | None, commit: str | None) -> R
                 (
                     where,
                     manifest,
-                    f"{manifest.digest} is already published with other metadata; the published one stands",
+                    conflict_reason(manifest.digest),  # the published one stands
                 )
             )
-    return Reconciled(commit, tuple(_unique_names(new, store, commit)), tuple(unchanged), tuple(conflicting))
+    named = tuple(_unique_names(new, store, commit))
+    problems: tuple[Problem, ...] = ()
+    if check:
+        existing = AtCommit(store, commit) if store is not None else None
+        problems = tuple(check_additions(named, existing))
+    return Reconciled(commit, named, tuple(unchanged), tuple(conflicting), problems)
 
 
 def _unique_name(manifest: Manifest) -> str:
@@ -280,7 +295,7 @@ def commit_plan(
             raise RegistryError("the registry is empty: a branch needs a commit to start from")
         store.create_branch(ref, start)
     parent = store.head(ref)
-    reconciled = reconcile(plan, store, parent)
+    reconciled = reconcile(plan, store, parent, check=False)  # `store.add` judges what it writes
     if not reconciled.new:
         return reconciled, None
     parent_time = store.commit_info(parent).committer.time if parent else None

@@ -4,7 +4,9 @@ One file per kind, `<kind-slug>.v1alpha1.schema.json` beside this module (upstre
 four lifecycle kinds). They are generated from the kinds' models (`kernelindex.registry.schemas.generate`, run by
 `scripts/generate-schemas`) and committed; a test keeps the two equal, and another checks that the models
 and the schemas judge generated documents alike. What a schema cannot say (a duration that does not land
-on a whole nanosecond, `2048.0` where an integer goes, references that resolve) the registry still checks.
+on a whole nanosecond, `2048.0` where an integer goes, references that resolve) the registry still checks; the
+invalid examples the schemas accept for that reason are listed, each with why, in docs/contributing.md
+("What the schemas cannot say"), and a test holds the list.
 
 Reading a schema needs neither pydantic nor the models: `schema_text` returns the shipped bytes as text.
 """
