@@ -24,14 +24,22 @@ symbolic link, so the source tree, the type checker and an installed wheel all s
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 __all__ = ["FLOORS", "__version__"]
 
 FLOORS = ("registry", "core", "engine", "schema", "service", "http", "web", "app", "serving", "cli")
 """The subpackages, the ground first: each imports only its own floor and those before it (tests/test_layers.py)."""
 
-try:
-    __version__ = version("kernelindex-registry")
-except PackageNotFoundError:  # a checkout on sys.path without an install
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> str:
+    """`__version__`, read from the installed distribution when first asked for: `importlib.metadata` (with the
+    `email`, `zipfile` and `csv` it imports) is ~3 MB that a server, which never asks, would hold for its life."""
+    if name != "__version__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("kernelindex-registry")
+    except PackageNotFoundError:  # a checkout on sys.path without an install
+        found = "0+unknown"
+    globals()["__version__"] = found
+    return found

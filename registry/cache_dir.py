@@ -21,8 +21,6 @@ import os
 import re
 from pathlib import Path
 
-import platformdirs
-
 __all__ = ["cache_dir", "make_folder", "user_cache_root"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -32,6 +30,8 @@ _DIGEST_CHARACTERS = 16  # 64 bits of sha256: no two paths of one machine collid
 
 def user_cache_root() -> Path:
     """The user's cache folder for kernelindex (platformdirs: `$XDG_CACHE_HOME/kernelindex` on Linux)."""
+    import platformdirs  # here: a server given its cache folder (`--cache-dir`) never holds it
+
     return platformdirs.user_cache_path("kernelindex", appauthor=False)
 
 

@@ -30,8 +30,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
-
 from kernelindex.registry.nodes import Implementation
 
 __all__ = [
@@ -162,6 +160,9 @@ def conclude_licence(text: str | None) -> str | None:
     """The SPDX expression `text` is, with identifiers in their canonical case; None when it is none."""
     if text is None or not text.strip():
         return None
+    # Here: packaging's SPDX tables are held only by a process that has read a licence.
+    from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
+
     try:
         return str(canonicalize_license_expression(text.strip()))
     except InvalidLicenseExpression:

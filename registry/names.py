@@ -21,7 +21,6 @@ only when nothing else matched, reads them. All 450 of upstream's aliases find u
 
 from __future__ import annotations
 
-import difflib
 import re
 import weakref
 from collections.abc import Callable, Iterable, Mapping
@@ -70,6 +69,8 @@ def nearest(text: str, candidates: Iterable[str], count: int = 5) -> tuple[str, 
     by_lower: dict[str, str] = {}
     for candidate in sorted(candidates):  # one spelling per name, the same every time
         by_lower.setdefault(candidate.lower(), candidate)
+    import difflib  # here: only a name not found is matched against the others
+
     found = difflib.get_close_matches(text.lower(), sorted(by_lower), n=count, cutoff=0.5)
     return tuple(by_lower[f] for f in found)
 

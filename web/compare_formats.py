@@ -18,7 +18,6 @@ Every cell may hold a contributor's text, so both formats treat cells as hostile
 
 from __future__ import annotations
 
-import csv
 import io
 import re
 import string
@@ -71,6 +70,8 @@ def _table(found: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
 
 def compare_csv(found: dict[str, Any]) -> bytes:
     """The compare answer (`registry.compare`) as CSV: one column per run."""
+    import csv  # here: the CSV download is the one answer that writes it
+
     header, rows = _table(found)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")

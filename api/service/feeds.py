@@ -16,10 +16,10 @@ is written as its escape, so a feed always parses.
 from __future__ import annotations
 
 import hashlib
-import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kernelindex import registry
 from kernelindex.core.footprint import exact, footprint
@@ -33,6 +33,9 @@ from kernelindex.registry.nodes import Environment, Operation, Run
 from kernelindex.registry.present import format_value
 from kernelindex.registry.provenance import utc_instant
 
+if TYPE_CHECKING:  # imported when a feed is first written: a server that never writes one keeps ElementTree out
+    import xml.etree.ElementTree as ET
+
 __all__ = ["MAX_ENTRIES", "Feed", "pinned_commit", "publications_feed", "records_feed"]
 
 MAX_ENTRIES = 50
@@ -40,7 +43,6 @@ MAX_ENTRIES = 50
 
 ATOM = "http://www.w3.org/2005/Atom"
 _XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
-ET.register_namespace("", ATOM)
 
 
 @dataclass(slots=True)  # not frozen: the response cache wants a settable `body`
@@ -63,6 +65,8 @@ class Feed:
 
 
 def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
+    import xml.etree.ElementTree as ET
+
     element = ET.SubElement(parent, f"{{{ATOM}}}{tag}", {name: shown(value) for name, value in attrs.items()})
     if text is not None:
         element.text = shown(text)
@@ -70,6 +74,8 @@ def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> 
 
 
 def _feed(urls: Urls, name: str, title: str, subtitle: str, updated: int, self_href: str) -> ET.Element:
+    import xml.etree.ElementTree as ET
+
     root = ET.Element(f"{{{ATOM}}}feed")
     if urls.base:
         root.set(_XML_BASE, urls.base + "/")
@@ -86,6 +92,9 @@ def _feed(urls: Urls, name: str, title: str, subtitle: str, updated: int, self_h
 
 
 def _render(root: ET.Element, updated: int) -> Feed:
+    import xml.etree.ElementTree as ET
+
+    ET.register_namespace("", ATOM)  # the feed's elements without a prefix (idempotent)
     return Feed(ET.tostring(root, encoding="utf-8", xml_declaration=True), updated)
 
 

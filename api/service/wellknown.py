@@ -12,8 +12,8 @@ the other pages are listed at the head of main, as of its commit.
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from kernelindex.core.urls import Urls
 from kernelindex.registry import catalog, read
@@ -22,6 +22,9 @@ from kernelindex.registry.nodes import Model, Node, Operation, Project, Run, Ser
 from kernelindex.registry.provenance import utc_instant
 from kernelindex.registry.serving_graph import serving_index
 from kernelindex.service.feeds import pinned_commit
+
+if TYPE_CHECKING:  # imported when a sitemap is first written (`kernelindex.service.feeds` says why)
+    import xml.etree.ElementTree as ET
 
 __all__ = ["SITEMAP_CHUNK", "SITEMAP_FAMILIES", "llms_txt", "robots_txt", "sitemap_index", "sitemap_part"]
 
@@ -46,6 +49,8 @@ def robots_txt(urls: Urls) -> str:
 
 
 def _xml(root: ET.Element) -> bytes:
+    import xml.etree.ElementTree as ET
+
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data
 
@@ -120,6 +125,8 @@ def _files(graph: Graph, urls: Urls, chunk: int) -> Iterable[str]:
 
 def sitemap_index(graph: Graph, urls: Urls, chunk: int = SITEMAP_CHUNK) -> bytes:
     """The index: the site's own sitemap, then each family's files of at most `chunk` URLs."""
+    import xml.etree.ElementTree as ET
+
     assert urls.absolute, "a sitemap needs the configured base URL"
     root = ET.Element(f"{{{_SITEMAP}}}sitemapindex")
     for name in _files(graph, urls, chunk):
@@ -132,6 +139,8 @@ def sitemap_index(graph: Graph, urls: Urls, chunk: int = SITEMAP_CHUNK) -> bytes
 def sitemap_part(graph: Graph, urls: Urls, name: str, chunk: int = SITEMAP_CHUNK) -> bytes | None:
     """One sitemap file: `site`, or `<family>-<n>` (the n-th, from 1, of a family's files); None for any
     other name or past a family's last file."""
+    import xml.etree.ElementTree as ET
+
     families = _families(graph, urls)
     if name == "site":
         entries = families["site"]
