@@ -33,7 +33,7 @@ IMPORTS = sorted(_command("import").commands)
 def test_the_command_line_is_every_command() -> None:
     assert list(_command().commands) == [
         "init", "workflows", "schema", "new", "digest", "validate", "add", "show", "log", "search", "runs", "records",
-        "compare", "changes", "gpus", "models", "serve", "export", "mcp", "cite", "version", "import", "lookup",
+        "compare", "changes", "gpus", "models", "serve", "export", "mcp", "cite", "verify", "version", "import", "lookup",
         "serving", "resolve",
     ]  # fmt: skip
     assert sorted(_command("lookup").commands) == ["cohort", "operation"]
