@@ -17,7 +17,7 @@ from bisect import bisect_left, insort
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 from kernelindex.registry.cohorts import (
     Candidate,
@@ -51,6 +51,7 @@ from kernelindex.registry.nodes import (
     Workload,
 )
 from kernelindex.registry.provenance import utc_instant
+from kernelindex.registry.run_facts import RunFacts
 from kernelindex.registry.run_indexes import RunIndexes
 from kernelindex.registry.validate import operation_mismatch_digests
 
@@ -118,24 +119,6 @@ Best = tuple[float, int, str]
 """A cohort's record holder without its ledger: the least (value, observed_ns, id) of its eligible runs."""
 Summary = tuple[bool, Best | None, bool]
 """What `Graph._summary` finds of a cohort's members: a source-native one, the record holder, a retracted one."""
-
-
-class RunFacts(NamedTuple):
-    """What the graph derives about one run at this commit."""
-
-    cohort: str | None
-    reasons: tuple[str, ...]  # why it is not eligible; empty when it is
-    trust: Trust
-    warnings: tuple[str, ...]
-    source: str | None  # sourceNative.source, else the publishing commit's Source: trailer
-    retraction: str | None  # the honoured Retraction, if any
-    superseded_by: str | None  # the run that corrects this one, if any
-    operation: str | None  # the workload's operation
-    gpu: tuple[str, ...]  # lower-cased product and architecture of its environment
-
-    @property
-    def eligible(self) -> bool:
-        return not self.reasons
 
 
 class Cohort:

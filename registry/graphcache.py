@@ -32,10 +32,11 @@ from typing import Any
 from kernelindex.registry import nodes as n
 from kernelindex.registry.cache_dir import cache_dir, make_folder
 from kernelindex.registry.cohorts import Primary, Ranked, RecordEvent, Trust
-from kernelindex.registry.graph import Cohort, Graph, Index, Mainline, RunFacts
+from kernelindex.registry.graph import Cohort, Graph, Index, Mainline
 from kernelindex.registry.kinds import KINDS
 from kernelindex.registry.lazymap import LazyMap, write_buckets
 from kernelindex.registry.members import LAYER_FROM
+from kernelindex.registry.run_facts import RunFacts
 from kernelindex.registry.run_indexes import RunIndexes
 from kernelindex.registry.snapshots import Publication, gc_paused
 from kernelindex.registry.store import GitStore
