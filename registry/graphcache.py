@@ -45,8 +45,8 @@ __all__ = ["cache_path", "code_fingerprint", "decode", "encode", "load_cache", "
 
 _FORMAT = 4  # 4: node class ids follow the kinds' specs (`_classes`)
 _DERIVING_MODULES = (
-    "nodes", "graph", "members", "cohorts", "snapshots", "validate", "graphcache", "lazymap", "kinds/__init__",
-    "kind_specs", "merges",
+    "nodes", "graph", "graph_cohort", "graph_derive", "graph_build", "graph_apply", "run_facts", "mainline",
+    "members", "cohorts", "snapshots", "validate", "graphcache", "lazymap", "kinds/__init__", "kind_specs", "merges",
 )  # fmt: skip
 _PRIMARY = n.Run._fields.index("primary")
 _new = tuple.__new__

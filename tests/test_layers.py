@@ -375,13 +375,11 @@ GRAPH_INDEXES = {
     "overlays",
     "names",
     "published_in",
-    "_fan_out",
-    "_record_order",
-    "_owned",
-    "_memo",
-    "_streamed",
+    "by_folder",
+    "record_order",
 }
-"""The graph's indexes and its private upkeep: what `kernelindex.registry.read` answers from, and no edge reads."""
+"""The graph's indexes and the orders its builders keep: what `kernelindex.registry.read` answers from, and no edge
+reads."""
 SHARED_NAMES = {"unpublished"}
 """Indexes whose name other objects share (`Context.unpublished`): forbidden on a receiver named as a graph."""
 GRAPH_VALUES = {"commit", "committed_at", "mainline", "position", "honoured_commits", "nodes", "facts", "cohorts"}
