@@ -32,10 +32,11 @@ from typing import Any
 from kernelindex.registry import nodes as n
 from kernelindex.registry.cache_dir import cache_dir, make_folder
 from kernelindex.registry.cohorts import Primary, Ranked, RecordEvent, Trust
-from kernelindex.registry.graph import Cohort, Graph, Index, Mainline, RunFacts
+from kernelindex.registry.graph import Cohort, Graph, Index, Mainline
 from kernelindex.registry.kinds import KINDS
 from kernelindex.registry.lazymap import LazyMap, write_buckets
 from kernelindex.registry.members import LAYER_FROM
+from kernelindex.registry.run_facts import RunFacts
 from kernelindex.registry.run_indexes import RunIndexes
 from kernelindex.registry.snapshots import Publication, gc_paused
 from kernelindex.registry.store import GitStore
@@ -44,8 +45,8 @@ __all__ = ["cache_path", "code_fingerprint", "decode", "encode", "load_cache", "
 
 _FORMAT = 4  # 4: node class ids follow the kinds' specs (`_classes`)
 _DERIVING_MODULES = (
-    "nodes", "graph", "members", "cohorts", "snapshots", "validate", "graphcache", "lazymap", "kinds/__init__",
-    "kind_specs", "merges",
+    "nodes", "graph", "graph_cohort", "graph_derive", "graph_build", "graph_apply", "run_facts", "mainline",
+    "members", "cohorts", "snapshots", "validate", "graphcache", "lazymap", "kinds/__init__", "kind_specs", "merges",
 )  # fmt: skip
 _PRIMARY = n.Run._fields.index("primary")
 _new = tuple.__new__

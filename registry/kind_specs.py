@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kernelindex.registry.kinds.common import Strict
+    # pydantic's base, not `kinds.common.Strict`: the kinds package imports this module, and a model is only
+    # ever validated through it.
+    from pydantic import BaseModel
 
 __all__ = ["KINDS", "KIND_BY_FOLDER", "KindInfo", "KindSpec", "NodeField", "Reference", "register"]
 
@@ -102,7 +104,7 @@ class KindSpec:
         return self.label or self.name
 
     @property
-    def model(self) -> type[Strict]:
+    def model(self) -> type[BaseModel]:
         """The kind's pydantic model, imported when first needed: a server that only reads the registry never
         validates a manifest until a new head arrives (a server's memory holds no models)."""
         model = _MODELS.get(self.model_name)
@@ -117,7 +119,7 @@ class KindSpec:
 KindInfo = KindSpec
 """The older name of a kind's declaration."""
 
-_MODELS: dict[str, type[Strict]] = {}
+_MODELS: dict[str, type[BaseModel]] = {}
 
 
 def _ref(*path: str, to: tuple[str, ...]) -> Reference:

@@ -90,7 +90,7 @@ class Layered(Set[str]):
 Members = set[str] | Layered | tuple[str, ...]
 """An index's members under one key: a tuple in a built graph (`add_member`, `compact`), a set from the size at
 which a derived graph layers its changes over them (`LAYER_FROM`). Read members as a collection (iterate, `len`,
-`in`); a graph that changes them copies them first (`Graph._edit`)."""
+`in`); a graph that changes them copies them first (`kernelindex.registry.graph_apply.Delta`)."""
 
 
 def add_member(index: MutableMapping[str, Members], key: str, value: str) -> None:

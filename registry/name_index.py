@@ -1,6 +1,6 @@
 """A cold-built graph's name index (metadata.name -> digests), made from its nodes on first read.
 
-`Graph.take` recorded every node's name as it arrived: a hash of a fresh ~60-100 character string and an
+`ColdBuild.take` recorded every node's name as it arrived: a hash of a fresh ~60-100 character string and an
 insertion into a 215k-entry dict at 10x (85 ms, ~3% of the build's process), for an index a server reads
 by a few names per request, long after its start. Made from the nodes instead, in their order, it holds
 what `take` would have made: the digests of each name in the order their nodes came, a single digest as

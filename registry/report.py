@@ -22,6 +22,7 @@ from typing import Any
 
 from kernelindex.registry.cohorts import metric_key
 from kernelindex.registry.graph import Graph
+from kernelindex.registry.graph_apply import apply
 from kernelindex.registry.manifest import Manifest
 from kernelindex.registry.nodes import Run, Workload
 from kernelindex.registry.present import format_value
@@ -78,7 +79,8 @@ def pull_request_report(added: Sequence[Manifest], base: Graph, head: Graph, mer
     position = len(base.mainline.commits)
     mainline = base.mainline.extended([head.commit], [merged_at], [None])
     published: ChainMap[str, int] = ChainMap(dict.fromkeys(digests, position), dict(base.published_in))
-    merged = base.apply(
+    merged = apply(
+        base,
         head.commit,
         merged_at,
         mainline,

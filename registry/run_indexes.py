@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import ItemsView, Iterator, KeysView, Mapping, MutableMapping, ValuesView
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kernelindex.registry.members import Members, add_member, compact
 from kernelindex.registry.nodes import Node, Run
-
-if TYPE_CHECKING:
-    from kernelindex.registry.graph import RunFacts
+from kernelindex.registry.run_facts import RunFacts
 
 __all__ = ["FACT_INDEXES", "NODE_INDEXES", "RunIndexes"]
 

@@ -26,6 +26,8 @@ from kernelindex.registry.cat_file import CatFile
 from kernelindex.registry.decode import decode, decode_stream
 from kernelindex.registry.errors import RegistryError, RevisionNotFound
 from kernelindex.registry.graph import Graph, Mainline
+from kernelindex.registry.graph_apply import apply
+from kernelindex.registry.graph_build import ColdBuild
 from kernelindex.registry.integrity import (
     IntegrityCheck,
     IntegrityFailure,
@@ -165,7 +167,7 @@ def load_nodes(store: GitStore, entries: Sequence[Entry], blobs: Mapping[str, by
 
 def stream_nodes(store: GitStore, commit: str) -> Iterator[Node]:
     """Every manifest at `commit` as a node, while git is still reading the rest: every other kind
-    first, then the runs, so that a run's facts can be derived as it arrives (`Graph.take`).
+    first, then the runs, so that a run's facts can be derived as it arrives (`ColdBuild.take`).
     Equal titles and instants are one string, for this build only (`decode_stream`)."""
     # `chain` starts the runs' `git` pipeline once the first one is drained, as a loop would.
     return decode_stream(chain.from_iterable(store.manifests_with_bytes(commit, f) for f in _STREAM_ORDER))
@@ -218,8 +220,9 @@ def build_graph(
         worker = threading.Thread(target=replay_history, name="publication-replay", daemon=True)
         worker.start()
     with gc_paused():
-        graph = Graph.loading(commit, info.committer.time)
-        graph.take(stream_nodes(store, commit), derive_runs=True)
+        builder = ColdBuild(commit, info.committer.time)
+        builder.take(stream_nodes(store, commit), derive_runs=True)
+        graph = builder.graph
         if worker is not None:
             worker.join()
             found = replay[0]
@@ -229,7 +232,8 @@ def build_graph(
         assert publication is not None
         overlays = _overlays(graph)
         honoured = honour(overlay_commits(overlays, graph.nodes.get, publication)) if honour else frozenset()
-        graph.derive(publication.mainline, publication.mainline.positions.get(commit), publication.first, honoured)
+        position = publication.mainline.positions.get(commit)
+        graph = builder.derive(publication.mainline, position, publication.first, honoured)
     return graph, publication
 
 
@@ -266,8 +270,16 @@ def move_graph(
                 overlay_commits(candidates, lambda d: fresh.get(d) or graph.nodes.get(d), publication)
             )
         position = publication.mainline.positions.get(commit)
-        return graph.apply(
-            commit, info.committer.time, publication.mainline, position, added, removed, honoured, publication.first
+        return apply(
+            graph,
+            commit,
+            info.committer.time,
+            publication.mainline,
+            position,
+            added,
+            removed,
+            honoured,
+            publication.first,
         )
 
 

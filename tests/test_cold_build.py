@@ -1,7 +1,7 @@
 """The cold build (`snapshots.build_graph`: runs streamed last, each derived as it arrives, then
 only the runs that are unpublished, sourceless or overlaid revisited) makes the graph the
 reference path makes: every node parsed by orjson and extracted, taken in git's own order, then
-every run derived at once (`Graph.build`).
+every run derived at once (`graph_build.build`).
 
 On the embedded registry, on a governed registry whose history holds every lifecycle fact
 (signed and unsigned), at each of its commits and at a commit off main, and on registries whose
@@ -29,6 +29,8 @@ from signing import T0, Key, commit_raw
 from kernelindex import registry
 from kernelindex.registry.cohorts import Trust
 from kernelindex.registry.graph import Graph
+from kernelindex.registry.graph_build import build
+from kernelindex.registry.graph_derive import Derivation
 from kernelindex.registry.nodes import Run, extract
 from kernelindex.registry.signatures import POLICY_PATH, ssh_signer
 from kernelindex.registry.snapshots import Honour, Publication, build_graph, publication_of
@@ -38,13 +40,12 @@ from kernelindex.registry.store import MAIN
 def _reference(store: registry.GitStore, commit: str, publication: Publication, honour: Honour | None) -> Graph:
     """The graph of `commit` the plain way, from the same publication record and signatures."""
     nodes = [extract(k, d, o, orjson.loads(data)) for k, d, o, data in store.manifests_with_bytes(commit)]
-    graph = Graph.loading(commit, store.commit_info(commit).committer.time)
-    graph.take(nodes)
     overlays = [node.digest for node in nodes if node.kind in ("Retraction", "Supersession", "Verification")]
     commits = {publication.mainline.commits[publication.first[d]] for d in overlays if d in publication.first}
     honoured = honour(commits) if honour is not None else frozenset()
-    graph.derive(publication.mainline, publication.mainline.positions.get(commit), publication.first, honoured)
-    return graph
+    position = publication.mainline.positions.get(commit)
+    time = store.commit_info(commit).committer.time
+    return build(commit, time, publication.mainline, position, nodes, honoured, publication.first)
 
 
 def _same_as_reference(store: registry.GitStore, commit: str, honour: Honour | None = None) -> Graph:
@@ -198,9 +199,10 @@ def test_each_runs_static_facts_the_short_way_equal_the_long_way(embedded: regis
     assert head is not None
     graph, _ = build_graph(embedded, head)
     runs = [node for node in graph.nodes.values() if isinstance(node, Run)]
-    short = [graph._static_facts(run) for run in runs]  # the first of each cohort fills what the rest reuse
-    assert sum(1 for key in graph._memo if key[0] == "static") < len(runs) / 2  # most runs took the short way
-    long = [graph._static_facts_in_full(run, True) for run in runs]
+    derivation = Derivation(graph)
+    short = [derivation.static_facts(run) for run in runs]  # the first of each cohort fills what the rest reuse
+    assert sum(1 for key in derivation.memo if key[0] == "static") < len(runs) / 2  # most runs took the short way
+    long = [derivation.static_facts_in_full(run, True) for run in runs]
     assert short == long
     assert any(facts is not None and facts.warnings for facts in short)  # notes and mismatches compared too
 
@@ -217,7 +219,8 @@ def test_a_runs_note_is_kept_when_its_cohort_shares_the_rest(basic_store: regist
     head = commit_manifests(basic_store, noted, T0 + 60, source="importer")
     graph = _same_as_reference(basic_store, head)
     runs = [node for node in graph.nodes.values() if isinstance(node, Run)]
-    short = [graph._static_facts(run) for run in runs]
-    assert short == [graph._static_facts_in_full(run, True) for run in runs]
+    derivation = Derivation(graph)
+    short = [derivation.static_facts(run) for run in runs]
+    assert short == [derivation.static_facts_in_full(run, True) for run in runs]
     note = "primary statistic 'p95' is not reported; its value is the median"
     assert all(graph.facts[to_manifest(run).digest].warnings == (note,) for run in noted)

@@ -23,6 +23,7 @@ from helpers import (
 )
 
 from kernelindex import registry
+from kernelindex.registry import graph_apply
 from kernelindex.registry.graph import Graph
 from kernelindex.registry.nodes import Implementation, Run, extract
 from kernelindex.registry.snapshots import Publication, build_graph, move_graph, publication_of
@@ -202,7 +203,7 @@ def layering(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
     makes every collection count as big, so that small registries take the big-registry path."""
     if request.param == "layered":
         monkeypatch.setattr(registry.members, "LAYER_FROM", 1)
-        monkeypatch.setattr(registry.graph, "LAYER_FROM", 1)
+        monkeypatch.setattr(graph_apply, "LAYER_FROM", 1)
     return str(request.param)
 
 

@@ -1,8 +1,8 @@
-"""The name index a cold build makes on first read holds what `take` made as nodes arrived."""
+"""The name index a cold build makes on first read holds what `ColdBuild.take` made as nodes arrived."""
 
 from __future__ import annotations
 
-from kernelindex.registry.graph import Graph
+from kernelindex.registry.graph_build import ColdBuild
 from kernelindex.registry.name_index import NameIndex
 from kernelindex.registry.nodes import Operation
 
@@ -12,8 +12,9 @@ def _op(digest: str, name: str) -> Operation:
 
 
 def test_names_are_made_on_first_read_in_the_order_nodes_came() -> None:
-    graph = Graph.loading("c" * 40, 0)
-    graph.take([_op("sha256:b", "shared"), _op("sha256:a", "alone"), _op("sha256:c", "shared")])
+    builder = ColdBuild("c" * 40, 0)
+    graph = builder.graph
+    builder.take([_op("sha256:b", "shared"), _op("sha256:a", "alone"), _op("sha256:c", "shared")])
     assert isinstance(graph.names, NameIndex) and not graph.names.made
     assert graph.named("shared") == ("sha256:b", "sha256:c")  # as they came, not sorted
     assert graph.names.made
@@ -23,26 +24,29 @@ def test_names_are_made_on_first_read_in_the_order_nodes_came() -> None:
 def test_a_digest_taken_twice_names_as_take_always_did() -> None:
     """From the first digest met again, `take` keeps the index itself: the first node's name keeps
     the digest (the nodes alone, which keep the last node, could not say so), and so does the second's."""
-    graph = Graph.loading("c" * 40, 0)
-    graph.take([_op("sha256:a", "first"), _op("sha256:b", "other"), _op("sha256:a", "renamed")])
+    builder = ColdBuild("c" * 40, 0)
+    graph = builder.graph
+    builder.take([_op("sha256:a", "first"), _op("sha256:b", "other"), _op("sha256:a", "renamed")])
     assert dict(graph.names.items()) == {"first": "sha256:a", "other": "sha256:b", "renamed": "sha256:a"}
     again = _op("sha256:d", "twice")
-    graph.take([again, again])
+    builder.take([again, again])
     assert graph.named("twice") == ("sha256:d", "sha256:d")
 
 
 def test_take_after_a_read_keeps_the_index_current() -> None:
-    graph = Graph.loading("c" * 40, 0)
-    graph.take([_op("sha256:a", "one")])
+    builder = ColdBuild("c" * 40, 0)
+    graph = builder.graph
+    builder.take([_op("sha256:a", "one")])
     assert graph.named("one") == ("sha256:a",)
-    graph.take([_op("sha256:b", "one"), _op("sha256:c", "two")])
+    builder.take([_op("sha256:b", "one"), _op("sha256:c", "two")])
     assert dict(graph.names.items()) == {"one": ("sha256:a", "sha256:b"), "two": "sha256:c"}
 
 
 def test_taken_in_two_streams_before_a_read() -> None:
     """A cold build takes every other kind, then the runs: one index over both, made when read."""
-    graph = Graph.loading("c" * 40, 0)
-    graph.take([_op("sha256:a", "one")])
-    graph.take([_op("sha256:b", "one")])
+    builder = ColdBuild("c" * 40, 0)
+    graph = builder.graph
+    builder.take([_op("sha256:a", "one")])
+    builder.take([_op("sha256:b", "one")])
     assert isinstance(graph.names, NameIndex) and not graph.names.made
     assert graph.named("one") == ("sha256:a", "sha256:b")

@@ -38,6 +38,7 @@ from kernelindex import registry
 from kernelindex.registry import search, search_facets
 from kernelindex.registry.errors import SearchTooLarge
 from kernelindex.registry.graph import Graph
+from kernelindex.registry.graph_build import build
 from kernelindex.registry.search import MAX_QUERY_CHARS, MAX_TERMS, parse_query, search_cost, search_scored
 from kernelindex.registry.snapshots import Snapshots
 
@@ -138,7 +139,7 @@ def test_every_answer_is_the_reference_answer_on_the_embedded_registry(api: Runn
     assert len(queries) >= 120
     # A snapshot of its own, searched before and after it is prepared (every run's place known, every facet
     # built): the served one may be either by now.
-    fresh = Graph.build(graph.commit, graph.committed_at, graph.mainline, graph.position, graph.nodes.values())
+    fresh = build(graph.commit, graph.committed_at, graph.mainline, graph.position, graph.nodes.values())
     # The reference reads the graph, never the index, so its answers are computed once, before the preparation,
     # and both states of the index must give them (the reference is nearly all of this test's time).
     expected = {q: reference_search_runs(fresh, parse_query(q), document) for q in queries}
@@ -217,7 +218,7 @@ def test_small_answers_sort_as_before_once_every_place_is_known(small: tuple[Gra
     """Once a snapshot knows every run's place (a large answer, or `prepare`), small answers sort by it: the
     same order as by each run's (rank, newest, digest)."""
     graph, document = small
-    fresh = Graph.build(graph.commit, graph.committed_at, graph.mainline, graph.position, graph.nodes.values())
+    fresh = build(graph.commit, graph.committed_at, graph.mainline, graph.position, graph.nodes.values())
     queries = ["", *VOCABULARY, *(f"{a} {b}" for a in VOCABULARY[:12] for b in VOCABULARY[12:24])]
     before = [search_scored(fresh, parse_query(query), document) for query in queries]
     search.prepare(fresh, document)
@@ -308,7 +309,7 @@ def test_the_index_is_built_once_per_snapshot_and_reads_each_manifest_once(
     assert search._index_of(graph) is first
     assert reads and max(reads.values()) == 1
     # Another snapshot of the same registry reads nothing again: manifests are kept by blob id.
-    fresh = Graph.build(graph.commit, graph.committed_at, graph.mainline, graph.position, graph.nodes.values())
+    fresh = build(graph.commit, graph.committed_at, graph.mainline, graph.position, graph.nodes.values())
     search_scored(fresh, parse_query("dtype:bf16"), document)
     assert search._index_of(fresh) is not first and max(reads.values()) == 1
 
@@ -316,7 +317,7 @@ def test_the_index_is_built_once_per_snapshot_and_reads_each_manifest_once(
 def test_an_index_goes_with_its_snapshot(tmp_path: Path) -> None:
     snapshots = _small_registry(tmp_path / "manifests.git")
     graph = snapshots.head
-    fresh = Graph.build(graph.commit, graph.committed_at, graph.mainline, graph.position, graph.nodes.values())
+    fresh = build(graph.commit, graph.committed_at, graph.mainline, graph.position, graph.nodes.values())
     search_scored(fresh, parse_query("kernel"), lambda digest: {})
     held = len(search._INDEXES)
     del fresh

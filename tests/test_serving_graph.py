@@ -19,6 +19,7 @@ from helpers import EMBEDDED_REPO, TEST_DATA, TEST_TIME
 from kernelindex import registry
 from kernelindex.registry import serving as policy
 from kernelindex.registry.graph import Graph, Mainline
+from kernelindex.registry.graph_build import build
 from kernelindex.registry.graphcache import decode, encode
 from kernelindex.registry.nodes import ServingConfiguration, ServingRun, extract
 from kernelindex.registry.serving_graph import ConstraintRequest, ObjectiveRequest, ServingIndex, serving_index
@@ -199,9 +200,7 @@ def test_a_refresh_and_a_warm_start_give_the_same_index(
 def _graph(docs: list[dict[str, Any]], unpublished: frozenset[str] = frozenset()) -> Graph:
     nodes = [extract(d["kind"], registry.manifest_digest(d), f"oid-{i}", d) for i, d in enumerate(docs)]
     published = {n.digest: 0 for n in nodes if n.digest not in unpublished}
-    return Graph.build(
-        "c" * 40, TEST_TIME, Mainline.of(["c" * 40], [TEST_TIME], ["test"]), 0, nodes, published_in=published
-    )
+    return build("c" * 40, TEST_TIME, Mainline.of(["c" * 40], [TEST_TIME], ["test"]), 0, nodes, published_in=published)
 
 
 @pytest.fixture(scope="module")
