@@ -74,6 +74,20 @@ def serve(
             "Nothing is written beside the repository; caches older versions left there are ignored.",
         ),
     ] = None,
+    trusted_proxy: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A reverse proxy (address or CIDR, repeatable) whose --proxy-header names the client its budget is "
+            "kept for (default $KERNELINDEX_TRUSTED_PROXIES, comma-separated; none: each peer address is a client).",
+        ),
+    ] = None,
+    proxy_header: Annotated[
+        str | None,
+        typer.Option(
+            help="Where the trusted proxies report their client: x-forwarded-for (the default) or forwarded "
+            "(RFC 7239); the other header is never read.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the registry over HTTP: GraphQL at /graphql (GraphiQL in a browser), permalinks, /healthz."""
     import contextlib
@@ -115,6 +129,10 @@ def serve(
         # The mode is the process's and its children's (the schema picks its executor when it is imported): the
         # one variable this command writes into its own environment, for the workers it starts.
         chosen[PLAIN_VARIABLE] = os.environ[PLAIN_VARIABLE] = "1"
+    if trusted_proxy or settings.trusted_proxies:
+        chosen["KERNELINDEX_TRUSTED_PROXIES"] = ",".join(trusted_proxy or settings.trusted_proxies)
+    if proxy_header or settings.proxy_header != "x-forwarded-for":
+        chosen["KERNELINDEX_PROXY_HEADER"] = proxy_header or settings.proxy_header
     if cache_dir is not None or settings.cache_dir is not None:
         chosen["KERNELINDEX_CACHE_DIR"] = str((cache_dir or settings.cache_dir or Path()).resolve())
     # The options are the application's settings, read as the environment would give them. This process's
