@@ -38,6 +38,7 @@ from kernelindex.http.headers import SafeAnswers
 from kernelindex.http.limits import HeaderLimit
 from kernelindex.http.mcp_guard import McpGuard
 from kernelindex.http.mcp_lazy import LazyMCP
+from kernelindex.http.metering import Metering
 from kernelindex.http.requests import server_of
 from kernelindex.http.responses import error
 from kernelindex.service.server import Server, own_documents
@@ -98,6 +99,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
     else:
         # uvicorn's own protocol does not bound a request's headers (kernelindex.serving.wire does, in fast mode).
         middleware.insert(1, Middleware(HeaderLimit, max_bytes=server.settings.max_header_bytes))
+    # Outermost but the error handler, in both modes: whose budget a request spends, and the budget on its answer.
+    middleware.insert(0, Middleware(Metering, budgets=server.budgets, proxies=server.settings.proxies()))
     handlers: dict[Any, Any] = {
         404: _not_found,
         ClientDisconnect: _client_gone,

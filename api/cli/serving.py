@@ -81,6 +81,22 @@ def serve(
             "kept for (default $KERNELINDEX_TRUSTED_PROXIES, comma-separated; none: each peer address is a client).",
         ),
     ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Each client's budget of cost points: the most it may spend at once (default 500000, "
+            "$KERNELINDEX_BUDGET; 0: no budgets). A GraphQL query costs its estimated cost, a cached answer 1, "
+            "a page 5.",
+        ),
+    ] = None,
+    budget_rate: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001,
+            help="Cost points a client's budget regains each second (default 10000, $KERNELINDEX_BUDGET_RATE).",
+        ),
+    ] = None,
     proxy_header: Annotated[
         str | None,
         typer.Option(
@@ -133,6 +149,10 @@ def serve(
         chosen["KERNELINDEX_TRUSTED_PROXIES"] = ",".join(trusted_proxy or settings.trusted_proxies)
     if proxy_header or settings.proxy_header != "x-forwarded-for":
         chosen["KERNELINDEX_PROXY_HEADER"] = proxy_header or settings.proxy_header
+    if budget is not None:
+        chosen["KERNELINDEX_BUDGET"] = str(budget)
+    if budget_rate is not None:
+        chosen["KERNELINDEX_BUDGET_RATE"] = str(budget_rate)
     if cache_dir is not None or settings.cache_dir is not None:
         chosen["KERNELINDEX_CACHE_DIR"] = str((cache_dir or settings.cache_dir or Path()).resolve())
     # The options are the application's settings, read as the environment would give them. This process's

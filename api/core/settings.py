@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelindex.core.budgets import DEFAULT_CAPACITY, DEFAULT_RATE
 from kernelindex.core.clients import TrustedProxies
 from kernelindex.registry.embedded import EMBEDDED_REPO, PACKAGED_REPO
 
@@ -119,6 +120,9 @@ class Settings:
     # Peers whose forwarded header names the client (CIDRs), and that header (kernelindex.core.clients).
     trusted_proxies: tuple[str, ...] = ()
     proxy_header: str = "x-forwarded-for"
+    # Each client's budget of cost points (kernelindex.core.budgets): its size (0: no budgets) and refill a second.
+    budget: int = DEFAULT_CAPACITY
+    budget_rate: float = DEFAULT_RATE
 
     def trust_root_policy(self) -> bytes | None:
         """The bytes of the pinned trust root (an allowed-signers file), if one is configured.
@@ -215,6 +219,8 @@ class Settings:
             max_header_bytes=_integer(env, "KERNELINDEX_MAX_HEADER_BYTES", 32 * 1024, 1024, 2**30),
             trusted_proxies=_proxies(env),
             proxy_header=env.get("KERNELINDEX_PROXY_HEADER", "").strip().lower() or "x-forwarded-for",
+            budget=_integer(env, "KERNELINDEX_BUDGET", DEFAULT_CAPACITY, 0, 2**53),
+            budget_rate=_seconds(env, "KERNELINDEX_BUDGET_RATE", DEFAULT_RATE),
         )
 
     @property

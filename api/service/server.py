@@ -19,6 +19,7 @@ import anyio.to_thread
 import orjson
 
 from kernelindex import registry
+from kernelindex.core.budgets import Budgets, Policy
 from kernelindex.core.cache import ByteLRU, Representation
 from kernelindex.core.context import StoredObjects
 from kernelindex.core.graphql_http import PersistedQueries
@@ -81,6 +82,8 @@ class Server:
         # The trusted-documents rule, for every edge: /graphql, the pages, permalinks, /mcp.
         self.persisted = PersistedQueries(settings.trusted_documents())
         self.persisted.trust(own_documents(dossier, mcp_documents))
+        # Every client's budget of cost points (kernelindex.http.metering charges it); None: no budgets (`--budget 0`).
+        self.budgets = Budgets(Policy(settings.budget, settings.budget_rate)) if settings.budget > 0 else None
         self.quiet = threading.Event()  # set while no HTTP request is being answered (`in_flight`)
         self.in_flight = 0
         self.queries = QueryService(
