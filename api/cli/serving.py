@@ -97,6 +97,14 @@ def serve(
             help="Cost points a client's budget regains each second (default 10000, $KERNELINDEX_BUDGET_RATE).",
         ),
     ] = None,
+    access_log: Annotated[
+        bool,
+        typer.Option(
+            "--access-log",
+            help="Write one JSON line a request to stderr: time, client key, route family, method, status, cost, "
+            "cache, duration, commit; never a path, header or token (default off, $KERNELINDEX_ACCESS_LOG=1).",
+        ),
+    ] = False,
     proxy_header: Annotated[
         str | None,
         typer.Option(
@@ -149,6 +157,8 @@ def serve(
         chosen["KERNELINDEX_TRUSTED_PROXIES"] = ",".join(trusted_proxy or settings.trusted_proxies)
     if proxy_header or settings.proxy_header != "x-forwarded-for":
         chosen["KERNELINDEX_PROXY_HEADER"] = proxy_header or settings.proxy_header
+    if access_log or settings.access_log:
+        chosen["KERNELINDEX_ACCESS_LOG"] = "1"
     if budget is not None:
         chosen["KERNELINDEX_BUDGET"] = str(budget)
     if budget_rate is not None:
@@ -172,7 +182,16 @@ def serve(
     listening = Urls(f"http://{final.host}:{final.port}")  # where this process listens, for its first line
 
     if final.workers > 1:
+        import tempfile
+
         from kernelindex.app import WorkerConfig
+
+        if final.metrics_dir is None:
+            # The workers' metrics in one folder (prometheus_client's multiprocess mode, which it reads from the
+            # environment when imported): written here for the workers this process starts, as --plain is.
+            folder = tempfile.mkdtemp(prefix="kernelindex-metrics-")
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = chosen["PROMETHEUS_MULTIPROC_DIR"] = folder
+            final = Settings.from_env({**os.environ, **chosen})
 
         err(f"kernelindex: serving {served} on {listening.graphql()} ({final.workers} worker(s))")
         processes = WorkerConfig(final, **process.options(final))

@@ -123,6 +123,10 @@ class Settings:
     # Each client's budget of cost points (kernelindex.core.budgets): its size (0: no budgets) and refill a second.
     budget: int = DEFAULT_CAPACITY
     budget_rate: float = DEFAULT_RATE
+    access_log: bool = False  # one JSON line a request on stderr (kernelindex.http.observing)
+    # Where the workers of `serve --workers N` keep their metrics (prometheus_client's multiprocess mode): the folder
+    # `PROMETHEUS_MULTIPROC_DIR` names, which prometheus_client reads itself.
+    metrics_dir: Path | None = None
 
     def trust_root_policy(self) -> bytes | None:
         """The bytes of the pinned trust root (an allowed-signers file), if one is configured.
@@ -221,6 +225,8 @@ class Settings:
             proxy_header=env.get("KERNELINDEX_PROXY_HEADER", "").strip().lower() or "x-forwarded-for",
             budget=_integer(env, "KERNELINDEX_BUDGET", DEFAULT_CAPACITY, 0, 2**53),
             budget_rate=_seconds(env, "KERNELINDEX_BUDGET_RATE", DEFAULT_RATE),
+            access_log=env.get("KERNELINDEX_ACCESS_LOG", "") not in ("", "0"),
+            metrics_dir=Path(env["PROMETHEUS_MULTIPROC_DIR"]) if env.get("PROMETHEUS_MULTIPROC_DIR") else None,
         )
 
     @property

@@ -29,6 +29,7 @@ from kernelindex.core import compression
 from kernelindex.core import graphql_http as gh
 from kernelindex.core.budgets import CACHED_COST
 from kernelindex.core.cache import Representation
+from kernelindex.core.metrics import TRACE
 from kernelindex.core.urls import PATHS
 from kernelindex.http.graphql import MAX_BODY, answer_operation, cache_key, status_of, throttled, wants_graphiql
 from kernelindex.http.headers import ASGIApp, Message, Receive, Scope, Send, completed
@@ -139,6 +140,8 @@ class FastLane:
             self.hits += 1
             if account is not None and not account.charge(CACHED_COST):  # as answer_operation charges it
                 item = throttled(account, CACHED_COST, head.commit)
+            elif (trace := TRACE.get()) is not None:
+                trace.answered(True, CACHED_COST)
         await self._send(scope, headers, item, status_of(item, media), media, send)
         return True
 

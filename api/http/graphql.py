@@ -28,6 +28,7 @@ from kernelindex.core.codes import (
     THROTTLED,
 )
 from kernelindex.core.errors import code_of_class
+from kernelindex.core.metrics import TRACE, Trace
 from kernelindex.http.headers import GRAPHIQL_POLICY
 from kernelindex.http.metering import account_of
 from kernelindex.http.requests import not_ready, server_of
@@ -190,13 +191,16 @@ async def answer_operation(
     if isinstance(found, gh.Refusal):
         return found
     query, key = found
+    trace = TRACE.get()
     cached = server.responses.get(key)
     if cached is not None and cached.cost <= budget:
         if account is not None and not account.charge(CACHED_COST):
             return throttled(account, CACHED_COST, head.commit)
+        if trace is not None:
+            trace.answered(True, CACHED_COST)
         return cached
     if budget < LIMITS["max_cost"]:  # a batch's later operation: its own budget, its own execution
-        return await _execute(server, head, query, operation, key, budget, account)
+        return _traced(trace, await _execute(server, head, query, operation, key, budget, account))
     # The same request already executing (a burst of clients asking what nobody asked before) is waited
     # for, not executed again; its execution is a task of its own, so that no waiter's cancellation
     # (a client gone) cancels it for the others.
@@ -205,13 +209,22 @@ async def answer_operation(
         running = asyncio.ensure_future(_execute(server, head, query, operation, key, None, account))
         server.executing[key] = running
         running.add_done_callback(lambda _: server.executing.pop(key, None))
-        return await asyncio.shield(running)
+        return _traced(trace, await asyncio.shield(running))
     if account is not None and not account.charge(CACHED_COST):
         return throttled(account, CACHED_COST, head.commit)
     shared = await asyncio.shield(running)
     if shared.throttled or shared.personal:  # the other client's budget, or about the other client: our own
-        return await _execute(server, head, query, operation, key, None, account)
+        return _traced(trace, await _execute(server, head, query, operation, key, None, account))
+    if trace is not None:
+        trace.answered(True, CACHED_COST)
     return shared
+
+
+def _traced(trace: Trace | None, answer: Representation) -> Representation:
+    """An executed answer, counted in the request's trace (`kernelindex.core.metrics`) unless it was throttled."""
+    if trace is not None and not answer.throttled:
+        trace.answered(False, max(answer.cost, 1))
+    return answer
 
 
 def throttled(account: Account, cost: int, commit: str) -> Representation:

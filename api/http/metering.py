@@ -21,7 +21,7 @@ from kernelindex.core.urls import PATHS
 from kernelindex.http.headers import ASGIApp, Message, Receive, Scope, Send, completed
 from kernelindex.http.responses import error_body
 
-__all__ = ["ACCOUNT", "METERED", "Metering", "account_of", "route_family"]
+__all__ = ["ACCOUNT", "METERED", "Metering", "account_of", "client_of", "route_family"]
 
 ACCOUNT = "kernelindex.account"
 """The scope's key of a metered request's `Account`."""
@@ -31,7 +31,7 @@ the schemas) are free."""
 
 _FREE = (
     (PATHS["healthz"], "health"),
-    ("/metrics", "metrics"),
+    (PATHS["metrics"], "metrics"),
     (PATHS["static"] + "/", "static"),
     (PATHS["favicon"], "static"),
     (PATHS["robots_txt"], "static"),
@@ -71,6 +71,17 @@ def account_of(scope: MutableMapping[str, Any]) -> Account | None:
     return found
 
 
+def client_of(scope: Scope, proxies: TrustedProxies) -> str:
+    """A request's client key: its peer, or what a trusted proxy reports (`kernelindex.core.clients`)."""
+    client = scope.get("client")
+    peer = client[0] if client else None
+    reported: list[tuple[str, str]] = []
+    if proxies.networks:
+        wanted = proxies.header.encode("latin-1")
+        reported = [(proxies.header, v.decode("latin-1")) for n, v in scope["headers"] if n == wanted]
+    return client_key(peer, reported, proxies)
+
+
 class Metering:
     """ASGI middleware: a metered request's account in its scope, fixed costs charged, budget headers added."""
 
@@ -78,14 +89,13 @@ class Metering:
         self.app = app
         self.budgets = budgets
         self.proxies = proxies
-        self._header = proxies.header.encode("latin-1")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         budgets = self.budgets
         if scope["type"] != "http" or budgets is None or route_family(scope["path"]) not in METERED:
             await self.app(scope, receive, send)
             return
-        account = Account(budgets, self.key(scope))
+        account = Account(budgets, client_of(scope, self.proxies))
         scope[ACCOUNT] = account
         if route_family(scope["path"]) != "graphql" and not account.charge(FIXED_COST):
             await self._refuse(account, send)
@@ -97,15 +107,6 @@ class Metering:
             await send(message)
 
         await self.app(scope, receive, sent)
-
-    def key(self, scope: Scope) -> str:
-        """The client's key: its peer, or what a trusted proxy reports (`kernelindex.core.clients`)."""
-        client = scope.get("client")
-        peer = client[0] if client else None
-        reported: list[tuple[str, str]] = []
-        if self.proxies.networks:
-            reported = [(self.proxies.header, v.decode("latin-1")) for n, v in scope["headers"] if n == self._header]
-        return client_key(peer, reported, self.proxies)
 
     async def _refuse(self, account: Account, send: Send) -> None:
         seconds = account.status().retry_after

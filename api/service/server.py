@@ -19,6 +19,7 @@ import anyio.to_thread
 import orjson
 
 from kernelindex import registry
+from kernelindex.core import metrics
 from kernelindex.core.budgets import Budgets, Policy
 from kernelindex.core.cache import ByteLRU, Representation
 from kernelindex.core.context import StoredObjects
@@ -110,6 +111,7 @@ class Server:
         )
         self.graph_cache_path = cache_path(settings.repo_path, settings.cache_dir)  # the warm-start cache
         self.started = time.time()
+        self._observed: str | None = None  # the head `/metrics` was last told of
         self.ready = False
         self.load_error: str | None = None
         self.saved: str | None = None  # the commit the warm-start cache describes
@@ -274,7 +276,32 @@ class Server:
         threading.Thread(target=self._prepare_search, args=(head,), name="prepare-search", daemon=True).start()
 
     def refresh(self) -> registry.snapshots.HeadStatus:
-        return self.snapshots.refresh()
+        """Refresh from main (`Snapshots.refresh`), timed and counted for `/metrics`."""
+        started = time.perf_counter()
+        try:
+            status = self.snapshots.refresh()
+        except Exception:
+            metrics.REFRESH_FAILURES.inc()
+            raise
+        metrics.REFRESH_SECONDS.observe(time.perf_counter() - started)
+        self.observe_head()
+        return status
+
+    def served_commit(self) -> str | None:
+        """The commit of the served head (None while nothing is served)."""
+        return self.snapshots.status.serving
+
+    def observe_head(self) -> None:
+        """The served head's commit and time in `/metrics` (after a refresh, and when scraped)."""
+        if self.snapshots.status.serving is None:
+            return
+        head = self.snapshots.head
+        if head.commit != self._observed:
+            if self._observed is not None:
+                metrics.SNAPSHOT_COMMIT.labels(self._observed).set(0)
+            metrics.SNAPSHOT_COMMIT.labels(head.commit).set(1)
+            metrics.SNAPSHOT_COMMITTED.set(head.committed_at)
+            self._observed = head.commit
 
     async def refresh_async(self) -> registry.snapshots.HeadStatus:
         """Refresh in a worker thread, then wake the requests waiting for main to move (kernelindex.service.freshness);

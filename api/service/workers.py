@@ -13,8 +13,11 @@ import asyncio
 import contextlib
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from kernelindex.core.metrics import EXECUTOR_QUEUE, EXECUTOR_WAIT
 
 __all__ = ["Workers"]
 
@@ -46,11 +49,13 @@ class Workers:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
         self.busy += 1
+        EXECUTOR_QUEUE.inc()
         try:
-            self._queue.put((function, args, future, loop))
+            self._queue.put((function, args, future, loop, time.perf_counter()))
             return await future
         finally:
             self.busy -= 1
+            EXECUTOR_QUEUE.dec()
 
     def _start(self) -> None:
         with self._lock:
@@ -71,16 +76,17 @@ class Workers:
             item = self._queue.get()
             if item is _STOP:
                 return
-            function, args, future, loop = item
+            function, args, future, loop, queued = item
             if future.cancelled():
                 continue
+            EXECUTOR_WAIT.observe(time.perf_counter() - queued)
             try:
                 result = function(*args)
             except BaseException as exc:  # handed to the waiter, which raises it
                 _deliver(loop, future, None, exc)
             else:
                 _deliver(loop, future, result, None)
-            del item, function, args, future, loop
+            del item, function, args, future, loop, queued
 
 
 def _deliver(
