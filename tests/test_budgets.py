@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
 from kernelindex.core.budgets import MAX_CLIENTS, Account, Budgets, Policy
+from kernelindex.core.shared_budgets import SharedBudgets
 
 
 class Clock:
@@ -99,3 +101,33 @@ def test_memory_stays_bounded_after_100000_clients(clock: Clock) -> None:
     assert at_bound < bound * 400  # a few hundred bytes a bucket
     assert after < at_bound * 1.5  # 90,000 more clients: not 10 times as much, about the same
     assert MAX_CLIENTS * 400 < 32 * 1024 * 1024  # the default bound holds some MB, at most
+
+
+def test_workers_sharing_a_table_spend_one_budget(clock: Clock, tmp_path: Path) -> None:
+    """Two workers' views of one file (kernelindex.core.shared_budgets): what one charged, the other sees, exactly."""
+    one = SharedBudgets(tmp_path / "budgets", Policy(capacity=1000, rate=10), clock=clock)
+    two = SharedBudgets(tmp_path / "budgets", Policy(capacity=1000, rate=10), clock=clock)
+    try:
+        assert one.charge("ip:a", 600).granted
+        assert not two.charge("ip:a", 401).granted  # one point past what is left
+        assert two.charge("ip:a", 400).granted  # exactly what is left
+        assert not one.charge("ip:a", 1).granted
+        assert two.charge("ip:b", 1000).granted  # another client: its own budget
+        clock.now += 0.1
+        assert one.charge("ip:a", 1).granted and not two.charge("ip:a", 1).granted
+        clock.now += 200  # full again: its slot is free
+        assert len(one) == 0 and one.peek("ip:a").available == 1000
+    finally:
+        one.close()
+        two.close()
+
+
+def test_a_shared_table_is_bounded(clock: Clock, tmp_path: Path) -> None:
+    table = SharedBudgets(tmp_path / "budgets", Policy(capacity=1000, rate=0.001), clock=clock, slots=64)
+    try:
+        for n in range(1000):
+            assert table.charge(f"ip:{n}", 1).granted
+        assert len(table) <= 64
+        assert (tmp_path / "budgets").stat().st_size == 64 * 24
+    finally:
+        table.close()

@@ -186,12 +186,14 @@ def serve(
 
         from kernelindex.app import WorkerConfig
 
+        shared = Path(tempfile.mkdtemp(prefix="kernelindex-workers-"))
         if final.metrics_dir is None:
             # The workers' metrics in one folder (prometheus_client's multiprocess mode, which it reads from the
             # environment when imported): written here for the workers this process starts, as --plain is.
-            folder = tempfile.mkdtemp(prefix="kernelindex-metrics-")
-            os.environ["PROMETHEUS_MULTIPROC_DIR"] = chosen["PROMETHEUS_MULTIPROC_DIR"] = folder
-            final = Settings.from_env({**os.environ, **chosen})
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = chosen["PROMETHEUS_MULTIPROC_DIR"] = str(shared)
+        if final.budget_file is None:  # one budget a client, whichever worker answers it
+            chosen["KERNELINDEX_BUDGET_FILE"] = str(shared / "budgets")
+        final = Settings.from_env({**os.environ, **chosen})
 
         err(f"kernelindex: serving {served} on {listening.graphql()} ({final.workers} worker(s))")
         processes = WorkerConfig(final, **process.options(final))

@@ -123,6 +123,8 @@ class Settings:
     # Each client's budget of cost points (kernelindex.core.budgets): its size (0: no budgets) and refill a second.
     budget: int = DEFAULT_CAPACITY
     budget_rate: float = DEFAULT_RATE
+    # The budgets table the workers of `serve --workers N` share (kernelindex.core.shared_budgets); None: in memory.
+    budget_file: Path | None = None
     access_log: bool = False  # one JSON line a request on stderr (kernelindex.http.observing)
     # Where the workers of `serve --workers N` keep their metrics (prometheus_client's multiprocess mode): the folder
     # `PROMETHEUS_MULTIPROC_DIR` names, which prometheus_client reads itself.
@@ -225,6 +227,7 @@ class Settings:
             proxy_header=env.get("KERNELINDEX_PROXY_HEADER", "").strip().lower() or "x-forwarded-for",
             budget=_integer(env, "KERNELINDEX_BUDGET", DEFAULT_CAPACITY, 0, 2**53),
             budget_rate=_seconds(env, "KERNELINDEX_BUDGET_RATE", DEFAULT_RATE),
+            budget_file=Path(env["KERNELINDEX_BUDGET_FILE"]) if env.get("KERNELINDEX_BUDGET_FILE") else None,
             access_log=env.get("KERNELINDEX_ACCESS_LOG", "") not in ("", "0"),
             metrics_dir=Path(env["PROMETHEUS_MULTIPROC_DIR"]) if env.get("PROMETHEUS_MULTIPROC_DIR") else None,
         )

@@ -26,6 +26,7 @@ from kernelindex.core.context import StoredObjects
 from kernelindex.core.graphql_http import PersistedQueries
 from kernelindex.core.previews import Previews
 from kernelindex.core.settings import Settings
+from kernelindex.core.shared_budgets import SharedBudgets
 from kernelindex.core.urls import Urls
 from kernelindex.registry import search
 from kernelindex.registry.export_cache import ExportCache, exports_path
@@ -84,7 +85,11 @@ class Server:
         self.persisted = PersistedQueries(settings.trusted_documents())
         self.persisted.trust(own_documents(dossier, mcp_documents))
         # Every client's budget of cost points (kernelindex.http.metering charges it); None: no budgets (`--budget 0`).
-        self.budgets = Budgets(Policy(settings.budget, settings.budget_rate)) if settings.budget > 0 else None
+        # With several workers, one table they all map: a client's budget is spent once, not once a worker.
+        policy = Policy(settings.budget, settings.budget_rate)
+        self.budgets: Budgets | None = None
+        if settings.budget > 0:
+            self.budgets = SharedBudgets(settings.budget_file, policy) if settings.budget_file else Budgets(policy)
         self.quiet = threading.Event()  # set while no HTTP request is being answered (`in_flight`)
         self.in_flight = 0
         self.queries = QueryService(
