@@ -31,7 +31,7 @@ from kernelindex.registry.graph import Graph
 from kernelindex.registry.provenance import utc_instant
 from kernelindex.registry.snapshots import Snapshots
 from kernelindex.schema.root import Query, schema
-from kernelindex.service.workers import Workers
+from kernelindex.service.workers import CLIENT, Workers
 
 __all__ = ["EXECUTORS", "Answer", "NotPublished", "QueryService"]
 
@@ -248,7 +248,12 @@ class QueryService:
         try:
             # Never on the event loop, however quiet: an operation's cost bounds what it may do, not how long
             # the loop would be away (a first-time sort of every run is ~25 ms; a batch is several).
-            found = await self.workers.run(run)
+            # In the client's turn (`kernelindex.service.workers`): one client's backlog delays only that client.
+            turn = CLIENT.set(account.key if account is not None else None)
+            try:
+                found = await self.workers.run(run)
+            finally:
+                CLIENT.reset(turn)
             if context.throttled:
                 self.executions -= 1
                 self.throttled += 1
