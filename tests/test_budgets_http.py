@@ -5,8 +5,10 @@ boundary is exact: at the budget passes, one point past is refused. One server f
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,6 +17,7 @@ from helpers import EMBEDDED_REPO
 from server import Running, serve
 
 from kernelindex.core.budgets import FIXED_COST, Budgets
+from kernelindex.core.tokens import token_digest
 
 CAPACITY = 100_000
 RATE = 100.0
@@ -30,10 +33,27 @@ class Clock:
 CLOCK = Clock()
 
 
+TOKEN = "kx-mirror-0123456789abcdef"
+
+
+def write_tokens(path: Path, *entries: dict[str, object]) -> None:
+    path.write_bytes(json.dumps({"tokens": list(entries)}).encode())
+
+
 @pytest.fixture(scope="module")
-def api() -> Iterator[Running]:
+def tokens(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("tokens") / "tokens.json"
+    write_tokens(path, {"name": "mirror", "sha256": token_digest(TOKEN), "budget": 50_000, "rate": 10})
+    return path
+
+
+@pytest.fixture(scope="module")
+def api(tokens: Path) -> Iterator[Running]:
     # Peers at 127.0.0.1 are a trusted proxy; a client at 127.0.0.2 (loopback too, on Linux) is not.
-    with serve(EMBEDDED_REPO, budget=CAPACITY, budget_rate=RATE, trusted_proxies=("127.0.0.1/32",)) as running:
+    proxies = ("127.0.0.1/32",)
+    with serve(
+        EMBEDDED_REPO, budget=CAPACITY, budget_rate=RATE, tokens_path=tokens, trusted_proxies=proxies
+    ) as running:
         budgets(running).clock = CLOCK
         yield running
 
@@ -185,3 +205,18 @@ def test_a_page_spends_its_fixed_cost_and_is_refused_past_it(api: Running) -> No
     assert refused.json()["errors"][0]["extensions"]["code"] == "THROTTLED"
     assert "nosniff" in refused.headers["x-content-type-options"]
     assert api.client.get("/healthz", headers={"x-forwarded-for": "198.51.100.7"}).status_code == 200  # free
+
+
+def test_a_tokens_budget_applies_and_a_revoked_token_stops(api: Running, tokens: Path) -> None:
+    bearer = {"authorization": f"Bearer {TOKEN}", "x-forwarded-for": "198.51.100.8"}
+    answer = api.client.post("/graphql", json={"query": runs("token", 6)}, headers=bearer)
+    assert answer.status_code == 200
+    cost = answer.json()["extensions"]["cost"]["requested"]
+    assert answer.headers["ratelimit-policy"] == '"cost";q=50000;w=5000;qu="cost-points"'
+    assert rate_limit(answer)["r"] == 50_000 - cost
+    assert budgets(api).peek("ip:198.51.100.8").available == CAPACITY  # the address's own budget is untouched
+    unknown = api.client.post("/graphql", json={"query": "{ __typename }"}, headers={"authorization": "Bearer nope"})
+    assert unknown.status_code == 401 and unknown.json()["errors"][0]["extensions"]["code"] == "UNAUTHORIZED"
+    write_tokens(tokens)  # revoked: the file no longer lists it, and is read again at the next request
+    revoked = api.client.post("/graphql", json={"query": runs("token", 6)}, headers=bearer)
+    assert revoked.status_code == 401 and "revoked" in revoked.json()["errors"][0]["message"]

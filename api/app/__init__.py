@@ -103,7 +103,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     # Outermost but the error handler, in both modes: each request counted, timed and logged; then whose budget it
     # spends, and the budget on its answer.
     proxies = server.settings.proxies()
-    middleware.insert(0, Middleware(Metering, budgets=server.budgets, proxies=proxies))
+    middleware.insert(0, Middleware(Metering, budgets=server.budgets, proxies=proxies, tokens=server.tokens))
     middleware.insert(
         0, Middleware(Observing, commit=server.served_commit, proxies=proxies, access_log=server.settings.access_log)
     )

@@ -97,6 +97,14 @@ def serve(
             help="Cost points a client's budget regains each second (default 10000, $KERNELINDEX_BUDGET_RATE).",
         ),
     ] = None,
+    tokens: Annotated[
+        Path | None,
+        typer.Option(
+            dir_okay=False,
+            help="A JSON file of issued tokens' SHA-256 with their budgets, read again when it changes "
+            "(default $KERNELINDEX_TOKENS): `Authorization: Bearer` spends from the token's budget.",
+        ),
+    ] = None,
     access_log: Annotated[
         bool,
         typer.Option(
@@ -157,6 +165,8 @@ def serve(
         chosen["KERNELINDEX_TRUSTED_PROXIES"] = ",".join(trusted_proxy or settings.trusted_proxies)
     if proxy_header or settings.proxy_header != "x-forwarded-for":
         chosen["KERNELINDEX_PROXY_HEADER"] = proxy_header or settings.proxy_header
+    if tokens is not None or settings.tokens_path is not None:
+        chosen["KERNELINDEX_TOKENS"] = str((tokens or settings.tokens_path or Path()).resolve())
     if access_log or settings.access_log:
         chosen["KERNELINDEX_ACCESS_LOG"] = "1"
     if budget is not None:

@@ -125,6 +125,7 @@ class Settings:
     budget_rate: float = DEFAULT_RATE
     # The budgets table the workers of `serve --workers N` share (kernelindex.core.shared_budgets); None: in memory.
     budget_file: Path | None = None
+    tokens_path: Path | None = None  # hashed tokens with their budgets (kernelindex.core.tokens), read when it changes
     access_log: bool = False  # one JSON line a request on stderr (kernelindex.http.observing)
     # Where the workers of `serve --workers N` keep their metrics (prometheus_client's multiprocess mode): the folder
     # `PROMETHEUS_MULTIPROC_DIR` names, which prometheus_client reads itself.
@@ -228,6 +229,7 @@ class Settings:
             budget=_integer(env, "KERNELINDEX_BUDGET", DEFAULT_CAPACITY, 0, 2**53),
             budget_rate=_seconds(env, "KERNELINDEX_BUDGET_RATE", DEFAULT_RATE),
             budget_file=Path(env["KERNELINDEX_BUDGET_FILE"]) if env.get("KERNELINDEX_BUDGET_FILE") else None,
+            tokens_path=Path(env["KERNELINDEX_TOKENS"]) if env.get("KERNELINDEX_TOKENS") else None,
             access_log=env.get("KERNELINDEX_ACCESS_LOG", "") not in ("", "0"),
             metrics_dir=Path(env["PROMETHEUS_MULTIPROC_DIR"]) if env.get("PROMETHEUS_MULTIPROC_DIR") else None,
         )

@@ -27,6 +27,7 @@ from kernelindex.core.graphql_http import PersistedQueries
 from kernelindex.core.previews import Previews
 from kernelindex.core.settings import Settings
 from kernelindex.core.shared_budgets import SharedBudgets
+from kernelindex.core.tokens import Tokens
 from kernelindex.core.urls import Urls
 from kernelindex.registry import search
 from kernelindex.registry.export_cache import ExportCache, exports_path
@@ -90,6 +91,8 @@ class Server:
         self.budgets: Budgets | None = None
         if settings.budget > 0:
             self.budgets = SharedBudgets(settings.budget_file, policy) if settings.budget_file else Budgets(policy)
+        # The tokens an operator issued, with their budgets (`Authorization: Bearer`); None: no file.
+        self.tokens = Tokens(settings.tokens_path, policy) if settings.tokens_path else None
         self.quiet = threading.Event()  # set while no HTTP request is being answered (`in_flight`)
         self.in_flight = 0
         self.queries = QueryService(
