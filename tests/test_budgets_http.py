@@ -1,4 +1,4 @@
-"""Budgets over HTTP (issue 43): a client over its budget is answered 429, Retry-After and THROTTLED and nothing runs;
+"""Budgets over HTTP: a client over its budget is answered 429, Retry-After and THROTTLED and nothing runs;
 its budget refills on the (injected) clock; another client is unaffected; a forged X-Forwarded-For from an untrusted
 peer changes nothing and a trusted proxy's does; the headers and `rateLimit` agree with what was charged. Every
 boundary is exact: at the budget passes, one point past is refused. One server for the module."""

@@ -1,4 +1,4 @@
-"""Fair queuing in front of the executor (kernelindex.service.workers, issue 43): clients with work waiting are served
+"""Fair queuing in front of the executor (kernelindex.service.workers): clients with work waiting are served
 in turn, so a polite client's one query is not queued behind a greedy client's backlog."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What an operator reads (issue 43): `/metrics` parses as the Prometheus text format and its counters move with the
+"""What an operator reads: `/metrics` parses as the Prometheus text format and its counters move with the
 requests sent; the access log is one JSON object a request, and never carries a token."""
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ FAST = {
     "direct": True,
     "wire": True,
     "executor": "CompiledExecutor",
-    "middleware": ["Metering", "FastLane", "SafeAnswers", "CORSMiddleware"],  # Metering: both modes (issue 43)
+    "middleware": ["Observing", "Metering", "FastLane", "SafeAnswers", "CORSMiddleware"],  # Metering: both modes
     "protocol": "HttpProtocol",
 }
 PLAIN = {
@@ -56,7 +56,7 @@ PLAIN = {
     "direct": False,
     "wire": False,
     "executor": "StrawberryGraphQLCoreExecutionContext",  # strawberry's default
-    "middleware": ["Metering", "SafeAnswers", "HeaderLimit", "CORSMiddleware"],
+    "middleware": ["Observing", "Metering", "SafeAnswers", "HeaderLimit", "CORSMiddleware"],
     "protocol": None,
 }
 

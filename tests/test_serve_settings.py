@@ -152,7 +152,7 @@ def test_the_options_beat_the_environment(store: registry.GitStore) -> None:
         assert _refused("127.0.0.3", env_port)
         assert [line for line in _children(server.pid) if "spawn_main" in line] == []  # one worker: in-process
         assert client.get(f"/runs/{run}").headers["location"] == f"{BASE}/at/{head}/runs/{run}"
-        # The budget of the options (issue 43), kept for the client a trusted proxy names in `Forwarded`.
+        # The budget of the options, kept for the client a trusted proxy names in `Forwarded`.
         answer = client.post("/graphql", json={"query": "{ __typename }"}, headers={"forwarded": "for=192.0.2.1"})
         assert answer.headers["ratelimit-policy"] == '"cost";q=1234;w=177;qu="cost-points"'
         assert answer.headers["ratelimit"] == '"cost";r=1233;t=1'

@@ -1,4 +1,4 @@
-"""Cost budgets per client (issue 43): a token bucket of cost points for each client key, and one request's account.
+"""Cost budgets per client: a token bucket of cost points for each client key, and one request's account.
 
 A client's bucket holds at most `capacity` points and refills at `rate` points a second, continuously. A request is
 charged before it runs: a GraphQL operation its estimated cost (`kernelindex.engine.cost`, at least 1), a cached

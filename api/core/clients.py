@@ -1,4 +1,4 @@
-"""Who a client is: the key its budget is kept under (issue 43).
+"""Who a client is: the key its budget is kept under.
 
 By default a client is the address its connection comes from (the peer). Behind a reverse proxy every peer is the
 proxy, so an operator names the proxies it trusts (`KERNELINDEX_TRUSTED_PROXIES`, CIDRs): from those peers alone, the

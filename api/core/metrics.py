@@ -1,4 +1,4 @@
-"""What an operator's Prometheus reads (issue 43): every metric the server keeps, in one place, and their exposition.
+"""What an operator's Prometheus reads: every metric the server keeps, in one place, and their exposition.
 
 The metrics live in prometheus_client's default registry, one set a process. With several workers (`kernelindex serve
 --workers N`) the command gives them one folder (`PROMETHEUS_MULTIPROC_DIR`, set before they start: prometheus_client

@@ -1,4 +1,4 @@
-"""One budget per client across the workers of `kernelindex serve --workers N` (issue 43): a file-backed table.
+"""One budget per client across the workers of `kernelindex serve --workers N`: a file-backed table.
 
 Each worker maps the same file (`KERNELINDEX_BUDGET_FILE`, which `serve` makes for its workers) and charges through
 it, under an exclusive `flock` of the file (and a thread lock, since a `flock` does not exclude the threads of one

@@ -1,4 +1,4 @@
-"""Tokens an operator issues for heavier clients (frontends, mirrors), each with a budget of its own (issue 43).
+"""Tokens an operator issues for heavier clients (frontends, mirrors), each with a budget of its own.
 
 The file (`kernelindex serve --tokens FILE`, `KERNELINDEX_TOKENS`) holds no token, only the SHA-256 of each:
 

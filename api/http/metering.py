@@ -1,4 +1,4 @@
-"""Metering (issue 43): each request's client and its budget, charged and told on every answer that spends from it.
+"""Metering: each request's client and its budget, charged and told on every answer that spends from it.
 
 `Metering` is the outermost middleware but the error handler and the access log, in both modes. For a request of a
 metered route family (`METERED`) it works out who the client is (`kernelindex.core.clients`), puts the client's
@@ -32,6 +32,12 @@ METERED = frozenset({"graphql", "page", "feed", "badge", "mcp", "export"})
 """The route families that spend from a client's budget; the others (health, metrics, static files, the refresh hook,
 the schemas) are free."""
 
+
+def _folder(name: str) -> str:
+    """The first folder of a route's path (`/feeds/` of `/feeds/records.atom`)."""
+    return "/" + PATHS[name].split("/")[1] + "/"
+
+
 _FREE = (
     (PATHS["healthz"], "health"),
     (PATHS["metrics"], "metrics"),
@@ -39,14 +45,14 @@ _FREE = (
     (PATHS["favicon"], "static"),
     (PATHS["robots_txt"], "static"),
     (PATHS["schema_sdl"], "schema"),
-    ("/schemas/", "schema"),
-    ("/hooks/", "hook"),
+    (_folder("schema"), "schema"),
+    (_folder("refresh"), "hook"),
 )
 _PREFIXES = (
     (PATHS["graphql"], "graphql"),
     (PATHS["mcp"], "mcp"),
-    ("/feeds/", "feed"),
-    ("/badges/", "badge"),
+    (_folder("records_feed"), "feed"),
+    (_folder("run_badge"), "badge"),
     (PATHS["export"], "export"),
     (PATHS["exports"], "export"),
 )

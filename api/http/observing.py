@@ -1,4 +1,4 @@
-"""Every request counted, timed and (when asked for) logged as one JSON line (issue 43).
+"""Every request counted, timed and (when asked for) logged as one JSON line.
 
 `Observing` is the outermost middleware but the error handler: it sees each request's route family
 (`kernelindex.http.metering.route_family`), its status and its duration, and what the layers under it learned

@@ -31,11 +31,11 @@ CLIENT: contextvars.ContextVar[object] = contextvars.ContextVar("kernelindex_cli
 
 
 class Workers:
-    """`size` daemon threads, started on first use, taking work from a queue per client in turn (issue 43).
+    """`size` daemon threads, started on first use, taking work from a queue per client in turn.
 
     Each client (the key its budget is kept under; None for the server's own work) has a queue of its own, and the
     threads serve the clients with work waiting round-robin, one item each in turn, each client's in the order it
-    came: a client with one query waiting is not queued behind another's hundred (the fair queuing of issue 43).
+    came: a client with one query waiting is not queued behind another's hundred (the fair queuing).
     Work whose waiter was cancelled before a thread took it (a client gone) is skipped, not run."""
 
     def __init__(self, size: int, name: str = "kernelindex executor") -> None:

@@ -1,4 +1,4 @@
-"""`rateLimit`: the asking client's budget of cost points (issue 43; `kernelindex.core.budgets`), as GitHub's
+"""`rateLimit`: the asking client's budget of cost points (`kernelindex.core.budgets`), as GitHub's
 `rateLimit` and Shopify's `throttleStatus` tell theirs."""
 
 from __future__ import annotations
