@@ -67,7 +67,8 @@ def serve(
     port = listener.getsockname()[1]
     # The protocol `kernelindex serve` runs for these settings (uvicorn's own in plain mode).
     protocol = options(configured).get("http", "auto")
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", http=protocol))
+    # As `kernelindex serve` runs it (kernelindex.serving.process): uvicorn never rewrites the client's address.
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", http=protocol, proxy_headers=False))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 120

@@ -380,6 +380,10 @@ _REASONS = {
         "graphql: records, brotli",
         "page run: dossier, brotli",
     ),
+    "the schema gained `Query.rateLimit` and its `RateLimit` type (each client's budget of cost points)": (
+        "schema.graphql",
+        "schema.graphql: not modified",
+    ),
 }
 
 

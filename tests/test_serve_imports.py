@@ -20,10 +20,11 @@ from load import server_process
 
 from kernelindex import registry
 
-NOT_BEFORE_ASKED = ("PIL", "websockets", "urllib.request", "mcp", "typer", "pydantic", "kernelindex.cli")
+NOT_BEFORE_ASKED = ("PIL", "websockets", "mcp", "typer", "pydantic", "kernelindex.cli")
 """Modules that a serving process which has answered GraphQL, a page and its health has not imported: Pillow
-(preview images), a WebSocket library (no route is one), urllib's HTTP client (`--api` of the command line),
-the MCP SDK (the first /mcp request), and the command line's parser (typer; uvicorn brings click) and commands."""
+(preview images), a WebSocket library (no route is one), the MCP SDK (the first /mcp request), and the command
+line's parser (typer; uvicorn brings click) and commands. urllib's HTTP client is no longer among them:
+prometheus_client, which every server imports for /metrics, imports it (for its push gateway)."""
 
 BANNER = re.compile(r"^kernelindex: serving .* on http://\S+ \(SIGHUP: hand over\)$", re.MULTILINE)
 

@@ -142,14 +142,20 @@ def test_the_options_beat_the_environment(store: registry.GitStore) -> None:
         "KERNELINDEX_BASE_URL": "https://not-this.example.org",
         "KERNELINDEX_POLL_SECONDS": "3600",
         "KERNELINDEX_WATCH": "0",  # no inotify: only the poll can find the new head
+        "KERNELINDEX_BUDGET": "999",
     }
     args = ["--repo", str(store.path), "--host", "127.0.0.2", "--port", str(port), "--workers", "1"]
-    args += ["--base-url", BASE, "--poll", "0.2"]
+    args += ["--base-url", BASE, "--poll", "0.2", "--budget", "1234", "--budget-rate", "7"]
+    args += ["--trusted-proxy", "127.0.0.0/8", "--proxy-header", "forwarded"]
     run = digest_of(basic_scenario().runs[0])
     with _serving(args, env, url) as server, httpx.Client(base_url=url, timeout=30) as client:
         assert _refused("127.0.0.3", env_port)
         assert [line for line in _children(server.pid) if "spawn_main" in line] == []  # one worker: in-process
         assert client.get(f"/runs/{run}").headers["location"] == f"{BASE}/at/{head}/runs/{run}"
+        # The budget of the options, kept for the client a trusted proxy names in `Forwarded`.
+        answer = client.post("/graphql", json={"query": "{ __typename }"}, headers={"forwarded": "for=192.0.2.1"})
+        assert answer.headers["ratelimit-policy"] == '"cost";q=1234;w=177;qu="cost-points"'
+        assert answer.headers["ratelimit"] == '"cost";r=1233;t=1'
         newer = commit_manifests(store, [make_run(*_refs(), 5000, name="later")], when=1_700_003_600)
         deadline = time.monotonic() + 60
         while client.get("/healthz").json()["serving"] != newer:  # --poll 0.2, not the hour of the environment

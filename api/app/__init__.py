@@ -38,6 +38,8 @@ from kernelindex.http.headers import SafeAnswers
 from kernelindex.http.limits import HeaderLimit
 from kernelindex.http.mcp_guard import McpGuard
 from kernelindex.http.mcp_lazy import LazyMCP
+from kernelindex.http.metering import Metering
+from kernelindex.http.observing import ACCESS_LOG, Observing
 from kernelindex.http.requests import server_of
 from kernelindex.http.responses import error
 from kernelindex.service.server import Server, own_documents
@@ -98,6 +100,15 @@ def create_app(settings: Settings | None = None) -> Starlette:
     else:
         # uvicorn's own protocol does not bound a request's headers (kernelindex.serving.wire does, in fast mode).
         middleware.insert(1, Middleware(HeaderLimit, max_bytes=server.settings.max_header_bytes))
+    # Outermost but the error handler, in both modes: each request counted, timed and logged; then whose budget it
+    # spends, and the budget on its answer.
+    proxies = server.settings.proxies()
+    middleware.insert(0, Middleware(Metering, budgets=server.budgets, proxies=proxies, tokens=server.tokens))
+    middleware.insert(
+        0, Middleware(Observing, commit=server.served_commit, proxies=proxies, access_log=server.settings.access_log)
+    )
+    if server.settings.access_log:
+        _log_access()
     handlers: dict[Any, Any] = {
         404: _not_found,
         ClientDisconnect: _client_gone,
@@ -111,6 +122,17 @@ def create_app(settings: Settings | None = None) -> Starlette:
     application.router.redirect_slashes = False  # it builds Location from Host (see the module's docstring)
     application.state.server = server
     return application
+
+
+def _log_access() -> None:
+    """The access log's lines (`kernelindex.http.observing`) on stderr as they are: one JSON object a line."""
+    if ACCESS_LOG.handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    ACCESS_LOG.addHandler(handler)
+    ACCESS_LOG.setLevel(logging.INFO)
+    ACCESS_LOG.propagate = False
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:

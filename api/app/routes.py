@@ -16,7 +16,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp
 
 from kernelindex.core.urls import PATHS, PINNED, twin
-from kernelindex.http import graphql, json_feed, operations, permalinks, publishing, schemas
+from kernelindex.http import graphql, json_feed, metrics_route, operations, permalinks, publishing, schemas
 from kernelindex.http.responses import Files
 from kernelindex.web import (
     card_pages,
@@ -70,6 +70,7 @@ def routes(mcp: ASGIApp) -> list[BaseRoute]:
         _head("schema_sdl", graphql.sdl),
         _head("graphiql_asset", graphql.asset),
         _head("healthz", operations.healthz),
+        _head("metrics", metrics_route.endpoint),
         _head("refresh", operations.refresh, ["POST"]),
         # Pages: the home page's JSON twin and pinned forms (a pinned home page is `/at/{commit}`).
         Route(twin(PATHS["home"]), catalog_pages.home, methods=["GET"], name="home_json"),

@@ -74,6 +74,52 @@ def serve(
             "Nothing is written beside the repository; caches older versions left there are ignored.",
         ),
     ] = None,
+    trusted_proxy: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A reverse proxy (address or CIDR, repeatable) whose --proxy-header names the client its budget is "
+            "kept for (default $KERNELINDEX_TRUSTED_PROXIES, comma-separated; none: each peer address is a client).",
+        ),
+    ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Each client's budget of cost points: the most it may spend at once (default 500000, "
+            "$KERNELINDEX_BUDGET; 0: no budgets). A GraphQL query costs its estimated cost, a cached answer 1, "
+            "a page 5.",
+        ),
+    ] = None,
+    budget_rate: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001,
+            help="Cost points a client's budget regains each second (default 10000, $KERNELINDEX_BUDGET_RATE).",
+        ),
+    ] = None,
+    tokens: Annotated[
+        Path | None,
+        typer.Option(
+            dir_okay=False,
+            help="A JSON file of issued tokens' SHA-256 with their budgets, read again when it changes "
+            "(default $KERNELINDEX_TOKENS): `Authorization: Bearer` spends from the token's budget.",
+        ),
+    ] = None,
+    access_log: Annotated[
+        bool,
+        typer.Option(
+            "--access-log",
+            help="Write one JSON line a request to stderr: time, client key, route family, method, status, cost, "
+            "cache, duration, commit; never a path, header or token (default off, $KERNELINDEX_ACCESS_LOG=1).",
+        ),
+    ] = False,
+    proxy_header: Annotated[
+        str | None,
+        typer.Option(
+            help="Where the trusted proxies report their client: x-forwarded-for (the default) or forwarded "
+            "(RFC 7239); the other header is never read.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the registry over HTTP: GraphQL at /graphql (GraphiQL in a browser), permalinks, /healthz."""
     import contextlib
@@ -115,6 +161,18 @@ def serve(
         # The mode is the process's and its children's (the schema picks its executor when it is imported): the
         # one variable this command writes into its own environment, for the workers it starts.
         chosen[PLAIN_VARIABLE] = os.environ[PLAIN_VARIABLE] = "1"
+    if trusted_proxy or settings.trusted_proxies:
+        chosen["KERNELINDEX_TRUSTED_PROXIES"] = ",".join(trusted_proxy or settings.trusted_proxies)
+    if proxy_header or settings.proxy_header != "x-forwarded-for":
+        chosen["KERNELINDEX_PROXY_HEADER"] = proxy_header or settings.proxy_header
+    if tokens is not None or settings.tokens_path is not None:
+        chosen["KERNELINDEX_TOKENS"] = str((tokens or settings.tokens_path or Path()).resolve())
+    if access_log or settings.access_log:
+        chosen["KERNELINDEX_ACCESS_LOG"] = "1"
+    if budget is not None:
+        chosen["KERNELINDEX_BUDGET"] = str(budget)
+    if budget_rate is not None:
+        chosen["KERNELINDEX_BUDGET_RATE"] = str(budget_rate)
     if cache_dir is not None or settings.cache_dir is not None:
         chosen["KERNELINDEX_CACHE_DIR"] = str((cache_dir or settings.cache_dir or Path()).resolve())
     # The options are the application's settings, read as the environment would give them. This process's
@@ -134,7 +192,18 @@ def serve(
     listening = Urls(f"http://{final.host}:{final.port}")  # where this process listens, for its first line
 
     if final.workers > 1:
+        import tempfile
+
         from kernelindex.app import WorkerConfig
+
+        shared = Path(tempfile.mkdtemp(prefix="kernelindex-workers-"))
+        if final.metrics_dir is None:
+            # The workers' metrics in one folder (prometheus_client's multiprocess mode, which it reads from the
+            # environment when imported): written here for the workers this process starts, as --plain is.
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = chosen["PROMETHEUS_MULTIPROC_DIR"] = str(shared)
+        if final.budget_file is None:  # one budget a client, whichever worker answers it
+            chosen["KERNELINDEX_BUDGET_FILE"] = str(shared / "budgets")
+        final = Settings.from_env({**os.environ, **chosen})
 
         err(f"kernelindex: serving {served} on {listening.graphql()} ({final.workers} worker(s))")
         processes = WorkerConfig(final, **process.options(final))

@@ -125,7 +125,9 @@ class Representation:
     coded forms once asked for (`encodings`). `key` is its place in a response cache, if it has one.
 
     A GraphQL answer also keeps `request_error` (it never ran: 400 to clients of
-    application/graphql-response+json) and `cost` (what it was charged, against a batch's budget).
+    application/graphql-response+json) and `cost` (what it was charged, against a batch's budget); `throttled`: the
+    client's budget refused it (429, never kept); `personal`: it tells one client about itself (`rateLimit`), so it
+    is never kept or shared with another.
     `wire` keeps the fast lane's finished header lists (`kernelindex.http.fastlane`).
     """
 
@@ -137,9 +139,11 @@ class Representation:
         "headers",
         "key",
         "media_type",
+        "personal",
         "request_error",
         "sent",
         "status",
+        "throttled",
         "wire",
         "wire_bytes",
     )
@@ -153,12 +157,16 @@ class Representation:
         status: int = 200,
         request_error: bool = False,
         cost: int = 0,
+        throttled: bool = False,
+        personal: bool = False,
     ) -> None:
         self.body = exact(body)  # orjson's answers keep the buffer they grew in: 4 KB for a 75-byte body
         self.media_type = media_type
         self.status = status
         self.request_error = request_error
         self.cost = cost
+        self.throttled = throttled
+        self.personal = personal
         self.etag = entity_tag(body)
         self.headers = {**(headers or {}), "etag": self.etag}
         self.encodings = Encodings()

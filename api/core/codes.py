@@ -39,6 +39,7 @@ __all__ = [
     "REVISION_NOT_FOUND",
     "SEARCH_TOO_LARGE",
     "STORE_CORRUPT",
+    "THROTTLED",
     "TOO_MANY_TOKENS",
     "TOO_MANY_VALIDATION_ERRORS",
     "UNAUTHORIZED",
@@ -81,6 +82,7 @@ UNAUTHORIZED = "UNAUTHORIZED"
 ORIGIN_NOT_ALLOWED = "ORIGIN_NOT_ALLOWED"
 HOST_NOT_ALLOWED = "HOST_NOT_ALLOWED"
 HOOK_DISABLED = "HOOK_DISABLED"
+THROTTLED = "THROTTLED"
 SEARCH_TOO_LARGE = "SEARCH_TOO_LARGE"  # kernelindex.registry.SearchTooLarge, by its class name; the pages name it too
 
 CODES = {
@@ -116,6 +118,7 @@ CODES = {
     PERSISTED_QUERY_NOT_ALLOWED: "a document that is not on the server's allow-list (403)",
     PERSISTED_QUERY_NOT_SUPPORTED: "a persisted query protocol version other than 1",
     NOT_FOUND: "nothing at this URL (a page's subject, a sitemap, a GraphiQL asset)",
+    THROTTLED: "the client's budget of cost points cannot pay for this request: nothing ran (429 with Retry-After)",
     NOT_READY: "the registry is loading, or has no valid head to serve (503)",
     NO_BASE_URL: "a sitemap without a configured base URL",
     UNAUTHORIZED: "the refresh hook without its secret (401)",

@@ -13,6 +13,7 @@ from typing import Any, TypeVar, cast
 import orjson
 
 from kernelindex import registry
+from kernelindex.core.budgets import Account
 from kernelindex.core.cache import ByteLRU
 from kernelindex.core.footprint import footprint
 from kernelindex.core.previews import Previews
@@ -133,6 +134,11 @@ class Context:
     used_head: bool = False  # something was answered for "the head of main", which moves
     unpublished: bool = False  # a pinned commit is not in main's history: main may still change the answer
     cost_budget: int | None = None  # what is left of a batch's cost limit, when this operation is in one
+    # The client's budget (kernelindex.core.budgets), charged the operation's cost before it runs; None: not metered
+    # (the CLI, MCP over stdio, budgets off).
+    account: Account | None = None
+    throttled: bool = False  # the account could not pay: nothing ran
+    personal: bool = False  # the answer tells this client about itself (`rateLimit`): never cached, never shared
     # Response paths of root fields that answer a pinned commit (`registry(at:)`, `node(id:)` with a pinned
     # id): objects under them get pinned ids (`kernelindex.schema.types.identity`).
     pinned_paths: set[tuple[str | int, ...]] = field(default_factory=set)

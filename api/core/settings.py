@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelindex.core.budgets import DEFAULT_CAPACITY, DEFAULT_RATE
+from kernelindex.core.clients import TrustedProxies
 from kernelindex.registry.embedded import EMBEDDED_REPO, PACKAGED_REPO
 
 __all__ = [
@@ -115,6 +117,19 @@ class Settings:
     # How long a connection may take to send a request's headers, from when it waits for one (api/serving/wire.py).
     header_timeout: float = 10.0
     max_header_bytes: int = 32 * 1024  # a request's header names and values, summed: one byte more is a 431
+    # Peers whose forwarded header names the client (CIDRs), and that header (kernelindex.core.clients).
+    trusted_proxies: tuple[str, ...] = ()
+    proxy_header: str = "x-forwarded-for"
+    # Each client's budget of cost points (kernelindex.core.budgets): its size (0: no budgets) and refill a second.
+    budget: int = DEFAULT_CAPACITY
+    budget_rate: float = DEFAULT_RATE
+    # The budgets table the workers of `serve --workers N` share (kernelindex.core.shared_budgets); None: in memory.
+    budget_file: Path | None = None
+    tokens_path: Path | None = None  # hashed tokens with their budgets (kernelindex.core.tokens), read when it changes
+    access_log: bool = False  # one JSON line a request on stderr (kernelindex.http.observing)
+    # Where the workers of `serve --workers N` keep their metrics (prometheus_client's multiprocess mode): the folder
+    # `PROMETHEUS_MULTIPROC_DIR` names, which prometheus_client reads itself.
+    metrics_dir: Path | None = None
 
     def trust_root_policy(self) -> bytes | None:
         """The bytes of the pinned trust root (an allowed-signers file), if one is configured.
@@ -128,6 +143,14 @@ class Settings:
             return self.trust_root.read_bytes()
         except OSError as exc:
             raise ValueError(f"KERNELINDEX_TRUST_ROOT: cannot read {self.trust_root}: {exc.strerror}") from None
+
+    def proxies(self) -> TrustedProxies:
+        """The trusted proxies, parsed (`from_env` has checked them).
+
+        Raises:
+            ValueError: a CIDR that is not one, or a header that is neither `X-Forwarded-For` nor `Forwarded`.
+        """
+        return TrustedProxies.parse(self.trusted_proxies, self.proxy_header)
 
     def trusted_documents(self) -> dict[str, str] | None:
         """The allow-list of documents (sha256 -> text) when one is configured: then only they run.
@@ -201,6 +224,14 @@ class Settings:
             allowed_hosts=_listed(env, "KERNELINDEX_ALLOWED_HOSTS"),
             header_timeout=_seconds(env, "KERNELINDEX_HEADER_TIMEOUT", 10.0),
             max_header_bytes=_integer(env, "KERNELINDEX_MAX_HEADER_BYTES", 32 * 1024, 1024, 2**30),
+            trusted_proxies=_proxies(env),
+            proxy_header=env.get("KERNELINDEX_PROXY_HEADER", "").strip().lower() or "x-forwarded-for",
+            budget=_integer(env, "KERNELINDEX_BUDGET", DEFAULT_CAPACITY, 0, 2**53),
+            budget_rate=_seconds(env, "KERNELINDEX_BUDGET_RATE", DEFAULT_RATE),
+            budget_file=Path(env["KERNELINDEX_BUDGET_FILE"]) if env.get("KERNELINDEX_BUDGET_FILE") else None,
+            tokens_path=Path(env["KERNELINDEX_TOKENS"]) if env.get("KERNELINDEX_TOKENS") else None,
+            access_log=env.get("KERNELINDEX_ACCESS_LOG", "") not in ("", "0"),
+            metrics_dir=Path(env["PROMETHEUS_MULTIPROC_DIR"]) if env.get("PROMETHEUS_MULTIPROC_DIR") else None,
         )
 
     @property
@@ -219,6 +250,17 @@ def _folder(env: Mapping[str, str], name: str) -> Path | None:
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"{name}={text!r}: expected a folder, and this path is something else")
     return folder
+
+
+def _proxies(env: Mapping[str, str]) -> tuple[str, ...]:
+    """`KERNELINDEX_TRUSTED_PROXIES`, checked with `KERNELINDEX_PROXY_HEADER` (a bad one fails at start, not later)."""
+    cidrs = _listed(env, "KERNELINDEX_TRUSTED_PROXIES")
+    header = env.get("KERNELINDEX_PROXY_HEADER", "").strip() or "x-forwarded-for"
+    try:
+        TrustedProxies.parse(cidrs, header)
+    except ValueError as exc:
+        raise ValueError(f"KERNELINDEX_TRUSTED_PROXIES / KERNELINDEX_PROXY_HEADER: {exc}") from None
+    return cidrs
 
 
 def _listed(env: Mapping[str, str], name: str) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ PATHS = {
     "graphiql_asset": "/static/graphiql/{version}/{name}",
     "static": "/static",
     "healthz": "/healthz",
+    "metrics": "/metrics",  # Prometheus's
     "refresh": "/hooks/refresh",
     "mcp": "/mcp",
     # Permalinks: a manifest and a run (its page for a browser, its dossier for a client), pinned.

@@ -28,12 +28,12 @@ from graphql import (
 from strawberry.extensions import SchemaExtension
 
 from kernelindex.core.cache import ByteLRU
-from kernelindex.core.codes import SEARCH_TOO_LARGE
+from kernelindex.core.codes import SEARCH_TOO_LARGE, THROTTLED
 from kernelindex.core.errors import coded
 from kernelindex.engine.cost import CostModel, estimate
 from kernelindex.registry.errors import SearchTooLarge
 
-__all__ = ["TOKEN_BYTES", "CostLimit", "DocumentCache", "ParsedDocument", "document_weight"]
+__all__ = ["TOKEN_BYTES", "CostLimit", "DocumentCache", "ParsedDocument", "charge", "document_weight"]
 
 TOKEN_BYTES = 640
 """What one token of a parsed document holds in memory: its token object and its share of the AST
@@ -99,6 +99,24 @@ class DocumentCache(SchemaExtension):
         yield
 
 
+def charge(context: Any, cost: int, limit: int) -> ExecutionResult | None:
+    """Charge an operation's estimated `cost` (at least 1) to the client's budget before it runs
+    (`kernelindex.core.budgets`): None when it was paid (or nothing is metered), else the answer that refuses it,
+    `THROTTLED`, with the budget in `extensions.cost.throttleStatus`. Both executors call this at the same point:
+    after the cost limit, before the first resolver."""
+    account = getattr(context, "account", None)
+    if account is None or account.charge(max(cost, 1)):
+        return None
+    context.throttled = True
+    seconds = account.status().retry_after
+    report = {"requested": cost, "limit": limit, "throttleStatus": account.throttle_status()}
+    message = (
+        f"throttled: this query costs {cost:,} points and your budget holds "
+        f"{report['throttleStatus']['currentlyAvailable']:,}; retry in {seconds} s, or ask for less"
+    )
+    return ExecutionResult(data=None, errors=[coded(message, THROTTLED)], extensions={"cost": report})
+
+
 class CostLimit(SchemaExtension):
     """Refuse an operation whose estimated cost (`kernelindex.engine.cost`) is over `limit`, or that searches for a
     query
@@ -109,6 +127,7 @@ class CostLimit(SchemaExtension):
         self._limit = limit
         self._model = model
         self._cost: int | None = None
+        self._throttled: dict[str, Any] | None = None  # the report of a throttled operation (`charge`)
 
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
@@ -144,10 +163,17 @@ class CostLimit(SchemaExtension):
                             )
                         ],
                     )
+                else:
+                    refused = charge(context.context, self._cost, self._limit)
+                    if refused is not None:
+                        self._throttled = (refused.extensions or {}).get("cost")
+                        context.result = refused
         yield
 
     def _report(self) -> dict[str, int | None]:
         return {"requested": self._cost, "limit": self._limit}
 
     def get_results(self) -> dict[str, Any]:
+        if self._throttled is not None:
+            return {"cost": self._throttled}
         return {"cost": self._report()} if self._cost is not None else {}

@@ -27,10 +27,13 @@ from starlette.middleware.cors import CORSMiddleware
 
 from kernelindex.core import compression
 from kernelindex.core import graphql_http as gh
+from kernelindex.core.budgets import CACHED_COST
 from kernelindex.core.cache import Representation
+from kernelindex.core.metrics import TRACE
 from kernelindex.core.urls import PATHS
-from kernelindex.http.graphql import MAX_BODY, answer_operation, cache_key, wants_graphiql
+from kernelindex.http.graphql import MAX_BODY, answer_operation, cache_key, status_of, throttled, wants_graphiql
 from kernelindex.http.headers import ASGIApp, Message, Receive, Scope, Send, completed
+from kernelindex.http.metering import account_of
 from kernelindex.http.responses import VARY
 from kernelindex.schema.root import LIMITS
 from kernelindex.service.server import Server
@@ -121,11 +124,12 @@ class FastLane:
         item = server.responses.get(keyed[1], count_miss=False)
         if item is not None and item.cost > LIMITS["max_cost"]:
             return False
+        account = account_of(scope)
         if item is None:
             if not self.executes:
                 return False
             try:
-                found = await answer_operation(server, head, operation, LIMITS["max_cost"])
+                found = await answer_operation(server, head, operation, LIMITS["max_cost"], account)
             except Exception:
                 return False
             if isinstance(found, gh.Refusal):
@@ -134,8 +138,11 @@ class FastLane:
             self.executed += 1
         else:
             self.hits += 1
-        status = 400 if item.request_error and media == gh.GRAPHQL_RESPONSE else 200
-        await self._send(scope, headers, item, status, media, send)
+            if account is not None and not account.charge(CACHED_COST):  # as answer_operation charges it
+                item = throttled(account, CACHED_COST, head.commit)
+            elif (trace := TRACE.get()) is not None:
+                trace.answered(True, CACHED_COST)
+        await self._send(scope, headers, item, status_of(item, media), media, send)
         return True
 
     async def _send(

@@ -17,10 +17,20 @@ from starlette.responses import Response
 
 from kernelindex import registry
 from kernelindex.core import graphql_http as gh
+from kernelindex.core.budgets import CACHED_COST, Account
 from kernelindex.core.cache import IMMUTABLE, REVALIDATE, Representation, entity_tag
-from kernelindex.core.codes import BAD_REQUEST, COMMIT_NOT_YET_AVAILABLE, NOT_ACCEPTABLE, NOT_FOUND, QUERY_TOO_LARGE
+from kernelindex.core.codes import (
+    BAD_REQUEST,
+    COMMIT_NOT_YET_AVAILABLE,
+    NOT_ACCEPTABLE,
+    NOT_FOUND,
+    QUERY_TOO_LARGE,
+    THROTTLED,
+)
 from kernelindex.core.errors import code_of_class
+from kernelindex.core.metrics import TRACE, Trace
 from kernelindex.http.headers import GRAPHIQL_POLICY
+from kernelindex.http.metering import account_of
 from kernelindex.http.requests import not_ready, server_of
 from kernelindex.http.responses import VARY, error, error_body, finish, send
 from kernelindex.registry.graph import Graph
@@ -29,7 +39,18 @@ from kernelindex.service import freshness
 from kernelindex.service.queries import Answer
 from kernelindex.service.server import Server
 
-__all__ = ["MAX_BODY", "answer_operation", "asset", "cache_key", "endpoint", "request_digest", "sdl", "wants_graphiql"]
+__all__ = [
+    "MAX_BODY",
+    "answer_operation",
+    "asset",
+    "cache_key",
+    "endpoint",
+    "request_digest",
+    "sdl",
+    "status_of",
+    "throttled",
+    "wants_graphiql",
+]
 
 MAX_BODY = 2 * LIMITS["max_query_bytes"]
 """A request body's limit: a query at its limit, and as much again for its variables."""
@@ -65,27 +86,41 @@ async def endpoint(request: Request) -> Response:
     if behind is not None:
         return behind
     head = server.snapshots.head
+    account = account_of(request.scope)
     if isinstance(parsed, gh.Operation):
-        answer = await answer_operation(server, head, parsed, LIMITS["max_cost"])
+        answer = await answer_operation(server, head, parsed, LIMITS["max_cost"], account)
         if isinstance(answer, gh.Refusal):
             return _refused(answer, media)
-        status = 400 if answer.request_error and media == gh.GRAPHQL_RESPONSE else 200
-        return send(request, answer, status, media, server.responses)
+        return send(request, answer, status_of(answer, media), media, server.responses)
     # A batch: answered as an array, in order; together its operations get one operation's cost limit.
     parts: list[bytes] = []
     immutable = True
+    throttled: Representation | None = None
     budget = LIMITS["max_cost"]
     for operation in parsed:
-        answer = await answer_operation(server, head, operation, budget)
+        answer = await answer_operation(server, head, operation, budget, account)
         if isinstance(answer, gh.Refusal):
             parts.append(error_body(answer.message, answer.code))
             immutable = False
             continue
+        throttled = answer if answer.throttled else throttled
         budget = max(budget - answer.cost, 0)
         parts.append(answer.body)
-        immutable = immutable and answer.headers["cache-control"] == IMMUTABLE
+        immutable = immutable and answer.headers["cache-control"] == IMMUTABLE and not answer.personal
     batch = _representation(b"[" + b",".join(parts) + b"]", immutable, head.commit)
+    if throttled is not None:  # an operation the budget refused: the batch says when to retry, and is not kept
+        batch.headers.update(throttled.headers)
+        batch.headers["etag"] = batch.etag
+        return send(request, batch, 429, media)
     return send(request, batch, 200, media)
+
+
+def status_of(answer: Representation, media: str) -> int:
+    """A single operation's status: 429 when the client's budget refused it, 400 for a request error to a client of
+    application/graphql-response+json, else 200."""
+    if answer.throttled:
+        return 429
+    return 400 if answer.request_error and media == gh.GRAPHQL_RESPONSE else 200
 
 
 async def asset(request: Request) -> Response:
@@ -108,10 +143,32 @@ def wants_graphiql(method: str, accept: str | None, has_query: bool) -> bool:
 
 
 def _representation(
-    body: bytes, immutable: bool, commit: str, *, request_error: bool = False, cost: int = 0
+    body: bytes,
+    immutable: bool,
+    commit: str,
+    *,
+    request_error: bool = False,
+    cost: int = 0,
+    throttled: int | None = None,
+    personal: bool = False,
 ) -> Representation:
+    """A GraphQL answer's representation; `throttled`, the seconds after which to retry one the budget refused (it
+    is kept by no cache); `personal`, one about the client that asked (kept by no shared cache)."""
     headers = {"cache-control": IMMUTABLE if immutable else REVALIDATE, "x-kernelindex-commit": commit}
-    return Representation(body, gh.JSON, headers, request_error=request_error, cost=cost)
+    if throttled is not None:
+        headers["cache-control"] = "no-store"
+        headers["retry-after"] = str(throttled)
+    elif personal:
+        headers["cache-control"] = "private, no-cache"
+    return Representation(
+        body,
+        gh.JSON,
+        headers,
+        request_error=request_error,
+        cost=cost,
+        throttled=throttled is not None,
+        personal=personal,
+    )
 
 
 def _refused(refusal: gh.Refusal, media: str = gh.JSON) -> Response:
@@ -124,38 +181,90 @@ def _refused(refusal: gh.Refusal, media: str = gh.JSON) -> Response:
 
 
 async def answer_operation(
-    server: Server, head: Graph, operation: gh.Operation, budget: int
+    server: Server, head: Graph, operation: gh.Operation, budget: int, account: Account | None = None
 ) -> Representation | gh.Refusal:
-    """One operation's answer: from the response cache, or from the query service (then cached when it may be)."""
+    """One operation's answer: from the response cache, or from the query service (then cached when it may be).
+    `account`, the client's budget when it is metered, is charged before anything runs: `CACHED_COST` for an answer
+    found (or being made for another client), the operation's estimated cost for one executed; an answer it
+    cannot pay is a throttled one (429), and nothing runs."""
     found = cache_key(server, head, operation)
     if isinstance(found, gh.Refusal):
         return found
     query, key = found
+    trace = TRACE.get()
     cached = server.responses.get(key)
     if cached is not None and cached.cost <= budget:
+        if account is not None and not account.charge(CACHED_COST):
+            return throttled(account, CACHED_COST, head.commit)
+        if trace is not None:
+            trace.answered(True, CACHED_COST)
         return cached
     if budget < LIMITS["max_cost"]:  # a batch's later operation: its own budget, its own execution
-        return await _execute(server, head, query, operation, key, budget)
+        return _traced(trace, await _execute(server, head, query, operation, key, budget, account))
     # The same request already executing (a burst of clients asking what nobody asked before) is waited
     # for, not executed again; its execution is a task of its own, so that no waiter's cancellation
     # (a client gone) cancels it for the others.
     running = server.executing.get(key)
     if running is None:
-        running = asyncio.ensure_future(_execute(server, head, query, operation, key, None))
+        running = asyncio.ensure_future(_execute(server, head, query, operation, key, None, account))
         server.executing[key] = running
         running.add_done_callback(lambda _: server.executing.pop(key, None))
-    return await asyncio.shield(running)
+        return _traced(trace, await asyncio.shield(running))
+    if account is not None and not account.charge(CACHED_COST):
+        return throttled(account, CACHED_COST, head.commit)
+    shared = await asyncio.shield(running)
+    if shared.throttled or shared.personal:  # the other client's budget, or about the other client: our own
+        return _traced(trace, await _execute(server, head, query, operation, key, None, account))
+    if trace is not None:
+        trace.answered(True, CACHED_COST)
+    return shared
+
+
+def _traced(trace: Trace | None, answer: Representation) -> Representation:
+    """An executed answer, counted in the request's trace (`kernelindex.core.metrics`) unless it was throttled."""
+    if trace is not None and not answer.throttled:
+        trace.answered(False, max(answer.cost, 1))
+    return answer
+
+
+def throttled(account: Account, cost: int, commit: str) -> Representation:
+    """The answer to an operation the client's budget refused before anything ran (as the executors refuse one:
+    `kernelindex.engine.pipeline.charge`)."""
+    seconds = account.status().retry_after
+    status = account.throttle_status()
+    message = (
+        f"throttled: this query costs {cost:,} points and your budget holds {status['currentlyAvailable']:,}; "
+        f"retry in {seconds} s, or ask for less"
+    )
+    cost_report = {"requested": cost, "limit": LIMITS["max_cost"], "throttleStatus": status}
+    body = orjson.dumps(
+        {"errors": [{"message": message, "extensions": {"code": THROTTLED}}], "extensions": {"cost": cost_report}}
+    )
+    return _representation(body, False, commit, request_error=True, throttled=seconds)
 
 
 async def _execute(
-    server: Server, head: Graph, query: str, operation: gh.Operation, key: tuple[str, str], budget: int | None
+    server: Server,
+    head: Graph,
+    query: str,
+    operation: gh.Operation,
+    key: tuple[str, str],
+    budget: int | None,
+    account: Account | None = None,
 ) -> Representation:
-    """Execute an operation (within `budget`, a batch's remainder) and cache its answer when it may be: its
-    body, entity tag and weight are made in the worker thread that executed it, not on the event loop."""
+    """Execute an operation (within `budget`, a batch's remainder; charged to `account`) and cache its answer when
+    it may be: its body, entity tag and weight are made in the worker thread that executed it, not on the event
+    loop."""
 
     def kept(answer: Answer) -> Representation:
         made = _representation(
-            answer.body, answer.immutable, head.commit, request_error=answer.request_error, cost=answer.cost
+            answer.body,
+            answer.immutable,
+            head.commit,
+            request_error=answer.request_error,
+            cost=answer.cost,
+            throttled=account.status().retry_after if answer.throttled and account is not None else None,
+            personal=answer.personal,
         )
         if answer.cacheable:
             made.key = key
@@ -163,7 +272,7 @@ async def _execute(
         return made
 
     found: Representation = await server.queries.answer_then(
-        query, operation.variables, kept, operation=operation.operation_name, head=head, budget=budget
+        query, operation.variables, kept, operation=operation.operation_name, head=head, budget=budget, account=account
     )
     return found
 

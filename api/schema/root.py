@@ -30,6 +30,7 @@ from kernelindex.schema.types.deployment import facts_of
 from kernelindex.schema.types.identity import find_cohort, find_manifest
 from kernelindex.schema.types.manifest_types import MANIFEST_TYPES, check_manifest_types, manifest_type_names
 from kernelindex.schema.types.node_root import NodeRoot
+from kernelindex.schema.types.rate_limit import RateLimit
 from kernelindex.schema.types.read_root import ReadRoot
 from kernelindex.schema.types.scalars import SCALAR_MAP, DateTime
 from kernelindex.schema.types.search_root import SearchRoot
@@ -541,6 +542,18 @@ class Snapshot(st.ServingRoot, SearchRoot, ReadRoot):
     "`registry(at:)` answers for any commit, branch or tag."
 )
 class Query(Snapshot, NodeRoot):
+    @strawberry.field(
+        description="Your budget of cost points: what this query was charged and what is left. Null when this "
+        "server meters no budgets (started with `--budget 0`) or the query was not asked over HTTP (the CLI, MCP "
+        "over stdio). An answer that selects it is about you, so it is never cached."
+    )
+    def rate_limit(self, info: Info) -> RateLimit | None:
+        context = info.context
+        if context.account is None:
+            return None
+        context.personal = True
+        return RateLimit.of(context.account)
+
     @strawberry.field(
         description="The registry at a commit (full id or unique prefix), branch or tag; "
         "the served head of main when omitted. `minCommit` (the `extensions.registry.commit` of an earlier "

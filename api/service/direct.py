@@ -27,6 +27,7 @@ from strawberry.types import ExecutionResult
 from kernelindex.core.context import Context
 from kernelindex.engine import compiled
 from kernelindex.engine.cost import estimate
+from kernelindex.engine.pipeline import charge
 from kernelindex.registry.errors import SearchTooLarge
 from kernelindex.schema.root import COST_MODEL, DOCUMENTS, LIMITS, schema
 
@@ -81,6 +82,9 @@ def execute_known(
         limit = context.cost_budget
     if cost > limit:
         return None
+    refused = charge(context, cost, limit)
+    if refused is not None:
+        return ExecutionResult(data=None, errors=refused.errors, extensions=refused.extensions)
     try:
         data = run(executor, executor.root_value)
     except Exception:

@@ -21,6 +21,7 @@ from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOpe
 from strawberry.types import ExecutionResult
 
 from kernelindex import registry
+from kernelindex.core.budgets import Account
 from kernelindex.core.codes import INTERNAL, OPERATION_RESOLUTION_FAILURE, PERSISTED_QUERY_NOT_ALLOWED
 from kernelindex.core.context import Context, StoredObjects
 from kernelindex.core.errors import UNEXPECTED
@@ -30,7 +31,7 @@ from kernelindex.registry.graph import Graph
 from kernelindex.registry.provenance import utc_instant
 from kernelindex.registry.snapshots import Snapshots
 from kernelindex.schema.root import Query, schema
-from kernelindex.service.workers import Workers
+from kernelindex.service.workers import CLIENT, Workers
 
 __all__ = ["EXECUTORS", "Answer", "NotPublished", "QueryService"]
 
@@ -62,7 +63,8 @@ class Answer:
     `registry`), serialized on first use. `request_error`: the operation never ran (syntax, validation, a
     limit, variables), so the answer has no `data`. `cacheable`: the same request at the same head gets the
     same bytes. `immutable`: pinned to full ids of published commits, nothing asked of the moving head, no
-    error: it can never change. `unpublished`: it asked about a commit off main.
+    error: it can never change. `unpublished`: it asked about a commit off main. `throttled`: the client's budget
+    could not pay for it, so nothing ran. `personal`: it tells the client about itself (`rateLimit`).
     """
 
     __slots__ = (
@@ -74,7 +76,9 @@ class Answer:
         "errors",
         "extensions",
         "immutable",
+        "personal",
         "request_error",
+        "throttled",
         "unpublished",
     )
 
@@ -90,6 +94,8 @@ class Answer:
         immutable: bool,
         unpublished: bool = False,
         cost: int = 0,
+        throttled: bool = False,
+        personal: bool = False,
     ) -> None:
         self.data = data
         self.errors = errors
@@ -100,6 +106,8 @@ class Answer:
         self.immutable = immutable
         self.unpublished = unpublished
         self.cost = cost
+        self.throttled = throttled
+        self.personal = personal
         self._body: bytes | None = None
 
     @property
@@ -160,7 +168,9 @@ class QueryService:
         self.workers = Workers(executors)
         """The executor bound: every execution (and every other heavy step an edge hands over) runs there."""
         self.executions = 0
-        """Operations executed (or refused by their document) so far."""
+        """Operations executed (or refused by their document) so far; not those a client's budget refused."""
+        self.throttled = 0
+        """Operations a client's budget refused before they ran (`kernelindex.core.budgets`)."""
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """`function(*args)` off the event loop, under the executor bound (waiting its turn behind the executions
@@ -194,9 +204,12 @@ class QueryService:
         operation: str | None = None,
         head: Graph | None = None,
         budget: int | None = None,
+        account: Account | None = None,
     ) -> T:
         """`then(answer)` of `answer(document, ...)`, made in the same worker thread right after the execution:
-        what a page does with its document's answer (its template, a card) costs no second hand-over.
+        what a page does with its document's answer (its template, a card) costs no second hand-over. `account`,
+        when given, is charged the operation's cost before it runs; one that cannot pay is answered `THROTTLED`
+        and nothing runs.
 
         Raises:
             kernelindex.registry.RegistryError: nothing is served yet (no head).
@@ -213,6 +226,7 @@ class QueryService:
         self.executions += 1
         context = Context(self.snapshots, self.objects, self.base_url, self._today(), head, self.previews)
         context.cost_budget = budget
+        context.account = account
         values = dict(variables or {})
 
         known = self._known
@@ -234,7 +248,16 @@ class QueryService:
         try:
             # Never on the event loop, however quiet: an operation's cost bounds what it may do, not how long
             # the loop would be away (a first-time sort of every run is ~25 ms; a batch is several).
-            return await self.workers.run(run)
+            # In the client's turn (`kernelindex.service.workers`): one client's backlog delays only that client.
+            turn = CLIENT.set(account.key if account is not None else None)
+            try:
+                found = await self.workers.run(run)
+            finally:
+                CLIENT.reset(turn)
+            if context.throttled:
+                self.executions -= 1
+                self.throttled += 1
+            return found
         except (CannotGetOperationTypeError, InvalidOperationTypeError) as exc:
             # strawberry raises these rather than answering them: the operation could not be chosen.
             reason = "only queries are served"
@@ -292,6 +315,9 @@ def _answer(result: ExecutionResult, context: Context, head: Graph) -> Answer:
     request_error = result.data is None and bool(result.errors) and all(not e.path for e in result.errors or ())
     errors = [_formatted(error) for error in result.errors or ()]
     extensions = {**(result.extensions or {}), "registry": _registry_extension(context, head)}
+    if context.personal and context.account is not None and isinstance(extensions.get("cost"), dict):
+        # An answer about its client (`rateLimit`) is that client's alone: it carries the budget as Shopify's do.
+        extensions["cost"] = {**extensions["cost"], "throttleStatus": context.account.throttle_status()}
     unexpected = any(error["extensions"]["code"] == INTERNAL for error in errors)
     # What the operation cost, if it ran: a refused one (over a limit) spent nothing of a batch's budget.
     cost = 0 if request_error else ((result.extensions or {}).get("cost") or {}).get("requested") or 0
@@ -301,9 +327,10 @@ def _answer(result: ExecutionResult, context: Context, head: Graph) -> Answer:
         extensions,
         head.commit,
         request_error=request_error,
-        cacheable=not unexpected and not context.pinned_by_name and not request_error,
+        cacheable=not unexpected and not context.pinned_by_name and not request_error and not context.personal,
         immutable=(
             bool(context.seen)
+            and not context.personal
             and not context.used_head
             and not context.pinned_by_name
             and not context.unpublished
@@ -311,6 +338,8 @@ def _answer(result: ExecutionResult, context: Context, head: Graph) -> Answer:
         ),
         unpublished=context.unpublished,
         cost=int(cost),
+        throttled=context.throttled,
+        personal=context.personal,
     )
 
 

@@ -19,11 +19,15 @@ import anyio.to_thread
 import orjson
 
 from kernelindex import registry
+from kernelindex.core import metrics
+from kernelindex.core.budgets import Budgets, Policy
 from kernelindex.core.cache import ByteLRU, Representation
 from kernelindex.core.context import StoredObjects
 from kernelindex.core.graphql_http import PersistedQueries
 from kernelindex.core.previews import Previews
 from kernelindex.core.settings import Settings
+from kernelindex.core.shared_budgets import SharedBudgets
+from kernelindex.core.tokens import Tokens
 from kernelindex.core.urls import Urls
 from kernelindex.registry import search
 from kernelindex.registry.export_cache import ExportCache, exports_path
@@ -81,6 +85,14 @@ class Server:
         # The trusted-documents rule, for every edge: /graphql, the pages, permalinks, /mcp.
         self.persisted = PersistedQueries(settings.trusted_documents())
         self.persisted.trust(own_documents(dossier, mcp_documents))
+        # Every client's budget of cost points (kernelindex.http.metering charges it); None: no budgets (`--budget 0`).
+        # With several workers, one table they all map: a client's budget is spent once, not once a worker.
+        policy = Policy(settings.budget, settings.budget_rate)
+        self.budgets: Budgets | None = None
+        if settings.budget > 0:
+            self.budgets = SharedBudgets(settings.budget_file, policy) if settings.budget_file else Budgets(policy)
+        # The tokens an operator issued, with their budgets (`Authorization: Bearer`); None: no file.
+        self.tokens = Tokens(settings.tokens_path, policy) if settings.tokens_path else None
         self.quiet = threading.Event()  # set while no HTTP request is being answered (`in_flight`)
         self.in_flight = 0
         self.queries = QueryService(
@@ -107,6 +119,7 @@ class Server:
         )
         self.graph_cache_path = cache_path(settings.repo_path, settings.cache_dir)  # the warm-start cache
         self.started = time.time()
+        self._observed: str | None = None  # the head `/metrics` was last told of
         self.ready = False
         self.load_error: str | None = None
         self.saved: str | None = None  # the commit the warm-start cache describes
@@ -271,7 +284,32 @@ class Server:
         threading.Thread(target=self._prepare_search, args=(head,), name="prepare-search", daemon=True).start()
 
     def refresh(self) -> registry.snapshots.HeadStatus:
-        return self.snapshots.refresh()
+        """Refresh from main (`Snapshots.refresh`), timed and counted for `/metrics`."""
+        started = time.perf_counter()
+        try:
+            status = self.snapshots.refresh()
+        except Exception:
+            metrics.REFRESH_FAILURES.inc()
+            raise
+        metrics.REFRESH_SECONDS.observe(time.perf_counter() - started)
+        self.observe_head()
+        return status
+
+    def served_commit(self) -> str | None:
+        """The commit of the served head (None while nothing is served)."""
+        return self.snapshots.status.serving
+
+    def observe_head(self) -> None:
+        """The served head's commit and time in `/metrics` (after a refresh, and when scraped)."""
+        if self.snapshots.status.serving is None:
+            return
+        head = self.snapshots.head
+        if head.commit != self._observed:
+            if self._observed is not None:
+                metrics.SNAPSHOT_COMMIT.labels(self._observed).set(0)
+            metrics.SNAPSHOT_COMMIT.labels(head.commit).set(1)
+            metrics.SNAPSHOT_COMMITTED.set(head.committed_at)
+            self._observed = head.commit
 
     async def refresh_async(self) -> registry.snapshots.HeadStatus:
         """Refresh in a worker thread, then wake the requests waiting for main to move (kernelindex.service.freshness);

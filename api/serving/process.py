@@ -49,7 +49,9 @@ def _common(settings: Settings) -> dict[str, Any]:
     return {
         "log_level": "info" if settings.debug else "warning",
         "access_log": settings.debug,
-        "proxy_headers": True,
+        # uvicorn would take the client's address from X-Forwarded-For of any loopback peer; who a client is
+        # is decided in one place, from the configured trusted proxies only (kernelindex.core.clients).
+        "proxy_headers": False,
         # No route is a WebSocket: uvicorn's default ("auto") imports a WebSocket library into every server.
         "ws": "none",
     }
