@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 
 import orjson
+from prometheus_client import Counter, Histogram
 
 from kernelindex.core.clients import TrustedProxies
 from kernelindex.core.metrics import REQUEST_SECONDS, REQUESTS, THROTTLED, TRACE, Trace
@@ -41,6 +42,7 @@ class Observing:
         self.commit = commit  # the served head's commit (None while loading)
         self.proxies = proxies
         self.access_log = access_log
+        self._series: dict[tuple[str, int], tuple[Counter, Histogram]] = {}  # (family, status): fixed vocabularies
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -64,9 +66,15 @@ class Observing:
             self._record(scope, trace, status, time.perf_counter() - started)
 
     def _record(self, scope: Scope, trace: Trace, status: int, seconds: float) -> None:
-        code = str(status)
-        REQUESTS.labels(trace.family, code).inc()
-        REQUEST_SECONDS.labels(trace.family, code).observe(seconds)
+        counted = self._series.get((trace.family, status))
+        if counted is None:  # prometheus_client's `labels` checks and looks up each time: kept per pair instead
+            code = str(status)
+            counted = self._series[(trace.family, status)] = (
+                REQUESTS.labels(trace.family, code),
+                REQUEST_SECONDS.labels(trace.family, code),
+            )
+        counted[0].inc()
+        counted[1].observe(seconds)
         if status == 429:
             THROTTLED.labels(trace.family).inc()
         if not self.access_log:
