@@ -149,7 +149,8 @@ class Replica:
                    "--mirror", self.mirror_url, "--pid-file", str(self.pid_file), "--poll", "1",
                    "--cache-dir", str(self.repo.parent / "cache")]  # fmt: skip
         self.pid_file.unlink(missing_ok=True)
-        self.process = _start(command, self.log, {"KERNELINDEX_GRAPH_CACHE": "1"})
+        # Budgets off: every request comes from nginx's one address; the harness measures the replicas' capacity.
+        self.process = _start(command, self.log, {"KERNELINDEX_GRAPH_CACHE": "1", "KERNELINDEX_BUDGET": "0"})
 
     def wait_ready(self, timeout: float = 300) -> None:
         assert self.process is not None
