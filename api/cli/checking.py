@@ -11,7 +11,8 @@ import typer
 from kernelindex import registry
 from kernelindex.cli.console import echo, emit_json, err, guarded
 from kernelindex.cli.options import AtOption, JsonOption, RepoOption, TrustRootOption
-from kernelindex.cli.stores import Files, StoreView, open_store, read_files, read_trust_root, try_open
+from kernelindex.cli.stores import Files, open_store, read_files, read_trust_root, try_open
+from kernelindex.registry.validate import AtCommit
 
 __all__ = ["validate"]
 
@@ -71,7 +72,7 @@ def validate(
         # the registry when there is one (names, what is already published), the stored form's size always.
         from kernelindex.registry.validate import check_additions
 
-        existing = StoreView(store, commit) if store is not None else None
+        existing = AtCommit(store, commit) if store is not None else None
         problems.extend(read.locate(check_additions(read.sourced(), existing)))
     if fmt == "json":
         emit_json(

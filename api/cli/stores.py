@@ -6,14 +6,13 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from kernelindex import registry
 from kernelindex.cli.console import err
 from kernelindex.core.settings import Settings
-from kernelindex.registry.validate import operation_found
 
 if TYPE_CHECKING:
     from kernelindex.registry.bundle import Bundle
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Files",
-    "StoreView",
     "describe_registry",
     "kinds",
     "open_snapshots",
@@ -187,23 +185,3 @@ def kinds(kind: str | None) -> tuple[str, ...] | None:
     if not match:
         raise typer.BadParameter(f"{kind!r}: expected one of {', '.join(sorted(KINDS))}", param_hint="--kind")
     return (match[0],)
-
-
-class StoreView:
-    """A registry at one commit (None: an empty one), as the checks of new manifests see it."""
-
-    def __init__(self, store: registry.GitStore, commit: str | None) -> None:
-        self._store = store
-        self._commit = commit
-
-    def find_document(self, kinds: tuple[str, ...], digest: str) -> dict[str, Any] | None:
-        return self._store.read_document(self._commit, digest, kinds) if self._commit else None
-
-    def holds(self, kinds: tuple[str, ...], digest: str) -> bool:
-        return self.find_document(kinds, digest) is not None
-
-    def find_operation(self, kinds: tuple[str, ...], digest: str) -> tuple[bool, str | None]:
-        return operation_found(self.find_document(kinds, digest))
-
-    def find_named(self, kind: str, name: str) -> str | None:
-        return self._store.names_of_kind(self._commit, kind).get(name) if self._commit else None

@@ -13,7 +13,8 @@ from kernelindex import registry
 from kernelindex.cli.console import emit_json, guarded
 from kernelindex.cli.identity import git_config, identity, signer_for
 from kernelindex.cli.options import JsonOption, RepoOption
-from kernelindex.cli.stores import StoreView, read_files, read_settings, repo_path, writable_store
+from kernelindex.cli.stores import read_files, read_settings, repo_path, writable_store
+from kernelindex.registry.validate import AtCommit
 
 __all__ = ["add", "init"]
 
@@ -113,7 +114,7 @@ def add(
             raise registry.RegistryError("the registry is empty: a branch needs a commit to start from")
         from kernelindex.registry.validate import check_additions
 
-        refused = check_additions(read.sourced(), StoreView(store, start))
+        refused = check_additions(read.sourced(), AtCommit(store, start))
         if refused:  # before the branch is made: a refused change leaves no ref behind either
             raise registry.RejectedChange(read.locate(refused))
         store.create_branch(target, start)
